@@ -1,0 +1,970 @@
+//! sysbench's command line: option names (`-`/`_` alike, 0.5 aliases), defaults, value syntax,
+//! and the typed `BenchOptions` that the engine runs from.
+
+use crate::workload::rand::{RandParams, RandType};
+use crate::workload::WorkloadKind;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// What the option's value must look like.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Int,
+    Float,
+    Bool,
+    Str,
+}
+
+struct Def {
+    name: &'static str,
+    kind: Kind,
+    default: &'static str,
+    help: &'static str,
+}
+
+const fn def(name: &'static str, kind: Kind, default: &'static str, help: &'static str) -> Def {
+    Def {
+        name,
+        kind,
+        default,
+        help,
+    }
+}
+
+/// Every option `bench` accepts, under sysbench 1.0.20's canonical name.
+const DEFS: &[Def] = &[
+    def(
+        "threads",
+        Kind::Int,
+        "1",
+        "number of threads (connections) to use",
+    ),
+    def(
+        "events",
+        Kind::Int,
+        "0",
+        "limit for total number of events (0 = none)",
+    ),
+    def(
+        "time",
+        Kind::Int,
+        "10",
+        "limit for total execution time in seconds (0 = none)",
+    ),
+    def(
+        "warmup_time",
+        Kind::Int,
+        "0",
+        "run events this many seconds before measuring; they are not counted (sysbench 1.1)",
+    ),
+    def(
+        "forced_shutdown",
+        Kind::Str,
+        "off",
+        "seconds (or N%) after --time to end a run that does not stop by itself; 'off' to disable",
+    ),
+    def(
+        "rate",
+        Kind::Int,
+        "0",
+        "average transactions rate, open loop (0 = unlimited)",
+    ),
+    def(
+        "report_interval",
+        Kind::Int,
+        "0",
+        "print intermediate statistics every N seconds (0 = off)",
+    ),
+    def(
+        "percentile",
+        Kind::Int,
+        "95",
+        "percentile to report in latency statistics (1-100, 0 = disabled)",
+    ),
+    def(
+        "histogram",
+        Kind::Bool,
+        "off",
+        "print the latency histogram in the report",
+    ),
+    def(
+        "rand_type",
+        Kind::Str,
+        "special",
+        "random distribution: uniform, gaussian, special, pareto, zipfian",
+    ),
+    def(
+        "rand_seed",
+        Kind::Int,
+        "0",
+        "seed for the random number generators (0 = current time)",
+    ),
+    def(
+        "rand_spec_iter",
+        Kind::Int,
+        "12",
+        "iterations for the gaussian and special distributions",
+    ),
+    def(
+        "rand_spec_pct",
+        Kind::Float,
+        "1",
+        "percentage of values treated as 'special'",
+    ),
+    def(
+        "rand_spec_res",
+        Kind::Float,
+        "75",
+        "percentage of 'special' values to use",
+    ),
+    def(
+        "rand_pareto_h",
+        Kind::Float,
+        "0.2",
+        "parameter h of the pareto distribution",
+    ),
+    def(
+        "rand_zipfian_exp",
+        Kind::Float,
+        "0.8",
+        "exponent of the zipfian distribution",
+    ),
+    def(
+        "db_driver",
+        Kind::Str,
+        "mysql",
+        "database driver (only mysql)",
+    ),
+    def(
+        "db_ps_mode",
+        Kind::Str,
+        "auto",
+        "prepared statements: auto or disable",
+    ),
+    def(
+        "db_debug",
+        Kind::Bool,
+        "off",
+        "accepted for compatibility; no effect",
+    ),
+    def(
+        "mysql_host",
+        Kind::Str,
+        "localhost",
+        "MySQL server host(s), comma-separated; localhost means the Unix socket",
+    ),
+    def(
+        "mysql_port",
+        Kind::Str,
+        "3306",
+        "MySQL server port(s), comma-separated",
+    ),
+    def(
+        "mysql_socket",
+        Kind::Str,
+        "",
+        "MySQL socket path(s), comma-separated",
+    ),
+    def("mysql_user", Kind::Str, "sbtest", "MySQL user"),
+    def("mysql_password", Kind::Str, "", "MySQL password"),
+    def("mysql_db", Kind::Str, "sbtest", "MySQL database name"),
+    def(
+        "mysql_ignore_errors",
+        Kind::Str,
+        "1213,1020,1205",
+        "error codes that restart the event instead of ending the run, or 'all'",
+    ),
+    def(
+        "mysql_storage_engine",
+        Kind::Str,
+        "innodb",
+        "storage engine for created tables",
+    ),
+    def(
+        "mysql_ssl",
+        Kind::Bool,
+        "off",
+        "use SSL (not supported: must stay off)",
+    ),
+    def(
+        "mysql_compression",
+        Kind::Bool,
+        "off",
+        "use compression (not supported: must stay off)",
+    ),
+    def(
+        "mysql_dry_run",
+        Kind::Bool,
+        "off",
+        "accepted for compatibility; must stay off",
+    ),
+    def("tables", Kind::Int, "1", "number of tables"),
+    def("table_size", Kind::Int, "10000", "number of rows per table"),
+    def(
+        "range_size",
+        Kind::Int,
+        "100",
+        "range size for range SELECT queries",
+    ),
+    def(
+        "point_selects",
+        Kind::Int,
+        "10",
+        "number of point SELECT queries per transaction",
+    ),
+    def(
+        "simple_ranges",
+        Kind::Int,
+        "1",
+        "number of simple range SELECT queries per transaction",
+    ),
+    def(
+        "sum_ranges",
+        Kind::Int,
+        "1",
+        "number of SELECT SUM() queries per transaction",
+    ),
+    def(
+        "order_ranges",
+        Kind::Int,
+        "1",
+        "number of SELECT ORDER BY queries per transaction",
+    ),
+    def(
+        "distinct_ranges",
+        Kind::Int,
+        "1",
+        "number of SELECT DISTINCT queries per transaction",
+    ),
+    def(
+        "index_updates",
+        Kind::Int,
+        "1",
+        "number of UPDATE index queries per transaction",
+    ),
+    def(
+        "non_index_updates",
+        Kind::Int,
+        "1",
+        "number of UPDATE non-index queries per transaction",
+    ),
+    def(
+        "delete_inserts",
+        Kind::Int,
+        "1",
+        "number of DELETE/INSERT combinations per transaction",
+    ),
+    def(
+        "range_selects",
+        Kind::Bool,
+        "on",
+        "enable/disable all range SELECT queries",
+    ),
+    def(
+        "auto_inc",
+        Kind::Bool,
+        "on",
+        "use AUTO_INCREMENT column as primary key",
+    ),
+    def(
+        "create_secondary",
+        Kind::Bool,
+        "on",
+        "create a secondary index in addition to the PRIMARY KEY",
+    ),
+    def(
+        "skip_trx",
+        Kind::Bool,
+        "off",
+        "don't start explicit transactions (autocommit)",
+    ),
+    def(
+        "secondary",
+        Kind::Bool,
+        "off",
+        "use a secondary index in place of the PRIMARY KEY",
+    ),
+    def(
+        "random_points",
+        Kind::Int,
+        "10",
+        "number of random points (select_random_points)",
+    ),
+    def(
+        "number_of_ranges",
+        Kind::Int,
+        "10",
+        "number of random ranges (select_random_ranges)",
+    ),
+    def(
+        "delta",
+        Kind::Int,
+        "5",
+        "size of the random ranges (select_random_ranges)",
+    ),
+    def(
+        "prepare_threads",
+        Kind::Int,
+        "0",
+        "connections used by prepare (0 = max(2, --threads))",
+    ),
+    def(
+        "format",
+        Kind::Str,
+        "text",
+        "output: text (sysbench 1.0 layout) or json",
+    ),
+    def("verbosity", Kind::Int, "3", "accepted for compatibility"),
+    def(
+        "oltp_read_only",
+        Kind::Bool,
+        "off",
+        "legacy oltp: read-only transactions",
+    ),
+    def(
+        "oltp_write_only",
+        Kind::Bool,
+        "off",
+        "legacy oltp: write-only transactions",
+    ),
+];
+
+/// Legacy (0.5) names and deprecated 1.0 names, mapped to the canonical ones.
+const ALIASES: &[(&str, &str)] = &[
+    ("num_threads", "threads"),
+    ("max_time", "time"),
+    ("max_requests", "events"),
+    ("tx_rate", "rate"),
+    ("warmup", "warmup_time"),
+    ("oltp_table_size", "table_size"),
+    ("oltp_tables_count", "tables"),
+    ("oltp_point_selects", "point_selects"),
+    ("oltp_simple_ranges", "simple_ranges"),
+    ("oltp_sum_ranges", "sum_ranges"),
+    ("oltp_order_ranges", "order_ranges"),
+    ("oltp_distinct_ranges", "distinct_ranges"),
+    ("oltp_index_updates", "index_updates"),
+    ("oltp_non_index_updates", "non_index_updates"),
+    ("oltp_delete_inserts", "delete_inserts"),
+    ("oltp_range_size", "range_size"),
+    ("oltp_range_selects", "range_selects"),
+    ("oltp_skip_trx", "skip_trx"),
+    ("oltp_auto_inc", "auto_inc"),
+    ("oltp_secondary", "secondary"),
+    ("mysql_table_engine", "mysql_storage_engine"),
+];
+
+/// A bad command line, worded for the person who typed it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptionError {
+    #[error("invalid option: --{name}{hint}")]
+    Unknown { name: String, hint: String },
+    #[error("invalid value '{value}' for --{name}: {why}")]
+    BadValue {
+        name: String,
+        value: String,
+        why: String,
+    },
+    #[error("{0}")]
+    Usage(String),
+}
+
+/// The option values as given, before typing, keyed by canonical name.
+#[derive(Debug, Default, Clone)]
+pub struct RawOptions {
+    values: BTreeMap<&'static str, String>,
+}
+
+fn canonical(name: &str) -> Option<&'static Def> {
+    let norm = name.replace('-', "_");
+    let target = ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == norm)
+        .map(|(_, c)| *c)
+        .unwrap_or(norm.as_str());
+    DEFS.iter().find(|d| d.name == target)
+}
+
+fn nearest(name: &str) -> String {
+    let norm = name.replace('-', "_");
+    let best = DEFS
+        .iter()
+        .map(|d| d.name)
+        .chain(ALIASES.iter().map(|(a, _)| *a))
+        .map(|cand| (edit_distance(&norm, cand), cand))
+        .min();
+    match best {
+        Some((d, cand)) if d <= 3 => format!(" (did you mean --{}?)", cand.replace('_', "-")),
+        _ => String::new(),
+    }
+}
+
+/// Levenshtein distance, for "did you mean" hints.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+fn parse_bool(name: &str, v: &str) -> Result<bool, OptionError> {
+    match v.to_ascii_lowercase().as_str() {
+        "on" | "true" | "1" | "yes" => Ok(true),
+        "off" | "false" | "0" | "no" => Ok(false),
+        _ => Err(OptionError::BadValue {
+            name: name.replace('_', "-"),
+            value: v.into(),
+            why: "expected on/off, true/false or 1/0".into(),
+        }),
+    }
+}
+
+impl RawOptions {
+    /// Sets one option from its command-line spelling; the value is checked against the kind.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), OptionError> {
+        let def = canonical(name).ok_or_else(|| OptionError::Unknown {
+            name: name.to_string(),
+            hint: nearest(name),
+        })?;
+        let bad = |why: &str| OptionError::BadValue {
+            name: def.name.replace('_', "-"),
+            value: value.to_string(),
+            why: why.to_string(),
+        };
+        match def.kind {
+            Kind::Int => {
+                value
+                    .parse::<u64>()
+                    .map_err(|_| bad("expected a non-negative integer"))?;
+            }
+            Kind::Float => {
+                value.parse::<f64>().map_err(|_| bad("expected a number"))?;
+            }
+            Kind::Bool => {
+                parse_bool(def.name, value)?;
+            }
+            Kind::Str => {}
+        }
+        self.values.insert(def.name, value.to_string());
+        Ok(())
+    }
+
+    /// True when the named option takes no value on its own (`--histogram` means on).
+    pub fn is_flag(name: &str) -> bool {
+        canonical(name).is_some_and(|d| d.kind == Kind::Bool)
+    }
+
+    pub fn is_known(name: &str) -> bool {
+        canonical(name).is_some()
+    }
+
+    fn get(&self, name: &str) -> &str {
+        self.values
+            .get(name)
+            .map(String::as_str)
+            .unwrap_or_else(|| {
+                DEFS.iter()
+                    .find(|d| d.name == name)
+                    .map(|d| d.default)
+                    .unwrap_or_else(|| panic!("option {name} is not defined"))
+            })
+    }
+
+    fn given(&self, name: &str) -> bool {
+        self.values.contains_key(name)
+    }
+
+    fn int(&self, name: &str) -> u64 {
+        self.get(name).parse().unwrap_or(0)
+    }
+
+    fn float(&self, name: &str) -> f64 {
+        self.get(name).parse().unwrap_or(0.0)
+    }
+
+    fn flag(&self, name: &str) -> bool {
+        parse_bool(name, self.get(name)).unwrap_or(false)
+    }
+}
+
+/// `--db-ps-mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PsMode {
+    Auto,
+    Disable,
+}
+
+/// `--mysql-ignore-errors`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IgnoreErrors {
+    All,
+    Codes(Vec<u16>),
+}
+
+impl IgnoreErrors {
+    pub fn ignores(&self, code: u16) -> bool {
+        match self {
+            IgnoreErrors::All => true,
+            IgnoreErrors::Codes(c) => c.contains(&code),
+        }
+    }
+}
+
+/// `--forced-shutdown`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ForcedShutdown {
+    Off,
+    Seconds(f64),
+    PercentOfTime(f64),
+}
+
+/// `--format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    Text,
+    Json,
+}
+
+/// Workload shape options shared by the scripts (`oltp_common.lua` and friends).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct WorkloadOptions {
+    pub tables: u32,
+    pub table_size: u32,
+    pub range_size: u32,
+    pub point_selects: u32,
+    pub simple_ranges: u32,
+    pub sum_ranges: u32,
+    pub order_ranges: u32,
+    pub distinct_ranges: u32,
+    pub index_updates: u32,
+    pub non_index_updates: u32,
+    pub delete_inserts: u32,
+    pub range_selects: bool,
+    pub auto_inc: bool,
+    pub create_secondary: bool,
+    pub skip_trx: bool,
+    pub secondary: bool,
+    pub storage_engine: String,
+    pub random_points: u32,
+    pub number_of_ranges: u32,
+    pub delta: u32,
+}
+
+/// Where to connect, as sysbench's `--mysql-*` options say.
+#[derive(Debug, Clone)]
+pub struct ConnOptions {
+    pub hosts: Vec<String>,
+    pub ports: Vec<u16>,
+    pub sockets: Vec<String>,
+    pub user: String,
+    pub password: Option<String>,
+    pub db: String,
+}
+
+/// Everything one `bench` invocation runs from, typed and checked.
+#[derive(Debug, Clone)]
+pub struct BenchOptions {
+    pub workload: WorkloadKind,
+    pub conn: ConnOptions,
+    pub wl: WorkloadOptions,
+    pub rand: RandParams,
+    pub rand_seed: u64,
+    pub threads: u32,
+    pub events: u64,
+    pub time_s: u64,
+    pub warmup_s: u64,
+    pub forced_shutdown: ForcedShutdown,
+    pub rate: u64,
+    pub report_interval_s: u64,
+    pub percentile: u32,
+    pub histogram: bool,
+    pub ps_mode: PsMode,
+    pub ignore_errors: IgnoreErrors,
+    pub prepare_threads: u32,
+    pub format: OutputFormat,
+}
+
+fn u32_opt(raw: &RawOptions, name: &str) -> Result<u32, OptionError> {
+    let v = raw.int(name);
+    u32::try_from(v).map_err(|_| OptionError::BadValue {
+        name: name.replace('_', "-"),
+        value: v.to_string(),
+        why: "too large".into(),
+    })
+}
+
+fn list<T: std::str::FromStr>(raw: &RawOptions, name: &str) -> Result<Vec<T>, OptionError> {
+    raw.get(name)
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            s.parse().map_err(|_| OptionError::BadValue {
+                name: name.replace('_', "-"),
+                value: raw.get(name).to_string(),
+                why: format!("'{s}' is not valid here"),
+            })
+        })
+        .collect()
+}
+
+impl BenchOptions {
+    /// Types and cross-checks the raw options for the named workload (`oltp` picks a legacy
+    /// mapping from `--oltp-read-only` / `--oltp-write-only`).
+    pub fn build(workload: &str, raw: &RawOptions) -> Result<BenchOptions, OptionError> {
+        let workload = resolve_workload(workload, raw)?;
+        let bad = |name: &str, why: &str| OptionError::BadValue {
+            name: name.replace('_', "-"),
+            value: raw.get(name).to_string(),
+            why: why.to_string(),
+        };
+        let kind = RandType::parse(raw.get("rand_type")).ok_or_else(|| {
+            bad(
+                "rand_type",
+                "expected uniform, gaussian, special, pareto or zipfian",
+            )
+        })?;
+        let rand = RandParams {
+            kind,
+            spec_iter: u32_opt(raw, "rand_spec_iter")?.max(1),
+            spec_pct: raw.float("rand_spec_pct"),
+            spec_res: raw.float("rand_spec_res"),
+            pareto_h: raw.float("rand_pareto_h"),
+            zipfian_exp: raw.float("rand_zipfian_exp"),
+        };
+        if !(0.0 < rand.pareto_h && rand.pareto_h < 1.0) {
+            return Err(bad("rand_pareto_h", "must be between 0 and 1"));
+        }
+        let ps_mode = match raw.get("db_ps_mode") {
+            "auto" => PsMode::Auto,
+            "disable" => PsMode::Disable,
+            _ => return Err(bad("db_ps_mode", "expected auto or disable")),
+        };
+        let ignore_errors = match raw.get("mysql_ignore_errors") {
+            "all" => IgnoreErrors::All,
+            "" | "none" => IgnoreErrors::Codes(vec![]),
+            _ => IgnoreErrors::Codes(list(raw, "mysql_ignore_errors")?),
+        };
+        let forced_shutdown = match raw.get("forced_shutdown") {
+            "off" | "0" => ForcedShutdown::Off,
+            v => {
+                if let Some(p) = v.strip_suffix('%') {
+                    ForcedShutdown::PercentOfTime(
+                        p.parse()
+                            .map_err(|_| bad("forced_shutdown", "expected off, N or N%"))?,
+                    )
+                } else {
+                    ForcedShutdown::Seconds(
+                        v.parse()
+                            .map_err(|_| bad("forced_shutdown", "expected off, N or N%"))?,
+                    )
+                }
+            }
+        };
+        let percentile = u32_opt(raw, "percentile")?;
+        if percentile > 100 {
+            return Err(bad(
+                "percentile",
+                "must be between 1 and 100, or 0 to disable",
+            ));
+        }
+        let format = match raw.get("format") {
+            "text" => OutputFormat::Text,
+            "json" => OutputFormat::Json,
+            _ => return Err(bad("format", "expected text or json")),
+        };
+        if raw.get("db_driver") != "mysql" {
+            return Err(bad("db_driver", "only the mysql driver is supported"));
+        }
+        for unsupported in ["mysql_ssl", "mysql_compression", "mysql_dry_run"] {
+            if raw.flag(unsupported) {
+                return Err(bad(unsupported, "not supported by sweepbench yet"));
+            }
+        }
+        let threads = u32_opt(raw, "threads")?;
+        if threads == 0 {
+            return Err(bad("threads", "must be at least 1"));
+        }
+        let mut wl = WorkloadOptions {
+            tables: u32_opt(raw, "tables")?,
+            table_size: u32_opt(raw, "table_size")?,
+            range_size: u32_opt(raw, "range_size")?,
+            point_selects: u32_opt(raw, "point_selects")?,
+            simple_ranges: u32_opt(raw, "simple_ranges")?,
+            sum_ranges: u32_opt(raw, "sum_ranges")?,
+            order_ranges: u32_opt(raw, "order_ranges")?,
+            distinct_ranges: u32_opt(raw, "distinct_ranges")?,
+            index_updates: u32_opt(raw, "index_updates")?,
+            non_index_updates: u32_opt(raw, "non_index_updates")?,
+            delete_inserts: u32_opt(raw, "delete_inserts")?,
+            range_selects: raw.flag("range_selects"),
+            auto_inc: raw.flag("auto_inc"),
+            create_secondary: raw.flag("create_secondary"),
+            skip_trx: raw.flag("skip_trx"),
+            secondary: raw.flag("secondary"),
+            storage_engine: raw.get("mysql_storage_engine").to_string(),
+            random_points: u32_opt(raw, "random_points")?.max(1),
+            number_of_ranges: u32_opt(raw, "number_of_ranges")?.max(1),
+            delta: u32_opt(raw, "delta")?,
+        };
+        if wl.tables == 0 && !matches!(workload, WorkloadKind::BulkInsert) {
+            return Err(bad("tables", "must be at least 1"));
+        }
+        if !wl
+            .storage_engine
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        {
+            return Err(bad("mysql_storage_engine", "expected an engine name"));
+        }
+        if workload == WorkloadKind::PointSelect {
+            wl.point_selects = 1;
+        }
+        let sockets: Vec<String> = list(raw, "mysql_socket")?;
+        let password = raw
+            .given("mysql_password")
+            .then(|| raw.get("mysql_password").to_string());
+        Ok(BenchOptions {
+            workload,
+            conn: ConnOptions {
+                hosts: list(raw, "mysql_host")?,
+                ports: list(raw, "mysql_port")?,
+                sockets,
+                user: raw.get("mysql_user").to_string(),
+                password,
+                db: raw.get("mysql_db").to_string(),
+            },
+            wl,
+            rand,
+            rand_seed: raw.int("rand_seed"),
+            threads,
+            events: raw.int("events"),
+            time_s: raw.int("time"),
+            warmup_s: raw.int("warmup_time"),
+            forced_shutdown,
+            rate: raw.int("rate"),
+            report_interval_s: raw.int("report_interval"),
+            percentile,
+            histogram: raw.flag("histogram"),
+            ps_mode,
+            ignore_errors,
+            prepare_threads: u32_opt(raw, "prepare_threads")?,
+            format,
+        })
+    }
+}
+
+fn resolve_workload(name: &str, raw: &RawOptions) -> Result<WorkloadKind, OptionError> {
+    let base = name.rsplit('/').next().unwrap_or(name);
+    let base = base.strip_suffix(".lua").unwrap_or(base);
+    if base == "oltp" {
+        return Ok(
+            match (raw.flag("oltp_read_only"), raw.flag("oltp_write_only")) {
+                (true, _) => WorkloadKind::ReadOnly,
+                (_, true) => WorkloadKind::WriteOnly,
+                _ => WorkloadKind::ReadWrite,
+            },
+        );
+    }
+    WorkloadKind::from_name(base).ok_or_else(|| {
+        let names: Vec<&str> = WorkloadKind::ALL.iter().map(|w| w.name()).collect();
+        let hint = names
+            .iter()
+            .map(|n| (edit_distance(base, n), *n))
+            .min()
+            .filter(|(d, _)| *d <= 4)
+            .map(|(_, n)| format!(" (did you mean {n}?)"))
+            .unwrap_or_default();
+        OptionError::Usage(format!(
+            "unknown workload '{name}'{hint}; one of: {}",
+            names.join(", ")
+        ))
+    })
+}
+
+/// The `bench --help` text: every option with its default, sysbench style.
+pub struct Help;
+
+impl fmt::Display for Help {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "Usage: sweepbench bench <workload> prepare|run|cleanup|prewarm [--option=value ...]\n"
+        )?;
+        writeln!(f, "Workloads:")?;
+        for w in WorkloadKind::ALL {
+            writeln!(f, "  {}", w.name())?;
+        }
+        writeln!(f, "\nOptions ('-' and '_' are interchangeable):")?;
+        for d in DEFS {
+            let flag = format!("--{}", d.name.replace('_', "-"));
+            let default = if d.default.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", d.default)
+            };
+            writeln!(f, "  {flag:<26} {}{default}", d.help)?;
+        }
+        writeln!(f, "\n0.5 names are accepted too:")?;
+        for (alias, canon) in ALIASES {
+            writeln!(
+                f,
+                "  --{:<24} = --{}",
+                alias.replace('_', "-"),
+                canon.replace('_', "-")
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Splits a sysbench-style argument list into positionals and options.
+/// Options may come before, between or after the positionals, as sysbench allows.
+pub fn parse_args(args: &[String]) -> Result<(Vec<String>, RawOptions, bool), OptionError> {
+    let mut raw = RawOptions::default();
+    let mut positionals = Vec::new();
+    let mut help = false;
+    let mut it = args.iter().peekable();
+    while let Some(arg) = it.next() {
+        if arg == "--help" || arg == "-h" || arg == "help" {
+            help = true;
+            continue;
+        }
+        let Some(body) = arg.strip_prefix("--") else {
+            positionals.push(arg.clone());
+            continue;
+        };
+        match body.split_once('=') {
+            Some((name, value)) => raw.set(name, value)?,
+            None if RawOptions::is_flag(body) => raw.set(body, "on")?,
+            None if RawOptions::is_known(body) => {
+                let value = it.next().ok_or_else(|| OptionError::BadValue {
+                    name: body.to_string(),
+                    value: String::new(),
+                    why: "a value is required".into(),
+                })?;
+                raw.set(body, value)?
+            }
+            None => raw.set(body, "")?,
+        }
+    }
+    Ok((positionals, raw, help))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    fn build(s: &str) -> Result<BenchOptions, OptionError> {
+        let (pos, raw, _) = parse_args(&args(s))?;
+        BenchOptions::build(&pos[0], &raw)
+    }
+
+    #[test]
+    fn dashes_and_underscores_are_the_same_option() {
+        let a = build("oltp_read_write --table-size=500 --mysql_host=127.0.0.1").unwrap();
+        let b = build("oltp_read_write --table_size=500 --mysql-host=127.0.0.1").unwrap();
+        assert_eq!(a.wl.table_size, 500);
+        assert_eq!(b.wl.table_size, 500);
+        assert_eq!(a.conn.hosts, vec!["127.0.0.1"]);
+    }
+
+    #[test]
+    fn defaults_are_sysbench_1_0_20s() {
+        let o = build("oltp_read_write").unwrap();
+        assert_eq!(o.threads, 1);
+        assert_eq!(o.time_s, 10);
+        assert_eq!(o.events, 0);
+        assert_eq!(o.percentile, 95);
+        assert_eq!(o.rand.kind, RandType::Special);
+        assert_eq!(o.ps_mode, PsMode::Auto);
+        assert_eq!(o.ignore_errors, IgnoreErrors::Codes(vec![1213, 1020, 1205]));
+        assert_eq!(o.conn.user, "sbtest");
+        assert_eq!(o.conn.db, "sbtest");
+        assert_eq!(o.conn.hosts, vec!["localhost"]);
+        assert_eq!(o.conn.ports, vec![3306]);
+        assert_eq!(
+            (o.wl.tables, o.wl.table_size, o.wl.point_selects),
+            (1, 10000, 10)
+        );
+        assert!(o.wl.range_selects && o.wl.auto_inc && o.wl.create_secondary);
+        assert!(!o.wl.skip_trx && !o.wl.secondary);
+    }
+
+    #[test]
+    fn legacy_names_are_aliases() {
+        let o = build(
+            "oltp --oltp-table-size=77 --oltp-tables-count=3 --num-threads=4 --max-time=9 \
+             --max-requests=100 --oltp-skip-trx=on --mysql-table-engine=myisam --oltp-read-only=on",
+        )
+        .unwrap();
+        assert_eq!(o.workload, WorkloadKind::ReadOnly);
+        assert_eq!((o.wl.table_size, o.wl.tables), (77, 3));
+        assert_eq!((o.threads, o.time_s, o.events), (4, 9, 100));
+        assert!(o.wl.skip_trx);
+        assert_eq!(o.wl.storage_engine, "myisam");
+    }
+
+    #[test]
+    fn unknown_option_is_refused_with_a_hint() {
+        let err = build("oltp_read_write --table-sise=5").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid option: --table-sise (did you mean --table-size?)"
+        );
+    }
+
+    #[test]
+    fn bad_values_name_the_option() {
+        let err = build("oltp_read_write --threads=x").unwrap_err();
+        assert!(err.to_string().contains("--threads"), "{err}");
+        let err = build("oltp_read_write --rand-type=weird").unwrap_err();
+        assert!(err.to_string().contains("--rand-type"), "{err}");
+        let err = build("oltp_read_write --skip-trx=maybe").unwrap_err();
+        assert!(err.to_string().contains("on/off"), "{err}");
+    }
+
+    #[test]
+    fn bare_flags_mean_on_and_values_may_follow() {
+        let o = build("--histogram --threads 8 oltp_read_only").unwrap();
+        assert!(o.histogram);
+        assert_eq!(o.threads, 8);
+        assert_eq!(o.workload, WorkloadKind::ReadOnly);
+    }
+
+    #[test]
+    fn point_select_forces_one_select() {
+        let o = build("oltp_point_select --point-selects=7").unwrap();
+        assert_eq!(o.wl.point_selects, 1);
+    }
+
+    #[test]
+    fn lua_paths_name_the_workload() {
+        let o = build("/usr/share/sysbench/oltp_insert.lua").unwrap();
+        assert_eq!(o.workload, WorkloadKind::Insert);
+    }
+
+    #[test]
+    fn forced_shutdown_and_ignore_lists_parse() {
+        let o = build("oltp_read_write --forced-shutdown=10% --mysql-ignore-errors=all").unwrap();
+        assert_eq!(o.forced_shutdown, ForcedShutdown::PercentOfTime(10.0));
+        assert_eq!(o.ignore_errors, IgnoreErrors::All);
+        let o =
+            build("oltp_read_write --forced-shutdown=5 --mysql-ignore-errors=1062,1213").unwrap();
+        assert_eq!(o.forced_shutdown, ForcedShutdown::Seconds(5.0));
+        assert!(o.ignore_errors.ignores(1062) && !o.ignore_errors.ignores(1205));
+    }
+}

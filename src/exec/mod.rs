@@ -1,0 +1,387 @@
+//! One measured run: open every connection and prepare every statement, start all workers at
+//! once, stop on time / events / fatal error / signal, report at intervals, and hand back the
+//! merged figures. Workers own their recorders; the reporter only reads single-writer counters
+//! and receives one histogram per worker per interval.
+
+pub mod pacer;
+
+use crate::bench::options::{BenchOptions, ForcedShutdown};
+use crate::metrics::{self, Counts, LiveCounts, Tally, TotalHist, WorkerHist};
+use crate::workload::rand::{Rng, UniqueSeq};
+use crate::workload::session::{EventError, Session, SessionConfig};
+use crate::workload::EventPlan;
+use pacer::Pacer;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+
+/// Figures of one report interval (sysbench's interval line).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct IntervalStats {
+    /// Seconds since measurement started, at the tick.
+    pub t_s: f64,
+    pub threads: u32,
+    pub tps: f64,
+    pub qps: f64,
+    pub reads_s: f64,
+    pub writes_s: f64,
+    pub other_s: f64,
+    pub errors_s: f64,
+    pub reconnects_s: f64,
+    /// Latency at `--percentile` over this interval's events, ms.
+    pub lat_pct_ms: f64,
+    pub lat_p50_ms: f64,
+    pub lat_p99_ms: f64,
+    pub lat_max_ms: f64,
+    /// With `--rate`: arrivals waiting for a worker, and workers inside an event.
+    pub queue_length: Option<u64>,
+    pub concurrency: Option<u64>,
+}
+
+/// What one run measured.
+#[derive(Debug)]
+pub struct RunReport {
+    pub threads: u32,
+    /// Measurement start → end, seconds (sysbench's "total time").
+    pub elapsed_s: f64,
+    pub totals: Counts,
+    pub hist: TotalHist,
+    pub min_max_ns: Option<(u64, u64)>,
+    pub per_thread: Vec<Counts>,
+    pub intervals: Vec<IntervalStats>,
+    /// The FATAL line that ended the run early.
+    pub fatal: Option<String>,
+    /// Events still running when `--forced-shutdown` fired.
+    pub unfinished: Option<u64>,
+    /// Ended by SIGINT/SIGTERM.
+    pub interrupted: bool,
+}
+
+/// Hooks for live output; the run never knows the output format.
+pub trait Observer {
+    fn threads_started(&mut self) {}
+    fn interval(&mut self, _s: &IntervalStats) {}
+}
+
+struct RunCtx {
+    stop: Arc<AtomicBool>,
+    epoch: AtomicU64,
+    started_events: AtomicU64,
+    events_limit: u64,
+    start: Instant,
+    measure_start: Instant,
+    deadline: Option<Instant>,
+    pacer: Option<Pacer>,
+    live: Vec<LiveCounts>,
+    fatal: Mutex<Option<String>>,
+}
+
+impl RunCtx {
+    fn set_fatal(&self, msg: String) {
+        let mut f = self.fatal.lock().unwrap_or_else(|p| p.into_inner());
+        if f.is_none() {
+            *f = Some(msg);
+        }
+        self.stop.store(true, Relaxed);
+    }
+}
+
+struct WorkerEnd {
+    hist: WorkerHist,
+}
+
+/// The seed a run uses: `--rand-seed`, or the clock when it is 0 (sysbench's rule).
+pub fn effective_seed(seed: u64) -> u64 {
+    if seed != 0 {
+        return seed;
+    }
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64)
+}
+
+async fn open_sessions(cfg: &Arc<SessionConfig>, seed: u64) -> anyhow::Result<Vec<Session>> {
+    let threads = cfg.opts.threads as usize;
+    // Bounded fan-out: a burst of thousands of connects can trip SYN-flood protection.
+    let gate = Arc::new(tokio::sync::Semaphore::new(64));
+    let mut set = JoinSet::new();
+    for i in 0..threads {
+        let (cfg, gate) = (cfg.clone(), gate.clone());
+        set.spawn(async move {
+            let _permit = gate.acquire_owned().await;
+            let s = Session::open(cfg, i, seed.wrapping_add(i as u64 * 0x9E37)).await;
+            (i, s)
+        });
+    }
+    let mut sessions: Vec<Option<Session>> = (0..threads).map(|_| None).collect();
+    let limit = Duration::from_secs(30u64.max(threads as u64 / 20));
+    let collect = async {
+        while let Some(r) = set.join_next().await {
+            let (i, s) = r.map_err(|e| anyhow::anyhow!("worker initialisation failed: {e}"))?;
+            sessions[i] =
+                Some(s.map_err(|e| e.context(format!("thread {i} failed to initialize")))?);
+        }
+        anyhow::Ok(())
+    };
+    match tokio::time::timeout(limit, collect).await {
+        Ok(r) => r?,
+        Err(_) => anyhow::bail!(
+            "FATAL: Worker threads failed to initialize within {} seconds!",
+            limit.as_secs()
+        ),
+    }
+    Ok(sessions.into_iter().flatten().collect())
+}
+
+async fn worker(
+    ctx: Arc<RunCtx>,
+    idx: usize,
+    mut s: Session,
+    tx: mpsc::UnboundedSender<WorkerHist>,
+    seed: u64,
+) -> WorkerEnd {
+    let live = &ctx.live[idx];
+    let mut hist = metrics::worker_hist();
+    let mut seen_epoch = 0;
+    let mut rng = Rng::seeded(seed);
+    while !ctx.stop.load(Relaxed) {
+        let intended = match &ctx.pacer {
+            Some(p) => {
+                let at = ctx.start + Duration::from_nanos(p.claim(&mut rng));
+                if ctx.deadline.is_some_and(|d| at >= d) {
+                    break;
+                }
+                let now = Instant::now();
+                if p.overflowed((now - ctx.start).as_nanos() as u64) {
+                    ctx.set_fatal("FATAL: The event queue is full. This means the worker threads are unable to keep up with the specified event generation rate".into());
+                    break;
+                }
+                if at > now {
+                    tokio::time::sleep_until(at).await;
+                }
+                at
+            }
+            None => Instant::now(),
+        };
+        if ctx.deadline.is_some_and(|d| intended >= d) || ctx.stop.load(Relaxed) {
+            break;
+        }
+        let counting = intended >= ctx.measure_start;
+        if counting
+            && ctx.events_limit > 0
+            && ctx.started_events.fetch_add(1, Relaxed) >= ctx.events_limit
+        {
+            break;
+        }
+        s.tally = Tally::default();
+        live.busy.store(true, Relaxed);
+        let r = s.run_event().await;
+        live.busy.store(false, Relaxed);
+        match r {
+            Ok(()) if counting => {
+                let ns = (Instant::now() - intended).as_nanos() as u64;
+                live.record_event(&s.tally, ns);
+                let _ = hist.record(ns.max(1));
+            }
+            Ok(()) => {}
+            Err(EventError::Fatal(m)) => {
+                if counting {
+                    live.add_statements(&s.tally);
+                }
+                ctx.set_fatal(m);
+                break;
+            }
+            Err(EventError::Stopped) => break,
+        }
+        let e = ctx.epoch.load(Relaxed);
+        if e != seen_epoch {
+            seen_epoch = e;
+            let _ = tx.send(std::mem::replace(&mut hist, metrics::worker_hist()));
+        }
+    }
+    s.tally = Tally::default();
+    if let Err(EventError::Fatal(m)) = s.finish().await {
+        ctx.set_fatal(m);
+    }
+    live.add_statements(&s.tally);
+    s.close().await;
+    WorkerEnd { hist }
+}
+
+fn forced_after(o: &BenchOptions) -> Option<Duration> {
+    let secs = match o.forced_shutdown {
+        ForcedShutdown::Off => return None,
+        ForcedShutdown::Seconds(s) => s,
+        ForcedShutdown::PercentOfTime(p) => o.time_s as f64 * p / 100.0,
+    };
+    Some(Duration::from_secs(o.warmup_s + o.time_s) + Duration::from_secs_f64(secs))
+}
+
+fn sum_live(live: &[LiveCounts]) -> Counts {
+    let mut c = Counts::default();
+    for l in live {
+        c.add(&l.snapshot());
+    }
+    c
+}
+
+/// Runs the workload as `o` describes and returns what was measured. Errors before the start
+/// (connect, prepare) are returned as errors; a fatal error during the run is in the report.
+pub async fn run(o: &BenchOptions, observer: &mut dyn Observer) -> anyhow::Result<RunReport> {
+    let seed = effective_seed(o.rand_seed);
+    let stop = Arc::new(AtomicBool::new(false));
+    let cfg = Arc::new(SessionConfig {
+        plan: EventPlan::new(o.workload, &o.wl),
+        opts: o.clone(),
+        unique: UniqueSeq::new(seed),
+        stop: stop.clone(),
+    });
+    let sessions = open_sessions(&cfg, seed).await?;
+    let threads = sessions.len();
+    let start = Instant::now();
+    let measure_start = start + Duration::from_secs(o.warmup_s);
+    let ctx = Arc::new(RunCtx {
+        stop: stop.clone(),
+        epoch: AtomicU64::new(0),
+        started_events: AtomicU64::new(0),
+        events_limit: o.events,
+        start,
+        measure_start,
+        deadline: (o.time_s > 0).then(|| measure_start + Duration::from_secs(o.time_s)),
+        pacer: (o.rate > 0).then(|| Pacer::new(o.rate)),
+        live: (0..threads).map(|_| LiveCounts::new()).collect(),
+        fatal: Mutex::new(None),
+    });
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut set = JoinSet::new();
+    for (i, s) in sessions.into_iter().enumerate() {
+        let (ctx, tx) = (ctx.clone(), tx.clone());
+        set.spawn(worker(ctx, i, s, tx, seed ^ (0xA5A5 + i as u64)));
+    }
+    drop(tx);
+    observer.threads_started();
+
+    let mut total = metrics::total_hist();
+    let mut interval = metrics::total_hist();
+    let mut intervals = Vec::new();
+    let mut last_t = measure_start;
+    let mut last = Counts::default();
+    let period = Duration::from_secs(o.report_interval_s.max(1));
+    let mut ticker = tokio::time::interval_at(measure_start + period, period);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let forced_at = forced_after(o).map(|d| start + d);
+    let forced = async move {
+        match forced_at {
+            Some(at) => tokio::time::sleep_until(at).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(forced);
+    let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    let mut interrupted = false;
+    let mut unfinished = None;
+    let mut ends = Vec::new();
+    loop {
+        tokio::select! {
+            r = set.join_next() => match r {
+                None => break,
+                Some(Ok(end)) => ends.push(end),
+                Some(Err(e)) => ctx.set_fatal(format!("FATAL: worker thread failed: {e}")),
+            },
+            Some(h) = rx.recv() => {
+                metrics::merge(&mut interval, &h);
+                metrics::merge(&mut total, &h);
+            }
+            _ = ticker.tick(), if o.report_interval_s > 0 => {
+                ctx.epoch.fetch_add(1, Relaxed);
+                // Give busy workers a moment to hand over this interval's histogram; late ones
+                // land in the next interval.
+                let want = set.len();
+                let mut got = 0;
+                let wait = tokio::time::sleep(period.min(Duration::from_millis(100)) / 2);
+                tokio::pin!(wait);
+                while got < want {
+                    tokio::select! {
+                        Some(h) = rx.recv() => {
+                            metrics::merge(&mut interval, &h);
+                            metrics::merge(&mut total, &h);
+                            got += 1;
+                        }
+                        _ = &mut wait => break,
+                    }
+                }
+                let now = Instant::now();
+                let cur = sum_live(&ctx.live);
+                let d = cur.minus(&last);
+                let dt = (now - last_t).as_secs_f64().max(1e-9);
+                let busy = ctx.live.iter().filter(|l| l.busy.load(Relaxed)).count() as u64;
+                let s = IntervalStats {
+                    t_s: (now - measure_start).as_secs_f64(),
+                    threads: set.len() as u32,
+                    tps: d.events as f64 / dt,
+                    qps: d.queries() as f64 / dt,
+                    reads_s: d.reads as f64 / dt,
+                    writes_s: d.writes as f64 / dt,
+                    other_s: d.other as f64 / dt,
+                    errors_s: d.errors as f64 / dt,
+                    reconnects_s: d.reconnects as f64 / dt,
+                    lat_pct_ms: metrics::percentile_ms(&interval, o.percentile.max(1) as f64),
+                    lat_p50_ms: metrics::percentile_ms(&interval, 50.0),
+                    lat_p99_ms: metrics::percentile_ms(&interval, 99.0),
+                    lat_max_ms: if interval.is_empty() { 0.0 } else { interval.max() as f64 / 1e6 },
+                    queue_length: ctx.pacer.as_ref().map(|p| p.queue_length((now - start).as_nanos() as u64)),
+                    concurrency: ctx.pacer.as_ref().map(|_| busy),
+                };
+                observer.interval(&s);
+                intervals.push(s);
+                interval.reset();
+                last = cur;
+                last_t = now;
+            }
+            _ = sigint.recv() => { interrupted = true; stop.store(true, Relaxed); }
+            _ = sigterm.recv() => { interrupted = true; stop.store(true, Relaxed); }
+            _ = &mut forced => {
+                stop.store(true, Relaxed);
+                unfinished = Some(ctx.live.iter().filter(|l| l.busy.load(Relaxed)).count() as u64);
+                set.abort_all();
+                while let Some(r) = set.join_next().await {
+                    if let Ok(end) = r { ends.push(end); }
+                }
+                break;
+            }
+        }
+    }
+    let end = Instant::now();
+    while let Ok(h) = rx.try_recv() {
+        metrics::merge(&mut total, &h);
+    }
+    for e in &ends {
+        metrics::merge(&mut total, &e.hist);
+    }
+    let mut totals = sum_live(&ctx.live);
+    if let Some(n) = unfinished {
+        totals.events += n;
+    }
+    let min_max_ns = ctx
+        .live
+        .iter()
+        .filter_map(|l| l.min_max())
+        .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)));
+    let fatal = ctx.fatal.lock().unwrap_or_else(|p| p.into_inner()).take();
+    Ok(RunReport {
+        threads: threads as u32,
+        elapsed_s: end.saturating_duration_since(measure_start).as_secs_f64(),
+        totals,
+        hist: total,
+        min_max_ns,
+        per_thread: ctx.live.iter().map(|l| l.snapshot()).collect(),
+        intervals,
+        fatal,
+        unfinished,
+        interrupted,
+    })
+}

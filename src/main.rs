@@ -1,0 +1,13 @@
+use clap::Parser;
+
+fn main() {
+    let cli = sweepbench::cli::Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let code = runtime.block_on(sweepbench::run(cli));
+    // Workers of a forced shutdown may still hold sockets; do not wait for them.
+    runtime.shutdown_background();
+    std::process::exit(code);
+}

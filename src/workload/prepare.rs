@@ -1,0 +1,374 @@
+//! `prepare`, `prewarm` and `cleanup`: building the sbtest tables in parallel (create, load in
+//! multi-row batches while the next batch is generated, index after the load), warming them,
+//! and dropping them.
+
+use super::rand::{Rng, C_LEN, PAD_LEN};
+use super::{sql, WorkloadKind};
+use crate::bench::options::BenchOptions;
+use crate::db;
+use anyhow::{bail, Context};
+use mysql_async::prelude::Queryable;
+use mysql_async::Conn;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+/// What a finished prepare reports.
+#[derive(Debug, Clone, Copy)]
+pub struct PrepareStats {
+    pub tables: u32,
+    pub rows: u64,
+    pub seconds: f64,
+    pub connections: u32,
+}
+
+impl PrepareStats {
+    pub fn rows_per_sec(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.rows as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Connects to the benchmark database, creating it first when the server says it is missing.
+pub async fn admin_conn(o: &BenchOptions, create_db: bool) -> anyhow::Result<Conn> {
+    match db::connect(&o.conn, 0, 16).await {
+        Ok(c) => Ok(c),
+        Err(e) if create_db && e.to_string().contains("error 1049") => {
+            let mut c = Conn::new(db::opts_no_db(&o.conn))
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot connect: {}", db::describe(&e)))?;
+            c.query_drop(format!("CREATE DATABASE IF NOT EXISTS `{}`", o.conn.db))
+                .await
+                .map_err(|e| {
+                    anyhow::anyhow!(
+                        "cannot create database '{}': {}",
+                        o.conn.db,
+                        db::describe(&e)
+                    )
+                })?;
+            println!("Created database '{}'", o.conn.db);
+            let _ = c.disconnect().await;
+            db::connect(&o.conn, 0, 16).await
+        }
+        Err(e) => Err(e),
+    }
+}
+
+async fn run_sql(conn: &mut Conn, q: &str) -> anyhow::Result<()> {
+    conn.query_drop(q)
+        .await
+        .map_err(|e| anyhow::anyhow!("FATAL: {} for query '{}'", db::describe(&e), short(q)))
+}
+
+fn short(q: &str) -> &str {
+    &q[..q.len().min(160)]
+}
+
+/// A slice of one table's rows for one loader connection.
+#[derive(Debug, Clone, Copy)]
+struct Chunk {
+    table: u32,
+    first: u64,
+    rows: u64,
+}
+
+/// How many connections prepare uses when `--prepare-threads` is not given: at least the
+/// machine's cores, since the server parses and the client generates at the same time.
+fn prepare_parallelism(o: &BenchOptions) -> u32 {
+    if o.prepare_threads > 0 {
+        return o.prepare_threads;
+    }
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get() as u32);
+    o.threads.max(cores).max(2)
+}
+
+/// `prepare`: sysbench's tables with sysbench's data, built in parallel.
+pub async fn prepare(o: &BenchOptions) -> anyhow::Result<PrepareStats> {
+    let mut admin = admin_conn(o, true).await?;
+    let started = Instant::now();
+    if o.workload == WorkloadKind::BulkInsert {
+        for t in 1..=o.threads {
+            println!("Creating table 'sbtest{t}'...");
+            run_sql(&mut admin, &sql::create_bulk_table(t)).await?;
+        }
+        let _ = admin.disconnect().await;
+        return Ok(PrepareStats {
+            tables: o.threads,
+            rows: 0,
+            seconds: started.elapsed().as_secs_f64(),
+            connections: 1,
+        });
+    }
+    // oltp_insert with explicit ids starts from empty tables so its ids cannot collide.
+    let table_size = if o.workload == WorkloadKind::Insert && !o.wl.auto_inc {
+        0
+    } else {
+        o.wl.table_size as u64
+    };
+    for t in 1..=o.wl.tables {
+        println!("Creating table 'sbtest{t}'...");
+        run_sql(&mut admin, &sql::create_table(t, &o.wl))
+            .await
+            .with_context(|| format!("creating table sbtest{t} (drop it first with cleanup?)"))?;
+    }
+    let _ = admin.disconnect().await;
+
+    let conns = prepare_parallelism(o);
+    let per_table = if table_size == 0 {
+        0
+    } else {
+        (conns as u64)
+            .div_ceil(o.wl.tables as u64)
+            .clamp(1, table_size.div_ceil(1000))
+    };
+    let mut chunks = Vec::new();
+    for t in 1..=o.wl.tables {
+        if table_size > 0 {
+            println!("Inserting {table_size} records into 'sbtest{t}'");
+        }
+        let step = table_size.div_ceil(per_table.max(1));
+        let mut first = 1;
+        while first <= table_size {
+            let rows = step.min(table_size - first + 1);
+            chunks.push(Chunk {
+                table: t,
+                first,
+                rows,
+            });
+            first += rows;
+        }
+    }
+    let shared = Arc::new(Loader {
+        opts: o.clone(),
+        next: AtomicUsize::new(0),
+        left: (0..=o.wl.tables)
+            .map(|t| AtomicU32::new(chunks.iter().filter(|c| c.table == t).count() as u32))
+            .collect(),
+        rows_done: AtomicU64::new(0),
+        seed: seed_from(o.rand_seed),
+        chunks,
+    });
+    // Tables with no rows still get their index.
+    if table_size == 0 && o.wl.create_secondary {
+        let mut c = db::connect(&o.conn, 0, 16).await?;
+        for t in 1..=o.wl.tables {
+            println!("Creating a secondary index on 'sbtest{t}'...");
+            run_sql(&mut c, &sql::create_index(t)).await?;
+        }
+        let _ = c.disconnect().await;
+    }
+    let workers = conns.min(shared.chunks.len().max(1) as u32);
+    let mut set = tokio::task::JoinSet::new();
+    for w in 0..workers {
+        let shared = shared.clone();
+        set.spawn(async move { shared.work(w as usize).await });
+    }
+    let total_rows = table_size * o.wl.tables as u64;
+    let mut tick = tokio::time::interval_at(
+        tokio::time::Instant::now() + Duration::from_secs(10),
+        Duration::from_secs(10),
+    );
+    loop {
+        tokio::select! {
+            r = set.join_next() => match r {
+                None => break,
+                Some(Ok(Ok(()))) => {}
+                Some(Ok(Err(e))) => { set.abort_all(); return Err(e); }
+                Some(Err(e)) => { set.abort_all(); bail!("prepare worker failed: {e}"); }
+            },
+            _ = tick.tick() => {
+                let done = shared.rows_done.load(Ordering::Relaxed);
+                let secs = started.elapsed().as_secs_f64();
+                println!(
+                    "[ {secs:.0}s ] inserted {done}/{total_rows} rows ({:.0} rows/s)",
+                    done as f64 / secs
+                );
+            }
+        }
+    }
+    Ok(PrepareStats {
+        tables: o.wl.tables,
+        rows: total_rows,
+        seconds: started.elapsed().as_secs_f64(),
+        connections: workers,
+    })
+}
+
+fn seed_from(seed: u64) -> u64 {
+    if seed != 0 {
+        return seed;
+    }
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64)
+}
+
+struct Loader {
+    opts: BenchOptions,
+    chunks: Vec<Chunk>,
+    next: AtomicUsize,
+    /// Chunks still loading per table (index = table number): the last one builds the index.
+    left: Vec<AtomicU32>,
+    rows_done: AtomicU64,
+    seed: u64,
+}
+
+impl Loader {
+    async fn work(&self, w: usize) -> anyhow::Result<()> {
+        let mut conn = db::connect(&self.opts.conn, w, 16).await?;
+        loop {
+            let i = self.next.fetch_add(1, Ordering::Relaxed);
+            let Some(&chunk) = self.chunks.get(i) else {
+                break;
+            };
+            self.load(&mut conn, chunk, self.seed.wrapping_add(i as u64 * 7919))
+                .await?;
+            let t = chunk.table as usize;
+            if self.left[t].fetch_sub(1, Ordering::AcqRel) == 1 && self.opts.wl.create_secondary {
+                println!("Creating a secondary index on 'sbtest{t}'...");
+                run_sql(&mut conn, &sql::create_index(chunk.table)).await?;
+            }
+        }
+        let _ = conn.disconnect().await;
+        Ok(())
+    }
+
+    /// Streams one chunk as 512 KiB multi-row INSERTs; a generator thread builds the next
+    /// statement while the server runs the current one.
+    async fn load(&self, conn: &mut Conn, chunk: Chunk, seed: u64) -> anyhow::Result<()> {
+        let (tx, mut rx) = mpsc::channel::<(String, u64)>(2);
+        let (ret_tx, ret_rx) = std::sync::mpsc::channel::<String>();
+        let wl = self.opts.wl.clone();
+        let rand = self.opts.rand;
+        let gen = std::thread::spawn(move || {
+            let mut rng = Rng::seeded(seed);
+            let prefix = sql::load_prefix(chunk.table, wl.auto_inc);
+            let (mut c, mut pad) = ([0u8; C_LEN], [0u8; PAD_LEN]);
+            let mut row = String::with_capacity(256);
+            let mut buf = String::with_capacity(sql::BULK_BUFFER);
+            let mut in_buf = 0u64;
+            buf.push_str(&prefix);
+            for i in chunk.first..chunk.first + chunk.rows {
+                let k = rng.default_dist(1, wl.table_size, &rand);
+                rng.fill_digit_groups(&mut c);
+                rng.fill_digit_groups(&mut pad);
+                row.clear();
+                let (cs, ps) = (
+                    std::str::from_utf8(&c).unwrap_or_default(),
+                    std::str::from_utf8(&pad).unwrap_or_default(),
+                );
+                let _ = if wl.auto_inc {
+                    write!(row, "({k}, '{cs}', '{ps}')")
+                } else {
+                    write!(row, "({i}, {k}, '{cs}', '{ps}')")
+                };
+                if in_buf > 0 && buf.len() + 1 + row.len() > sql::BULK_BUFFER {
+                    let next = ret_rx
+                        .try_recv()
+                        .unwrap_or_else(|_| String::with_capacity(sql::BULK_BUFFER));
+                    let full = std::mem::replace(&mut buf, next);
+                    if tx.blocking_send((full, in_buf)).is_err() {
+                        return;
+                    }
+                    buf.clear();
+                    buf.push_str(&prefix);
+                    in_buf = 0;
+                }
+                if in_buf > 0 {
+                    buf.push(',');
+                }
+                buf.push_str(&row);
+                in_buf += 1;
+            }
+            if in_buf > 0 {
+                let _ = tx.blocking_send((buf, in_buf));
+            }
+        });
+        while let Some((stmt, rows)) = rx.recv().await {
+            if let Err(e) = conn.query_drop(stmt.as_str()).await {
+                drop(rx);
+                let _ = gen.join();
+                bail!(
+                    "FATAL: loading sbtest{}: {} for query '{}…'",
+                    chunk.table,
+                    db::describe(&e),
+                    short(&stmt)
+                );
+            }
+            self.rows_done.fetch_add(rows, Ordering::Relaxed);
+            let _ = ret_tx.send(stmt);
+        }
+        let _ = gen.join();
+        Ok(())
+    }
+}
+
+/// Tables a command works on: sbtest1..N, or one per thread for bulk_insert.
+fn table_count(o: &BenchOptions) -> anyhow::Result<u32> {
+    match o.workload {
+        WorkloadKind::BulkInsert => Ok(o.threads),
+        WorkloadKind::SelectRandomPoints | WorkloadKind::SelectRandomRanges if o.wl.tables > 1 => {
+            bail!(
+                "{} works on one table: --tables must be 1",
+                o.workload.name()
+            )
+        }
+        _ => Ok(o.wl.tables),
+    }
+}
+
+/// `cleanup`: DROP TABLE IF EXISTS for every table, on one connection.
+pub async fn cleanup(o: &BenchOptions) -> anyhow::Result<()> {
+    let tables = table_count(o)?;
+    let mut conn = admin_conn(o, false).await?;
+    for t in 1..=tables {
+        println!("Dropping table 'sbtest{t}'...");
+        run_sql(&mut conn, &sql::drop_table(t)).await?;
+    }
+    let _ = conn.disconnect().await;
+    Ok(())
+}
+
+/// `prewarm`: read every table through its primary key and its secondary index, in parallel.
+pub async fn prewarm(o: &BenchOptions) -> anyhow::Result<()> {
+    let tables = table_count(o)?;
+    let next = Arc::new(AtomicU32::new(1));
+    let mut set = tokio::task::JoinSet::new();
+    for w in 0..o.threads.min(tables).max(1) {
+        let (o, next) = (o.clone(), next.clone());
+        set.spawn(async move {
+            let mut conn = db::connect(&o.conn, w as usize, 16).await?;
+            run_sql(
+                &mut conn,
+                "SET SESSION tmp_table_size=2*1024*1024*1024, max_heap_table_size=2*1024*1024*1024",
+            )
+            .await?;
+            loop {
+                let t = next.fetch_add(1, Ordering::Relaxed);
+                if t > tables {
+                    break;
+                }
+                println!("Prewarming table sbtest{t}");
+                let size = o.wl.table_size;
+                for q in [
+                    format!("ANALYZE TABLE sbtest{t}"),
+                    format!("SELECT AVG(id) FROM (SELECT * FROM sbtest{t} FORCE KEY (PRIMARY) LIMIT {size}) t"),
+                    format!("SELECT COUNT(*) FROM (SELECT * FROM sbtest{t} WHERE k LIKE '%0%' LIMIT {size}) t"),
+                ] {
+                    run_sql(&mut conn, &q).await?;
+                }
+            }
+            let _ = conn.disconnect().await;
+            anyhow::Ok(())
+        });
+    }
+    while let Some(r) = set.join_next().await {
+        r.context("prewarm worker failed")??;
+    }
+    Ok(())
+}

@@ -1,0 +1,130 @@
+//! Shared test support: one throwaway MariaDB per test binary (started by the product's own
+//! server module, stopped at exit), a fresh database per test, and helpers to run the binary.
+#![allow(dead_code)]
+
+use assert_cmd::Command;
+use std::sync::OnceLock;
+use sweepbench::server::{managed::exec_root, ManagedServer, ServerSpec};
+
+pub fn server() -> &'static ManagedServer {
+    static SERVER: OnceLock<ManagedServer> = OnceLock::new();
+    SERVER.get_or_init(|| {
+        ManagedServer::start(&ServerSpec {
+            max_connections: 400,
+            options: vec![
+                "--innodb-buffer-pool-size=256M".into(),
+                "--innodb-flush-log-at-trx-commit=2".into(),
+            ],
+            ..ServerSpec::default()
+        })
+        .expect("starting a throwaway MariaDB (is mariadb-server installed?)")
+    })
+}
+
+/// Creates (or recreates) database `name` on the shared server.
+pub fn fresh_db(name: &str) -> Vec<String> {
+    let s = server();
+    exec_root(
+        s,
+        &[
+            &format!("DROP DATABASE IF EXISTS {name}"),
+            &format!("CREATE DATABASE {name}"),
+        ],
+    )
+    .expect("creating a test database");
+    conn_args(s, name)
+}
+
+/// sysbench-style connection options for database `db` on server `s` (TCP on loopback).
+pub fn conn_args(s: &ManagedServer, db: &str) -> Vec<String> {
+    vec![
+        "--mysql-host=127.0.0.1".into(),
+        format!("--mysql-port={}", s.port()),
+        "--mysql-user=root".into(),
+        format!("--mysql-db={db}"),
+    ]
+}
+
+pub fn bench(args: &[String]) -> std::process::Output {
+    Command::cargo_bin("sweepbench")
+        .expect("binary built")
+        .arg("bench")
+        .args(args)
+        .output()
+        .expect("running sweepbench")
+}
+
+pub fn args(words: &str, conn: &[String]) -> Vec<String> {
+    words
+        .split_whitespace()
+        .map(String::from)
+        .chain(conn.iter().cloned())
+        .collect()
+}
+
+/// Runs `sweepbench bench …` and returns stdout, failing the test with stderr on error.
+pub fn bench_ok(words: &str, conn: &[String]) -> String {
+    let out = bench(&args(words, conn));
+    assert!(
+        out.status.success(),
+        "sweepbench bench {words} failed ({}):\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 output")
+}
+
+/// Runs `bench … run --format=json` and returns the parsed report.
+pub fn bench_json(words: &str, conn: &[String]) -> serde_json::Value {
+    let out = bench_ok(&format!("{words} --format=json"), conn);
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("bad JSON ({e}):\n{out}"))
+}
+
+/// Runs a query as root on the shared server; returns the last column of each row as text.
+pub fn query_col(sql: &str) -> Vec<String> {
+    query_col_on(server(), sql)
+}
+
+pub fn query_col_on(s: &ManagedServer, sql: &str) -> Vec<String> {
+    use mysql_async::prelude::Queryable;
+    let socket = s.socket().to_string_lossy().to_string();
+    let sql = sql.to_string();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        let opts = mysql_async::OptsBuilder::default()
+            .socket(Some(socket))
+            .user(Some("root"));
+        let mut c = mysql_async::Conn::new(opts).await.unwrap();
+        let rows: Vec<mysql_async::Row> = c.query(sql.as_str()).await.unwrap();
+        let out = rows
+            .into_iter()
+            .map(|r| {
+                let v: Option<mysql_async::Value> = r.get(r.len() - 1);
+                match v {
+                    Some(mysql_async::Value::Bytes(b)) => String::from_utf8_lossy(&b).to_string(),
+                    Some(mysql_async::Value::Int(i)) => i.to_string(),
+                    Some(mysql_async::Value::UInt(i)) => i.to_string(),
+                    Some(other) => format!("{other:?}"),
+                    None => String::new(),
+                }
+            })
+            .collect();
+        let _ = c.disconnect().await;
+        out
+    })
+}
+
+pub fn query_u64(sql: &str) -> u64 {
+    query_col(sql)[0].parse().expect("a number")
+}
+
+/// A figure from `--format=json` output by JSON pointer.
+pub fn json_u64(j: &serde_json::Value, ptr: &str) -> u64 {
+    j.pointer(ptr)
+        .and_then(|v| v.as_u64())
+        .unwrap_or_else(|| panic!("{ptr} missing in {j}"))
+}
