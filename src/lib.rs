@@ -10,6 +10,7 @@ pub mod db;
 pub mod exec;
 pub mod metrics;
 pub mod output;
+pub mod sandbox;
 pub mod server;
 pub mod workload;
 
@@ -19,5 +20,27 @@ use cli::{Cli, Command};
 pub async fn run(cli: Cli) -> i32 {
     match cli.command {
         Command::Bench { args } => bench::main(&args).await,
+        Command::Sandbox {
+            basedir,
+            max_connections,
+            server_options,
+            db,
+            command,
+        } => {
+            let args = sandbox::SandboxArgs {
+                basedir,
+                max_connections,
+                server_options,
+                db,
+                command,
+            };
+            match sandbox::run(args).await {
+                Ok(code) => code,
+                Err(e) => {
+                    eprintln!("sweepbench sandbox: {e:#}");
+                    2
+                }
+            }
+        }
     }
 }

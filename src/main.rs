@@ -1,6 +1,12 @@
 use clap::Parser;
 
 fn main() {
+    // Die quietly on a closed pipe (`sweepbench bench … | head`), as C tools like sysbench do,
+    // instead of panicking inside println!.
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = sweepbench::cli::Cli::parse();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

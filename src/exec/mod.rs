@@ -4,6 +4,7 @@
 //! and receives one histogram per worker per interval.
 
 pub mod pacer;
+pub mod shards;
 
 use crate::bench::options::{BenchOptions, ForcedShutdown};
 use crate::metrics::{self, Counts, LiveCounts, Tally, TotalHist, WorkerHist};
@@ -91,6 +92,8 @@ impl RunCtx {
 
 struct WorkerEnd {
     hist: WorkerHist,
+    /// When the worker finished its last event (before disconnecting).
+    done: Instant,
 }
 
 /// The seed a run uses: `--rand-seed`, or the clock when it is 0 (sysbench's rule).
@@ -103,18 +106,28 @@ pub fn effective_seed(seed: u64) -> u64 {
         .map_or(1, |d| d.as_nanos() as u64)
 }
 
-async fn open_sessions(cfg: &Arc<SessionConfig>, seed: u64) -> anyhow::Result<Vec<Session>> {
+/// Opens every connection on the runtime its worker will run on, so each socket is polled by
+/// that runtime's own driver (a socket registered elsewhere costs a cross-thread wake-up per
+/// response).
+async fn open_sessions(
+    cfg: &Arc<SessionConfig>,
+    seed: u64,
+    shards: &shards::Shards,
+) -> anyhow::Result<Vec<Session>> {
     let threads = cfg.opts.threads as usize;
     // Bounded fan-out: a burst of thousands of connects can trip SYN-flood protection.
     let gate = Arc::new(tokio::sync::Semaphore::new(64));
     let mut set = JoinSet::new();
     for i in 0..threads {
         let (cfg, gate) = (cfg.clone(), gate.clone());
-        set.spawn(async move {
-            let _permit = gate.acquire_owned().await;
-            let s = Session::open(cfg, i, seed.wrapping_add(i as u64 * 0x9E37)).await;
-            (i, s)
-        });
+        set.spawn_on(
+            async move {
+                let _permit = gate.acquire_owned().await;
+                let s = Session::open(cfg, i, seed.wrapping_add(i as u64 * 0x9E37)).await;
+                (i, s)
+            },
+            shards.handle(i),
+        );
     }
     let mut sessions: Vec<Option<Session>> = (0..threads).map(|_| None).collect();
     let limit = Duration::from_secs(30u64.max(threads as u64 / 20));
@@ -207,8 +220,9 @@ async fn worker(
         ctx.set_fatal(m);
     }
     live.add_statements(&s.tally);
+    let done = Instant::now();
     s.close().await;
-    WorkerEnd { hist }
+    WorkerEnd { hist, done }
 }
 
 fn forced_after(o: &BenchOptions) -> Option<Duration> {
@@ -239,7 +253,14 @@ pub async fn run(o: &BenchOptions, observer: &mut dyn Observer) -> anyhow::Resul
         unique: UniqueSeq::new(seed),
         stop: stop.clone(),
     });
-    let sessions = open_sessions(&cfg, seed).await?;
+    // One runtime thread per connection measured best on 2 cores from 1 to 64 connections
+    // (see docs/performance.md); SWEEPBENCH_SHARDS overrides it for experiments.
+    let shard_count = std::env::var("SWEEPBENCH_SHARDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(o.threads as usize);
+    let shards = shards::Shards::new(shard_count)?;
+    let sessions = open_sessions(&cfg, seed, &shards).await?;
     let threads = sessions.len();
     let start = Instant::now();
     let measure_start = start + Duration::from_secs(o.warmup_s);
@@ -259,7 +280,10 @@ pub async fn run(o: &BenchOptions, observer: &mut dyn Observer) -> anyhow::Resul
     let mut set = JoinSet::new();
     for (i, s) in sessions.into_iter().enumerate() {
         let (ctx, tx) = (ctx.clone(), tx.clone());
-        set.spawn(worker(ctx, i, s, tx, seed ^ (0xA5A5 + i as u64)));
+        set.spawn_on(
+            worker(ctx, i, s, tx, seed ^ (0xA5A5 + i as u64)),
+            shards.handle(i),
+        );
     }
     drop(tx);
     observer.threads_started();
@@ -355,7 +379,16 @@ pub async fn run(o: &BenchOptions, observer: &mut dyn Observer) -> anyhow::Resul
             }
         }
     }
-    let end = Instant::now();
+    // sysbench's total time ends when the last thread finished its work, not after the
+    // disconnects; a forced shutdown ends it now.
+    let end = match unfinished {
+        Some(_) => Instant::now(),
+        None => ends
+            .iter()
+            .map(|e| e.done)
+            .max()
+            .unwrap_or_else(Instant::now),
+    };
     while let Ok(h) = rx.try_recv() {
         metrics::merge(&mut total, &h);
     }

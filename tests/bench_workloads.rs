@@ -1,0 +1,292 @@
+//! Every workload runs against a real MariaDB, in both ps modes, and performs the per-event
+//! statement counts of the spec (§3), with defaults and with non-default options.
+
+mod common;
+use common::*;
+
+/// Prepares `db` for `workload` with `opts` and runs `events` events on 2 threads; returns
+/// the JSON report.
+fn run_events(db: &str, workload: &str, opts: &str, events: u64) -> serde_json::Value {
+    let conn = fresh_db(db);
+    bench_ok(&format!("{workload} prepare {opts}"), &conn);
+    bench_json(
+        &format!("{workload} run {opts} --threads=2 --events={events} --time=0"),
+        &conn,
+    )
+}
+
+fn counts(j: &serde_json::Value) -> (u64, u64, u64, u64, u64) {
+    (
+        json_u64(j, "/totals/events"),
+        json_u64(j, "/totals/reads"),
+        json_u64(j, "/totals/writes"),
+        json_u64(j, "/totals/other"),
+        json_u64(j, "/totals/errors"),
+    )
+}
+
+/// Asserts reads/writes/other per event, allowing what restarted attempts add.
+fn assert_per_event(j: &serde_json::Value, events: u64, r: u64, w: u64, o: u64) {
+    let (ev, reads, writes, other, errors) = counts(j);
+    assert_eq!(ev, events, "{j}");
+    let ok = |got: u64, per: u64| got >= per * ev && got <= per * (ev + errors);
+    assert!(ok(reads, r), "reads {reads} vs {r}/event: {j}");
+    assert!(
+        ok(writes, w) || (writes + 4 * errors >= w * ev && writes <= w * (ev + errors)),
+        "writes {writes} vs {w}/event: {j}"
+    );
+    assert!(ok(other, o), "other {other} vs {o}/event: {j}");
+}
+
+const SMALL: &str = "--tables=2 --table-size=1000";
+
+#[test]
+fn read_only_defaults_and_options_in_both_ps_modes() {
+    for ps in ["auto", "disable"] {
+        let j = run_events(
+            &format!("ro_{ps}"),
+            "oltp_read_only",
+            &format!("{SMALL} --db-ps-mode={ps}"),
+            100,
+        );
+        assert_per_event(&j, 100, 14, 0, 2);
+        let j = run_events(
+            &format!("ro2_{ps}"),
+            "oltp_read_only",
+            &format!(
+                "{SMALL} --db-ps-mode={ps} --skip-trx=on --range-selects=off --point-selects=3"
+            ),
+            100,
+        );
+        assert_per_event(&j, 100, 3, 0, 0);
+    }
+}
+
+#[test]
+fn read_write_with_options_in_both_ps_modes() {
+    for ps in ["auto", "disable"] {
+        let j = run_events(
+            &format!("rw_{ps}"),
+            "oltp_read_write",
+            &format!("{SMALL} --db-ps-mode={ps}"),
+            100,
+        );
+        assert_per_event(&j, 100, 14, 4, 2);
+        let j = run_events(
+            &format!("rw2_{ps}"),
+            "oltp_read_write",
+            &format!(
+                "{SMALL} --db-ps-mode={ps} --point-selects=3 --simple-ranges=2 --sum-ranges=0 \
+                 --index-updates=2 --delete-inserts=2 --rand-type=uniform"
+            ),
+            100,
+        );
+        // reads 3 + 2 + 0 + 1 + 1, writes 2 + 1 + 2·2, other BEGIN + COMMIT.
+        assert_per_event(&j, 100, 7, 7, 2);
+    }
+}
+
+#[test]
+fn write_only_and_single_statement_workloads() {
+    for ps in ["auto", "disable"] {
+        let o = format!("{SMALL} --db-ps-mode={ps}");
+        assert_per_event(
+            &run_events(&format!("wo_{ps}"), "oltp_write_only", &o, 100),
+            100,
+            0,
+            4,
+            2,
+        );
+        assert_per_event(
+            &run_events(&format!("ps_{ps}"), "oltp_point_select", &o, 200),
+            200,
+            1,
+            0,
+            0,
+        );
+        assert_per_event(
+            &run_events(&format!("ui_{ps}"), "oltp_update_index", &o, 200),
+            200,
+            0,
+            1,
+            0,
+        );
+        assert_per_event(
+            &run_events(&format!("un_{ps}"), "oltp_update_non_index", &o, 200),
+            200,
+            0,
+            1,
+            0,
+        );
+    }
+}
+
+#[test]
+fn delete_counts_missing_rows_as_other() {
+    for ps in ["auto", "disable"] {
+        let db = format!("del_{ps}");
+        let j = run_events(
+            &db,
+            "oltp_delete",
+            &format!("{SMALL} --db-ps-mode={ps}"),
+            300,
+        );
+        let (ev, reads, writes, other, _) = counts(&j);
+        assert_eq!((ev, reads), (300, 0));
+        assert_eq!(writes + other, 300, "{j}");
+        // With the special distribution many deletes hit rows already gone.
+        assert!(other > 0 && writes > 0, "{j}");
+        let left = query_u64(&format!("SELECT COUNT(*) FROM {db}.sbtest1"))
+            + query_u64(&format!("SELECT COUNT(*) FROM {db}.sbtest2"));
+        assert_eq!(left, 2000 - writes, "every write deleted exactly one row");
+    }
+}
+
+#[test]
+fn insert_adds_one_row_per_event() {
+    let j = run_events("ins", "oltp_insert", SMALL, 300);
+    assert_per_event(&j, 300, 0, 1, 0);
+    let rows = query_u64("SELECT COUNT(*) FROM ins.sbtest1")
+        + query_u64("SELECT COUNT(*) FROM ins.sbtest2");
+    assert_eq!(rows, 2000 + 300);
+    // auto_inc=off starts from empty tables and draws unique ids.
+    let j = run_events(
+        "ins2",
+        "oltp_insert",
+        &format!("{SMALL} --auto-inc=off"),
+        300,
+    );
+    assert_per_event(&j, 300, 0, 1, 0);
+    let rows = query_u64("SELECT COUNT(*) FROM ins2.sbtest1")
+        + query_u64("SELECT COUNT(*) FROM ins2.sbtest2");
+    assert_eq!(rows, 300);
+}
+
+#[test]
+fn bulk_insert_counts_rows_as_events() {
+    let conn = fresh_db("bulk");
+    bench_ok("bulk_insert prepare --threads=2", &conn);
+    let j = bench_json(
+        "bulk_insert run --threads=2 --events=100000 --time=0",
+        &conn,
+    );
+    let (ev, reads, writes, other, _) = counts(&j);
+    assert_eq!((ev, reads, other), (100_000, 0, 0));
+    // Each thread sends full 512 KiB statements and then its remainder.
+    assert!((2..=10).contains(&writes), "{j}");
+    let rows = query_u64("SELECT COUNT(*) FROM bulk.sbtest1")
+        + query_u64("SELECT COUNT(*) FROM bulk.sbtest2");
+    assert_eq!(rows, 100_000);
+    bench_ok("bulk_insert cleanup --threads=2", &conn);
+    assert_eq!(
+        query_u64("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema='bulk'"),
+        0
+    );
+}
+
+#[test]
+fn random_points_and_ranges_read_once_per_event() {
+    for ps in ["auto", "disable"] {
+        let o = format!("--table-size=1000 --db-ps-mode={ps}");
+        assert_per_event(
+            &run_events(&format!("rp_{ps}"), "select_random_points", &o, 200),
+            200,
+            1,
+            0,
+            0,
+        );
+        assert_per_event(
+            &run_events(
+                &format!("rr_{ps}"),
+                "select_random_ranges",
+                &format!("{o} --number-of-ranges=3 --delta=20"),
+                200,
+            ),
+            200,
+            1,
+            0,
+            0,
+        );
+    }
+    let out = bench(&args(
+        "select_random_points cleanup --tables=2",
+        &fresh_db("rp_clean"),
+    ));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--tables must be 1"));
+}
+
+#[test]
+fn prewarm_reads_every_table() {
+    let conn = fresh_db("warm");
+    bench_ok(&format!("oltp_read_only prepare {SMALL}"), &conn);
+    let out = bench_ok(
+        &format!("oltp_read_only prewarm {SMALL} --threads=2"),
+        &conn,
+    );
+    assert!(
+        out.contains("Prewarming table sbtest1") && out.contains("Prewarming table sbtest2"),
+        "{out}"
+    );
+}
+
+#[test]
+fn prepared_statements_are_used_only_in_auto_mode() {
+    // A server of its own, so global statement counters see only this test.
+    let s = sweepbench::server::ManagedServer::start(&sweepbench::server::ServerSpec::default())
+        .expect("throwaway server");
+    sweepbench::server::managed::exec_root(&s, &["CREATE DATABASE psm"]).unwrap();
+    let conn = conn_args(&s, "psm");
+    bench_ok(&format!("oltp_point_select prepare {SMALL}"), &conn);
+    let executes = || -> u64 {
+        query_col_on(&s, "SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'")[0]
+            .parse()
+            .unwrap()
+    };
+    let before = executes();
+    bench_ok(
+        &format!("oltp_point_select run {SMALL} --threads=2 --events=500 --time=0"),
+        &conn,
+    );
+    let auto = executes() - before;
+    assert_eq!(auto, 500, "one server-side execute per point select");
+    bench_ok(
+        &format!(
+            "oltp_point_select run {SMALL} --threads=2 --events=500 --time=0 --db-ps-mode=disable"
+        ),
+        &conn,
+    );
+    assert_eq!(
+        executes() - before,
+        500,
+        "disable mode sends text queries only"
+    );
+}
+
+#[test]
+fn fatal_error_names_the_statement_and_still_reports() {
+    let conn = fresh_db("fatal");
+    // No tables: the first statement fails with 1146, which is not ignorable.
+    let out = bench(&args(
+        "oltp_point_select run --threads=2 --time=2 --db-ps-mode=disable",
+        &conn,
+    ));
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("error 1146") && err.contains("SELECT c FROM sbtest1 WHERE id="),
+        "{err}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("SQL statistics:"), "{stdout}");
+}
+
+#[test]
+fn bad_options_exit_2_with_a_clear_message() {
+    let out = bench(&args("oltp_read_write run --table-sise=5", &[]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("did you mean --table-size?"));
+    let out = bench(&args("oltp_read_wirte run", &[]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("did you mean oltp_read_write?"));
+}
