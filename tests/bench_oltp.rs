@@ -111,3 +111,78 @@ fn schema_equals_sysbench_and_each_runs_on_the_others_tables() {
     assert_eq!(json_u64(&j, "/totals/events"), 200);
     assert!(json_u64(&j, "/totals/reads") >= 14 * 200);
 }
+
+/// Replaces every number with N (and the padding around it, which depends on its width), so
+/// two reports can be compared line by line for layout; the alignment itself is checked by the
+/// output module's unit tests.
+fn shape(report: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in report.lines().skip(1) {
+        let mut s = String::new();
+        let mut in_num = false;
+        for ch in line.chars() {
+            if ch.is_ascii_digit() || (in_num && ch == '.') {
+                if !in_num {
+                    s.push('N');
+                }
+                in_num = true;
+            } else {
+                in_num = false;
+                s.push(ch);
+            }
+        }
+        while s.contains("N  ") || s.contains("  N") {
+            s = s.replace("N  ", "N ").replace("  N", " N");
+        }
+        out.push(s);
+    }
+    out
+}
+
+#[test]
+fn report_layout_equals_sysbench() {
+    let conn = fresh_db("layout");
+    bench_ok(
+        "oltp_read_write prepare --tables=2 --table-size=2000",
+        &conn,
+    );
+    let common =
+        "--tables=2 --table-size=2000 --threads=2 --time=3 --report-interval=2 --percentile=99";
+    let theirs = sysbench(&args(&format!("oltp_read_write {common} run"), &conn));
+    let ours = bench_ok(&format!("oltp_read_write run {common}"), &conn);
+    assert_eq!(
+        shape(&ours),
+        shape(&theirs),
+        "ours:\n{ours}\nsysbench:\n{theirs}"
+    );
+    // Column alignment is part of the layout: the same padding before each value.
+    assert!(ours.contains("\n         99th percentile: "));
+}
+
+#[test]
+fn non_default_schemas_equal_sysbench() {
+    for (i, opts) in [
+        "--auto-inc=off",
+        "--secondary=on --create-secondary=off",
+        "--mysql-storage-engine=myisam",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let (a, b) = (format!("schema_ours_{i}"), format!("schema_sb_{i}"));
+        bench_ok(
+            &format!("oltp_read_only prepare --table-size=500 {opts}"),
+            &fresh_db(&a),
+        );
+        sysbench(&args(
+            &format!("oltp_read_only --table-size=500 {opts} prepare"),
+            &fresh_db(&b),
+        ));
+        assert_eq!(
+            query_col(&format!("SHOW CREATE TABLE {a}.sbtest1")),
+            query_col(&format!("SHOW CREATE TABLE {b}.sbtest1")),
+            "schema differs with {opts}"
+        );
+        assert_eq!(query_u64(&format!("SELECT COUNT(*) FROM {a}.sbtest1")), 500);
+    }
+}

@@ -3,6 +3,7 @@
 //! merged figures. Workers own their recorders; the reporter only reads single-writer counters
 //! and receives one histogram per worker per interval.
 
+mod interval;
 pub mod pacer;
 pub mod shards;
 
@@ -225,6 +226,28 @@ async fn worker(
     WorkerEnd { hist, done }
 }
 
+/// Waits briefly for busy workers to hand over the interval's histogram; late ones land in
+/// the next interval.
+async fn collect_handovers(
+    rx: &mut mpsc::UnboundedReceiver<WorkerHist>,
+    iv: &mut interval::Intervals,
+    want: usize,
+    period: Duration,
+) {
+    let wait = tokio::time::sleep(period.min(Duration::from_millis(100)) / 2);
+    tokio::pin!(wait);
+    let mut got = 0;
+    while got < want {
+        tokio::select! {
+            Some(h) = rx.recv() => {
+                iv.absorb(&h);
+                got += 1;
+            }
+            _ = &mut wait => break,
+        }
+    }
+}
+
 fn forced_after(o: &BenchOptions) -> Option<Duration> {
     let secs = match o.forced_shutdown {
         ForcedShutdown::Off => return None,
@@ -288,11 +311,7 @@ pub async fn run(o: &BenchOptions, observer: &mut dyn Observer) -> anyhow::Resul
     drop(tx);
     observer.threads_started();
 
-    let mut total = metrics::total_hist();
-    let mut interval = metrics::total_hist();
-    let mut intervals = Vec::new();
-    let mut last_t = measure_start;
-    let mut last = Counts::default();
+    let mut iv = interval::Intervals::new(o.percentile, start, measure_start);
     let period = Duration::from_secs(o.report_interval_s.max(1));
     let mut ticker = tokio::time::interval_at(measure_start + period, period);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -316,55 +335,12 @@ pub async fn run(o: &BenchOptions, observer: &mut dyn Observer) -> anyhow::Resul
                 Some(Ok(end)) => ends.push(end),
                 Some(Err(e)) => ctx.set_fatal(format!("FATAL: worker thread failed: {e}")),
             },
-            Some(h) = rx.recv() => {
-                metrics::merge(&mut interval, &h);
-                metrics::merge(&mut total, &h);
-            }
+            Some(h) = rx.recv() => iv.absorb(&h),
             _ = ticker.tick(), if o.report_interval_s > 0 => {
                 ctx.epoch.fetch_add(1, Relaxed);
-                // Give busy workers a moment to hand over this interval's histogram; late ones
-                // land in the next interval.
-                let want = set.len();
-                let mut got = 0;
-                let wait = tokio::time::sleep(period.min(Duration::from_millis(100)) / 2);
-                tokio::pin!(wait);
-                while got < want {
-                    tokio::select! {
-                        Some(h) = rx.recv() => {
-                            metrics::merge(&mut interval, &h);
-                            metrics::merge(&mut total, &h);
-                            got += 1;
-                        }
-                        _ = &mut wait => break,
-                    }
-                }
-                let now = Instant::now();
-                let cur = sum_live(&ctx.live);
-                let d = cur.minus(&last);
-                let dt = (now - last_t).as_secs_f64().max(1e-9);
-                let busy = ctx.live.iter().filter(|l| l.busy.load(Relaxed)).count() as u64;
-                let s = IntervalStats {
-                    t_s: (now - measure_start).as_secs_f64(),
-                    threads: set.len() as u32,
-                    tps: d.events as f64 / dt,
-                    qps: d.queries() as f64 / dt,
-                    reads_s: d.reads as f64 / dt,
-                    writes_s: d.writes as f64 / dt,
-                    other_s: d.other as f64 / dt,
-                    errors_s: d.errors as f64 / dt,
-                    reconnects_s: d.reconnects as f64 / dt,
-                    lat_pct_ms: metrics::percentile_ms(&interval, o.percentile.max(1) as f64),
-                    lat_p50_ms: metrics::percentile_ms(&interval, 50.0),
-                    lat_p99_ms: metrics::percentile_ms(&interval, 99.0),
-                    lat_max_ms: if interval.is_empty() { 0.0 } else { interval.max() as f64 / 1e6 },
-                    queue_length: ctx.pacer.as_ref().map(|p| p.queue_length((now - start).as_nanos() as u64)),
-                    concurrency: ctx.pacer.as_ref().map(|_| busy),
-                };
-                observer.interval(&s);
-                intervals.push(s);
-                interval.reset();
-                last = cur;
-                last_t = now;
+                collect_handovers(&mut rx, &mut iv, set.len(), period).await;
+                let s = iv.report(Instant::now(), &ctx.live, set.len() as u32, ctx.pacer.as_ref());
+                observer.interval(s);
             }
             _ = sigint.recv() => { interrupted = true; stop.store(true, Relaxed); }
             _ = sigterm.recv() => { interrupted = true; stop.store(true, Relaxed); }
@@ -390,10 +366,16 @@ pub async fn run(o: &BenchOptions, observer: &mut dyn Observer) -> anyhow::Resul
             .unwrap_or_else(Instant::now),
     };
     while let Ok(h) = rx.try_recv() {
-        metrics::merge(&mut total, &h);
+        iv.absorb(&h);
     }
     for e in &ends {
-        metrics::merge(&mut total, &e.hist);
+        iv.absorb(&e.hist);
+    }
+    // A run whose end falls on a tick (--time a multiple of --report-interval) gets that
+    // tick's line, as sysbench's reporter prints it while the workers stop.
+    if o.report_interval_s > 0 && iv.since_last(end) >= period.as_secs_f64() * 0.95 {
+        let s = iv.report(end, &ctx.live, threads as u32, ctx.pacer.as_ref());
+        observer.interval(s);
     }
     let mut totals = sum_live(&ctx.live);
     if let Some(n) = unfinished {
@@ -409,10 +391,10 @@ pub async fn run(o: &BenchOptions, observer: &mut dyn Observer) -> anyhow::Resul
         threads: threads as u32,
         elapsed_s: end.saturating_duration_since(measure_start).as_secs_f64(),
         totals,
-        hist: total,
+        hist: iv.total,
         min_max_ns,
         per_thread: ctx.live.iter().map(|l| l.snapshot()).collect(),
-        intervals,
+        intervals: iv.series,
         fatal,
         unfinished,
         interrupted,
