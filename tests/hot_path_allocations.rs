@@ -1,0 +1,73 @@
+//! Counts heap allocations per query on the run's hot path, in-process, against a real
+//! MariaDB. Nearly all of them are mysql_async's: boxed futures per execution, the params
+//! vector its API takes, and — the bulk — an io::Error with a String built for every packet
+//! it tries to parse as OK and ERR before treating it as a row (`Conn::handle_packet`), so
+//! range selects of 100 rows cost ~300. The bounds are today's figures: our own code must not
+//! add to them; replacing that path is the performance work of issue 7.
+
+mod common;
+use common::*;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering};
+use sweepbench::bench::options::{parse_args, BenchOptions};
+
+struct Counting;
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: forwards to the system allocator; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        System.alloc(l)
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        System.dealloc(p, l)
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        System.realloc(p, l, n)
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+struct Silent;
+impl sweepbench::exec::Observer for Silent {}
+
+fn allocations_for(workload: &str, events: u64, conn: &[String]) -> u64 {
+    let words =
+        format!("{workload} --tables=2 --table-size=1000 --threads=1 --time=0 --events={events}");
+    let (pos, raw, _) = parse_args(&args(&words, conn)).unwrap();
+    let o = BenchOptions::build(&pos[0], &raw).unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let before = ALLOCS.load(Ordering::Relaxed);
+    let r = rt.block_on(sweepbench::exec::run(&o, &mut Silent)).unwrap();
+    assert_eq!(r.totals.events, events);
+    ALLOCS.load(Ordering::Relaxed) - before
+}
+
+#[test]
+fn allocations_per_query_stay_bounded() {
+    let conn = fresh_db("allocs");
+    bench_ok(
+        "oltp_read_write prepare --tables=2 --table-size=1000",
+        &conn,
+    );
+    // The difference between two run lengths removes set-up and tear-down.
+    let per_event = |w: &str, n: u64| {
+        (allocations_for(w, 3 * n, &conn) - allocations_for(w, n, &conn)) as f64 / (2 * n) as f64
+    };
+    let point = per_event("oltp_point_select", 500);
+    let rw = per_event("oltp_read_write", 100) / 20.0;
+    println!("allocations per query: point_select {point:.2}, read_write {rw:.2}");
+    // Measured: 14.0 and 71.3 (mysql_async 0.37.1, MariaDB 10.11).
+    assert!(
+        point <= 15.0,
+        "point_select allocates {point:.2} times per query"
+    );
+    assert!(rw <= 75.0, "read_write allocates {rw:.2} times per query");
+}
