@@ -311,3 +311,30 @@ fn unreachable_server_is_a_clear_error() {
         "{err}"
     );
 }
+
+#[test]
+fn checkpoints_report_and_reset_the_counters() {
+    let conn = fresh_db("checkpoints");
+    bench_ok("oltp_insert prepare --table-size=10", &conn);
+    let j = bench_json(
+        "oltp_insert run --table-size=10 --threads=2 --time=2 --report-checkpoints=1",
+        &conn,
+    );
+    let cps = j["checkpoints"].as_array().expect("checkpoints array");
+    assert_eq!(cps.len(), 1, "{j}");
+    let first = json_u64(&cps[0], "/totals/events");
+    let rest = json_u64(&j, "/totals/events");
+    assert!(first > 0 && rest > 0, "{j}");
+    // Every event is counted once: before the checkpoint or after it.
+    let inserted = query_u64("SELECT COUNT(*) FROM checkpoints.sbtest1") - 10;
+    assert_eq!(first + rest, inserted);
+    let text = bench_ok(
+        "oltp_insert run --table-size=10 --threads=1 --time=2 --report-checkpoints=1",
+        &conn,
+    );
+    assert!(
+        text.contains("[ 1s ] Checkpoint report:\nSQL statistics:"),
+        "{text}"
+    );
+    assert_eq!(text.matches("SQL statistics:").count(), 2);
+}

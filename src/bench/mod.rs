@@ -15,23 +15,43 @@ pub const EXIT_FATAL: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 pub const EXIT_INTERRUPTED: i32 = 130;
 
-struct TextObserver {
-    percentile: u32,
+struct TextObserver<'a> {
+    opts: &'a BenchOptions,
 }
 
-impl Observer for TextObserver {
+impl Observer for TextObserver<'_> {
     fn threads_started(&mut self) {
         println!("\nThreads started!\n");
     }
 
     fn interval(&mut self, s: &IntervalStats) {
-        println!("{}", output::sysbench::interval_line(s, self.percentile));
+        println!(
+            "{}",
+            output::sysbench::interval_line(s, self.opts.percentile.max(1))
+        );
+        let _ = std::io::stdout().flush();
+    }
+
+    fn checkpoint(&mut self, t_s: f64, r: &exec::RunReport) {
+        println!("[ {:.0}s ] Checkpoint report:", t_s.round());
+        print!("{}", output::sysbench::final_report(r, self.opts));
         let _ = std::io::stdout().flush();
     }
 }
 
-struct Quiet;
-impl Observer for Quiet {}
+/// JSON mode prints once at the end; checkpoints are kept for that document.
+struct JsonObserver<'a> {
+    opts: &'a BenchOptions,
+    checkpoints: Vec<serde_json::Value>,
+}
+
+impl Observer for JsonObserver<'_> {
+    fn checkpoint(&mut self, t_s: f64, r: &exec::RunReport) {
+        let mut v = output::json::value(r, self.opts);
+        v["checkpoint_s"] = serde_json::json!(t_s);
+        self.checkpoints.push(v);
+    }
+}
 
 /// Runs `bench` with sysbench-style arguments; returns the process exit code.
 pub async fn main(args: &[String]) -> i32 {
@@ -117,10 +137,12 @@ async fn run_run(o: &BenchOptions) -> i32 {
         print!("{}", output::sysbench::header(o, o.rand_seed != 0));
         let _ = std::io::stdout().flush();
     }
-    let mut text_obs = TextObserver {
-        percentile: o.percentile.max(1),
+    let mut text_obs = TextObserver { opts: o };
+    let mut json_obs = JsonObserver {
+        opts: o,
+        checkpoints: Vec::new(),
     };
-    let observer: &mut dyn Observer = if text { &mut text_obs } else { &mut Quiet };
+    let observer: &mut dyn Observer = if text { &mut text_obs } else { &mut json_obs };
     let report = match exec::run(o, observer).await {
         Ok(r) => r,
         Err(e) => {
@@ -137,7 +159,14 @@ async fn run_run(o: &BenchOptions) -> i32 {
     if text {
         print!("{}", output::sysbench::final_report(&report, o));
     } else {
-        println!("{}", output::json::render(&report, o));
+        let mut v = output::json::value(&report, o);
+        if !json_obs.checkpoints.is_empty() {
+            v["checkpoints"] = serde_json::Value::Array(json_obs.checkpoints);
+        }
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&v).expect("report serialises")
+        );
     }
     if report.fatal.is_some() {
         EXIT_FATAL

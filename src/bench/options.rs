@@ -76,6 +76,12 @@ const DEFS: &[Def] = &[
         "print intermediate statistics every N seconds (0 = off)",
     ),
     def(
+        "report_checkpoints",
+        Kind::Str,
+        "",
+        "comma-separated seconds at which to print a full report and reset the counters",
+    ),
+    def(
         "percentile",
         Kind::Int,
         "95",
@@ -585,6 +591,8 @@ pub struct BenchOptions {
     pub forced_shutdown: ForcedShutdown,
     pub rate: u64,
     pub report_interval_s: u64,
+    /// `--report-checkpoints`, seconds after the measurement start, ascending.
+    pub checkpoints_s: Vec<u64>,
     pub percentile: u32,
     pub histogram: bool,
     pub ps_mode: PsMode,
@@ -690,6 +698,9 @@ impl BenchOptions {
                 return Err(bad(unsupported, "not supported by sweepbench yet"));
             }
         }
+        let mut checkpoints_s: Vec<u64> = list(raw, "report_checkpoints")?;
+        checkpoints_s.sort_unstable();
+        checkpoints_s.dedup();
         let threads = u32_opt(raw, "threads")?;
         if threads == 0 {
             return Err(bad("threads", "must be at least 1"));
@@ -753,6 +764,7 @@ impl BenchOptions {
             forced_shutdown,
             rate: raw.int("rate"),
             report_interval_s: raw.int("report_interval"),
+            checkpoints_s,
             percentile,
             histogram: raw.flag("histogram"),
             ps_mode,

@@ -49,6 +49,9 @@ pub struct RunReport {
     pub threads: u32,
     /// Measurement start → end, seconds (sysbench's "total time").
     pub elapsed_s: f64,
+    /// Seconds the counts cover: since the start, or since the last checkpoint. Rates ("per
+    /// sec.") divide by this.
+    pub window_s: f64,
     pub totals: Counts,
     pub hist: TotalHist,
     pub min_max_ns: Option<(u64, u64)>,
@@ -66,6 +69,74 @@ pub struct RunReport {
 pub trait Observer {
     fn threads_started(&mut self) {}
     fn interval(&mut self, _s: &IntervalStats) {}
+    /// A `--report-checkpoints` report at `t_s` seconds: figures since the previous one.
+    fn checkpoint(&mut self, _t_s: f64, _r: &RunReport) {}
+}
+
+/// Where cumulative figures start: the measurement start, or the last checkpoint (which
+/// resets them, as in sysbench).
+struct Baseline {
+    measure_start: Instant,
+    at: Instant,
+    per_worker: Vec<Counts>,
+    /// Before any checkpoint the workers' exact min/max apply; after one, the histogram's.
+    first: bool,
+}
+
+impl Baseline {
+    fn start(measure_start: Instant, workers: usize) -> Baseline {
+        Baseline {
+            measure_start,
+            at: measure_start,
+            per_worker: vec![Counts::default(); workers],
+            first: true,
+        }
+    }
+
+    /// The report of everything since this baseline, closed at `end`, and the baseline for
+    /// what follows (from the same counter snapshot, so no event falls between the two).
+    fn report(&self, ctx: &RunCtx, hist: TotalHist, end: Instant) -> (RunReport, Baseline) {
+        let snap: Vec<Counts> = ctx.live.iter().map(|l| l.snapshot()).collect();
+        let per_thread: Vec<Counts> = snap
+            .iter()
+            .zip(&self.per_worker)
+            .map(|(s, b)| s.minus(b))
+            .collect();
+        let next = Baseline {
+            measure_start: self.measure_start,
+            at: end,
+            per_worker: snap,
+            first: false,
+        };
+        let mut totals = Counts::default();
+        for c in &per_thread {
+            totals.add(c);
+        }
+        let min_max_ns = if self.first {
+            ctx.live
+                .iter()
+                .filter_map(|l| l.min_max())
+                .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)))
+        } else {
+            (!hist.is_empty()).then(|| (hist.min(), hist.max()))
+        };
+        let report = RunReport {
+            threads: ctx.live.len() as u32,
+            elapsed_s: end
+                .saturating_duration_since(self.measure_start)
+                .as_secs_f64(),
+            window_s: end.saturating_duration_since(self.at).as_secs_f64(),
+            totals,
+            hist,
+            min_max_ns,
+            per_thread,
+            intervals: Vec::new(),
+            fatal: None,
+            unfinished: None,
+            interrupted: false,
+        };
+        (report, next)
+    }
 }
 
 struct RunCtx {
@@ -257,14 +328,6 @@ fn forced_after(o: &BenchOptions) -> Option<Duration> {
     Some(Duration::from_secs(o.warmup_s + o.time_s) + Duration::from_secs_f64(secs))
 }
 
-fn sum_live(live: &[LiveCounts]) -> Counts {
-    let mut c = Counts::default();
-    for l in live {
-        c.add(&l.snapshot());
-    }
-    c
-}
-
 /// Runs the workload as `o` describes and returns what was measured. Errors before the start
 /// (connect, prepare) are returned as errors; a fatal error during the run is in the report.
 pub async fn run(o: &BenchOptions, observer: &mut dyn Observer) -> anyhow::Result<RunReport> {
@@ -328,7 +391,19 @@ pub async fn run(o: &BenchOptions, observer: &mut dyn Observer) -> anyhow::Resul
     let mut interrupted = false;
     let mut unfinished = None;
     let mut ends = Vec::new();
+    let mut base = Baseline::start(measure_start, threads);
+    let mut checkpoints = o
+        .checkpoints_s
+        .iter()
+        .map(|&c| measure_start + Duration::from_secs(c));
+    let mut next_checkpoint = checkpoints.next();
     loop {
+        let checkpoint = async move {
+            match next_checkpoint {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             r = set.join_next() => match r {
                 None => break,
@@ -341,6 +416,16 @@ pub async fn run(o: &BenchOptions, observer: &mut dyn Observer) -> anyhow::Resul
                 collect_handovers(&mut rx, &mut iv, set.len(), period).await;
                 let s = iv.report(Instant::now(), &ctx.live, set.len() as u32, ctx.pacer.as_ref());
                 observer.interval(s);
+            }
+            _ = checkpoint => {
+                ctx.epoch.fetch_add(1, Relaxed);
+                collect_handovers(&mut rx, &mut iv, set.len(), period).await;
+                let now = Instant::now();
+                let hist = std::mem::replace(&mut iv.total, metrics::total_hist());
+                let (report, next) = base.report(&ctx, hist, now);
+                observer.checkpoint((now - measure_start).as_secs_f64(), &report);
+                base = next;
+                next_checkpoint = checkpoints.next();
             }
             _ = sigint.recv() => { interrupted = true; stop.store(true, Relaxed); }
             _ = sigterm.recv() => { interrupted = true; stop.store(true, Relaxed); }
@@ -377,26 +462,14 @@ pub async fn run(o: &BenchOptions, observer: &mut dyn Observer) -> anyhow::Resul
         let s = iv.report(end, &ctx.live, threads as u32, ctx.pacer.as_ref());
         observer.interval(s);
     }
-    let mut totals = sum_live(&ctx.live);
+    let (mut report, _) = base.report(&ctx, iv.total, end);
     if let Some(n) = unfinished {
-        totals.events += n;
+        report.totals.events += n;
     }
-    let min_max_ns = ctx
-        .live
-        .iter()
-        .filter_map(|l| l.min_max())
-        .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)));
-    let fatal = ctx.fatal.lock().unwrap_or_else(|p| p.into_inner()).take();
-    Ok(RunReport {
-        threads: threads as u32,
-        elapsed_s: end.saturating_duration_since(measure_start).as_secs_f64(),
-        totals,
-        hist: iv.total,
-        min_max_ns,
-        per_thread: ctx.live.iter().map(|l| l.snapshot()).collect(),
-        intervals: iv.series,
-        fatal,
-        unfinished,
-        interrupted,
-    })
+    report.threads = threads as u32;
+    report.intervals = iv.series;
+    report.fatal = ctx.fatal.lock().unwrap_or_else(|p| p.into_inner()).take();
+    report.unfinished = unfinished;
+    report.interrupted = interrupted;
+    Ok(report)
 }

@@ -26,10 +26,11 @@ pub struct JsonReport<'a> {
     pub interrupted: bool,
 }
 
-pub fn render(r: &RunReport, o: &BenchOptions) -> String {
+/// The report as a JSON value (callers may add fields such as checkpoints).
+pub fn value(r: &RunReport, o: &BenchOptions) -> serde_json::Value {
     let rate = |n: u64| {
-        if r.elapsed_s > 0.0 {
-            n as f64 / r.elapsed_s
+        if r.window_s > 0.0 {
+            n as f64 / r.window_s
         } else {
             0.0
         }
@@ -58,5 +59,5 @@ pub fn render(r: &RunReport, o: &BenchOptions) -> String {
         unfinished_on_forced_shutdown: r.unfinished,
         interrupted: r.interrupted,
     };
-    serde_json::to_string_pretty(&j).expect("report serialises")
+    serde_json::to_value(&j).expect("report serialises")
 }

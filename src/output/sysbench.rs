@@ -80,7 +80,7 @@ fn per_sec(n: u64, secs: f64) -> f64 {
 pub fn final_report(r: &RunReport, o: &BenchOptions) -> String {
     let mut s = String::new();
     let t = &r.totals;
-    let secs = r.elapsed_s;
+    let secs = r.window_s;
     if o.histogram {
         s.push_str("Latency histogram (values are in milliseconds)\n");
         s.push_str("       value  ------------- distribution ------------- count\n");
@@ -124,7 +124,11 @@ pub fn final_report(r: &RunReport, o: &BenchOptions) -> String {
     );
     s.push('\n');
     s.push_str("General statistics:\n");
-    let _ = writeln!(s, "    total time:                          {secs:.4}s");
+    let _ = writeln!(
+        s,
+        "    total time:                          {:.4}s",
+        r.elapsed_s
+    );
     let _ = writeln!(s, "    total number of events:              {}", t.events);
     if let Some(n) = r.unfinished {
         let _ = writeln!(
@@ -181,6 +185,7 @@ mod tests {
         RunReport {
             threads: 2,
             elapsed_s: 3.0043,
+            window_s: 3.0043,
             totals: Counts {
                 events: 2027,
                 reads: 28448,
