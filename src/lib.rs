@@ -10,8 +10,10 @@ pub mod db;
 pub mod exec;
 pub mod metrics;
 pub mod output;
+pub mod plan;
 pub mod sandbox;
 pub mod server;
+pub mod spec;
 pub mod workload;
 
 use cli::{Cli, Command};

@@ -1,0 +1,140 @@
+use super::*;
+
+const GOOD: &str = r#"
+name = "upgrade"
+description = "two targets"
+baseline = "a/default"
+
+[data]
+tables = 4
+table_size = 1000
+
+[run]
+workloads = ["oltp_read_only", "oltp_point_select"]
+threads = [16, 1, 4, 4]
+duration = "2m"
+warmup = "10s"
+repeats = 2
+order = "interleaved"
+
+[workload_options]
+rand_type = "uniform"
+skip_trx = true
+
+[[targets]]
+name = "a"
+url = "mysql://root:pw@127.0.0.1:3306/sbtest"
+
+[[targets]]
+name = "b"
+socket = "/run/mysqld/mysqld.sock"
+
+[[configs]]
+name = "default"
+
+[[configs]]
+name = "fast"
+vars = { innodb_flush_log_at_trx_commit = 2, sync_binlog = 0 }
+
+[[exclude]]
+target = "b"
+threads = [16]
+"#;
+
+fn parse(text: &str) -> Result<SweepSpec, SpecError> {
+    SweepSpec::parse(Path::new("sweeps/t.toml"), text)
+}
+
+#[test]
+fn a_full_sweep_parses() {
+    let s = parse(GOOD).unwrap();
+    assert_eq!(s.name, "upgrade");
+    assert_eq!(s.run.threads, vec![1, 4, 16]);
+    assert_eq!(s.run.duration_s, 120);
+    assert_eq!(s.run.warmup_s, 10);
+    assert_eq!(s.run.order, Order::Interleaved);
+    assert_eq!(s.data.tables, 4);
+    assert_eq!(s.baseline.as_deref(), Some("a/default"));
+    assert_eq!(s.targets.len(), 2);
+    assert_eq!(
+        s.configs[1].vars,
+        vec![
+            (
+                "innodb_flush_log_at_trx_commit".to_string(),
+                "2".to_string()
+            ),
+            ("sync_binlog".to_string(), "0".to_string())
+        ]
+    );
+    assert_eq!(
+        s.workload_options,
+        vec![
+            ("rand_type".to_string(), "uniform".to_string()),
+            ("skip_trx".to_string(), "on".to_string())
+        ]
+    );
+    assert_eq!(s.exclude.len(), 1);
+    assert!(s.exclude[0].matches("b", "fast", "oltp_read_only", 16));
+    assert!(!s.exclude[0].matches("a", "fast", "oltp_read_only", 16));
+}
+
+fn err(text: &str) -> SpecError {
+    parse(text).unwrap_err()
+}
+
+#[test]
+fn a_bad_thread_list_names_its_line() {
+    let e = err(&GOOD.replace("threads = [16, 1, 4, 4]", "threads = [1, \"x\"]"));
+    assert_eq!(e.line, 12, "{e}");
+    assert!(e.to_string().starts_with("sweeps/t.toml:12:15: "), "{e}");
+}
+
+#[test]
+fn unknown_keys_get_the_nearest_name() {
+    let e = err(&GOOD.replace("repeats = 2", "repeets = 2"));
+    assert!(
+        e.message
+            .contains("unknown key 'repeets' (did you mean 'repeats'?)"),
+        "{e}"
+    );
+    assert_eq!(e.line, 15);
+    let e = err(&GOOD.replace("rand_type = \"uniform\"", "rand_tipe = \"uniform\""));
+    assert!(e.message.contains("did you mean --rand-type?"), "{e}");
+}
+
+#[test]
+fn semantic_errors_are_located() {
+    let e = err(&GOOD.replace("\"oltp_point_select\"", "\"oltp_point_selct\""));
+    assert!(
+        e.message.contains("did you mean 'oltp_point_select'?"),
+        "{e}"
+    );
+    assert_eq!(e.line, 11);
+    let e = err(&GOOD.replace("duration = \"2m\"", "duration = \"soon\""));
+    assert!(e.message.contains("run.duration"), "{e}");
+    let e = err(&GOOD.replace("baseline = \"a/default\"", "baseline = \"c/default\""));
+    assert_eq!(e.line, 4);
+    let e = err(&GOOD.replace("skip_trx = true", "threads = 8"));
+    assert!(e.message.contains("set it with [run] threads"), "{e}");
+    let e = err(&GOOD.replace(
+        "url = \"mysql://root:pw@127.0.0.1:3306/sbtest\"",
+        "url = \"mysql://127.0.0.1\"",
+    ));
+    assert!(e.message.contains("url:"), "{e}");
+}
+
+#[test]
+fn durations_parse() {
+    assert_eq!(parse_duration("90"), Some(90));
+    assert_eq!(parse_duration("90s"), Some(90));
+    assert_eq!(parse_duration("5m"), Some(300));
+    assert_eq!(parse_duration("1h"), Some(3600));
+    assert_eq!(parse_duration("x"), None);
+}
+
+#[test]
+fn only_filters_parse() {
+    let f = Filter::parse_only("threads=1,4").unwrap();
+    assert_eq!(f.threads, Some(vec![1, 4]));
+    assert!(Filter::parse_only("thread=1").is_err());
+}
