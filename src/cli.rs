@@ -1,7 +1,7 @@
 //! The command line (clap derive only). `bench` takes sysbench's own option syntax, so its
 //! arguments are passed through untouched to `bench::options`.
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
@@ -15,8 +15,55 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// Arguments every sweep command takes.
+#[derive(Debug, Args)]
+pub struct SweepFileArgs {
+    /// The sweep file (TOML), e.g. sweeps/quickstart.toml.
+    pub file: PathBuf,
+    /// Narrow the plan: key=value with key target, config, workload or threads (threads=1,4).
+    /// Repeat to combine.
+    #[arg(long)]
+    pub only: Vec<String>,
+}
+
+/// What to do when a target cannot take the largest thread counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnCapacity {
+    /// Refuse to run (exit 2).
+    Fail,
+    /// Run the points the server can take; record the others as skipped.
+    Skip,
+    /// Raise max_connections with SET GLOBAL where privileged, and say so.
+    Raise,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Print every point of a sweep, the connections each target needs, and an ETA.
+    Plan {
+        #[command(flatten)]
+        sweep: SweepFileArgs,
+    },
+    /// Check that every target can take the sweep (connect, privileges, limits, tables, disk).
+    Check {
+        #[command(flatten)]
+        sweep: SweepFileArgs,
+        #[arg(long, value_enum, default_value_t = OnCapacity::Fail)]
+        on_capacity: OnCapacity,
+    },
+    /// Run a sweep: check, then measure every point, writing results/<sweep>/<UTC time>/.
+    Run {
+        #[command(flatten)]
+        sweep: SweepFileArgs,
+        #[arg(long, value_enum, default_value_t = OnCapacity::Fail)]
+        on_capacity: OnCapacity,
+        /// Root of the results directories.
+        #[arg(long, default_value = "results")]
+        results_dir: PathBuf,
+        /// Print only the summary and problems (for cron).
+        #[arg(long)]
+        quiet: bool,
+    },
     /// sysbench drop-in: `bench <workload> prepare|run|cleanup|prewarm [--option=value ...]`
     /// (`bench --help` lists the options).
     #[command(disable_help_flag = true)]

@@ -11,17 +11,55 @@ pub mod exec;
 pub mod metrics;
 pub mod output;
 pub mod plan;
+pub mod preflight;
+pub mod results;
 pub mod sandbox;
 pub mod server;
 pub mod spec;
+pub mod sweep;
 pub mod workload;
 
 use cli::{Cli, Command};
+use std::path::PathBuf;
+
+fn sweep_args(
+    sweep: cli::SweepFileArgs,
+    on_capacity: cli::OnCapacity,
+    results_dir: PathBuf,
+    quiet: bool,
+) -> sweep::SweepArgs {
+    sweep::SweepArgs {
+        file: sweep.file,
+        only: sweep.only,
+        on_capacity: match on_capacity {
+            cli::OnCapacity::Fail => preflight::OnCapacity::Fail,
+            cli::OnCapacity::Skip => preflight::OnCapacity::Skip,
+            cli::OnCapacity::Raise => preflight::OnCapacity::Raise,
+        },
+        results_dir,
+        quiet,
+    }
+}
 
 /// Runs the parsed command line; returns the process exit code.
 pub async fn run(cli: Cli) -> i32 {
     match cli.command {
         Command::Bench { args } => bench::main(&args).await,
+        Command::Plan { sweep } => sweep::plan(&sweep_args(
+            sweep,
+            cli::OnCapacity::Fail,
+            PathBuf::new(),
+            false,
+        )),
+        Command::Check { sweep, on_capacity } => {
+            sweep::check(&sweep_args(sweep, on_capacity, PathBuf::new(), false)).await
+        }
+        Command::Run {
+            sweep,
+            on_capacity,
+            results_dir,
+            quiet,
+        } => sweep::run(&sweep_args(sweep, on_capacity, results_dir, quiet)).await,
         Command::Sandbox {
             basedir,
             max_connections,

@@ -599,6 +599,8 @@ pub struct BenchOptions {
     pub ignore_errors: IgnoreErrors,
     pub prepare_threads: u32,
     pub format: OutputFormat,
+    /// Suppress progress lines (set by sweeps under `--quiet`; no command-line option).
+    pub quiet: bool,
 }
 
 fn u32_opt(raw: &RawOptions, name: &str) -> Result<u32, OptionError> {
@@ -771,6 +773,7 @@ impl BenchOptions {
             ignore_errors,
             prepare_threads: u32_opt(raw, "prepare_threads")?,
             format,
+            quiet: false,
         })
     }
 }

@@ -328,34 +328,35 @@ impl SweepSpec {
                         format!("vars: '{key}' is not a server variable name"),
                     ));
                 }
-                let lit =
-                    match v.get_ref() {
-                        toml::Value::String(s)
-                            if s.bytes()
-                                .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b)) =>
-                        {
-                            format!("'{s}'")
-                        }
-                        toml::Value::String(_) => return Err(cx.err(
+                let lit = match v.get_ref() {
+                    toml::Value::String(s)
+                        if s.bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b)) =>
+                    {
+                        format!("'{s}'")
+                    }
+                    toml::Value::String(_) => {
+                        return Err(cx.err(
                             v.span(),
                             format!(
                                 "vars.{key}: value may hold only letters, digits, '_', '.', '-'"
                             ),
-                        )),
-                        toml::Value::Boolean(b) => {
-                            if *b {
-                                "ON".into()
-                            } else {
-                                "OFF".into()
-                            }
+                        ))
+                    }
+                    toml::Value::Boolean(b) => {
+                        if *b {
+                            "ON".into()
+                        } else {
+                            "OFF".into()
                         }
-                        other => toml_literal(other).ok_or_else(|| {
-                            cx.err(
-                                v.span(),
-                                format!("vars.{key}: expected a number, string or boolean"),
-                            )
-                        })?,
-                    };
+                    }
+                    other => toml_literal(other).ok_or_else(|| {
+                        cx.err(
+                            v.span(),
+                            format!("vars.{key}: expected a number, string or boolean"),
+                        )
+                    })?,
+                };
                 vars.push((key.clone(), lit));
             }
             configs.push(Config {

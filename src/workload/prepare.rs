@@ -15,6 +15,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
+/// Progress line unless the caller asked for quiet (sweeps under `--quiet`).
+macro_rules! say {
+    ($o:expr, $($t:tt)*) => {
+        if !$o.quiet {
+            println!($($t)*);
+        }
+    };
+}
+
 /// What a finished prepare reports.
 #[derive(Debug, Clone, Copy)]
 pub struct PrepareStats {
@@ -51,7 +60,7 @@ pub async fn admin_conn(o: &BenchOptions, create_db: bool) -> anyhow::Result<Con
                         db::describe(&e)
                     )
                 })?;
-            println!("Created database '{}'", o.conn.db);
+            say!(o, "Created database '{}'", o.conn.db);
             let _ = c.disconnect().await;
             db::connect(&o.conn, 0, 16).await
         }
@@ -93,7 +102,7 @@ pub async fn prepare(o: &BenchOptions) -> anyhow::Result<PrepareStats> {
     let started = Instant::now();
     if o.workload == WorkloadKind::BulkInsert {
         for t in 1..=o.threads {
-            println!("Creating table 'sbtest{t}'...");
+            say!(o, "Creating table 'sbtest{t}'...");
             run_sql(&mut admin, &sql::create_bulk_table(t)).await?;
         }
         let _ = admin.disconnect().await;
@@ -111,7 +120,7 @@ pub async fn prepare(o: &BenchOptions) -> anyhow::Result<PrepareStats> {
         o.wl.table_size as u64
     };
     for t in 1..=o.wl.tables {
-        println!("Creating table 'sbtest{t}'...");
+        say!(o, "Creating table 'sbtest{t}'...");
         run_sql(&mut admin, &sql::create_table(t, &o.wl))
             .await
             .with_context(|| format!("creating table sbtest{t} (drop it first with cleanup?)"))?;
@@ -129,7 +138,7 @@ pub async fn prepare(o: &BenchOptions) -> anyhow::Result<PrepareStats> {
     let mut chunks = Vec::new();
     for t in 1..=o.wl.tables {
         if table_size > 0 {
-            println!("Inserting {table_size} records into 'sbtest{t}'");
+            say!(o, "Inserting {table_size} records into 'sbtest{t}'");
         }
         let step = table_size.div_ceil(per_table.max(1));
         let mut first = 1;
@@ -157,7 +166,7 @@ pub async fn prepare(o: &BenchOptions) -> anyhow::Result<PrepareStats> {
     if table_size == 0 && o.wl.create_secondary {
         let mut c = db::connect(&o.conn, 0, 16).await?;
         for t in 1..=o.wl.tables {
-            println!("Creating a secondary index on 'sbtest{t}'...");
+            say!(o, "Creating a secondary index on 'sbtest{t}'...");
             run_sql(&mut c, &sql::create_index(t)).await?;
         }
         let _ = c.disconnect().await;
@@ -184,7 +193,8 @@ pub async fn prepare(o: &BenchOptions) -> anyhow::Result<PrepareStats> {
             _ = tick.tick() => {
                 let done = shared.rows_done.load(Ordering::Relaxed);
                 let secs = started.elapsed().as_secs_f64();
-                println!(
+                say!(
+                    o,
                     "[ {secs:.0}s ] inserted {done}/{total_rows} rows ({:.0} rows/s)",
                     done as f64 / secs
                 );
@@ -230,7 +240,7 @@ impl Loader {
                 .await?;
             let t = chunk.table as usize;
             if self.left[t].fetch_sub(1, Ordering::AcqRel) == 1 && self.opts.wl.create_secondary {
-                println!("Creating a secondary index on 'sbtest{t}'...");
+                say!(self.opts, "Creating a secondary index on 'sbtest{t}'...");
                 run_sql(&mut conn, &sql::create_index(chunk.table)).await?;
             }
         }
@@ -329,7 +339,7 @@ pub async fn cleanup(o: &BenchOptions) -> anyhow::Result<()> {
     let tables = table_count(o)?;
     let mut conn = admin_conn(o, false).await?;
     for t in 1..=tables {
-        println!("Dropping table 'sbtest{t}'...");
+        say!(o, "Dropping table 'sbtest{t}'...");
         run_sql(&mut conn, &sql::drop_table(t)).await?;
     }
     let _ = conn.disconnect().await;
@@ -355,7 +365,7 @@ pub async fn prewarm(o: &BenchOptions) -> anyhow::Result<()> {
                 if t > tables {
                     break;
                 }
-                println!("Prewarming table sbtest{t}");
+                say!(o, "Prewarming table sbtest{t}");
                 let size = o.wl.table_size;
                 for q in [
                     format!("ANALYZE TABLE sbtest{t}"),

@@ -1,0 +1,578 @@
+//! `plan`, `check` and `run` for sweep files: plan the points, check every target can take
+//! them before touching data, then measure each point with the engine and write it down
+//! before starting the next.
+
+mod vars;
+
+use crate::bench::options::{parse_args, BenchOptions};
+use crate::exec::{self, IntervalStats, Observer, RunReport};
+use crate::metrics::LatencySummary;
+use crate::plan::{format_duration, Plan, Point};
+use crate::preflight::{self, Finding, Needs, OnCapacity, Severity};
+use crate::results::{PointRecord, RunDir};
+use crate::spec::target::{ConnInfo, TargetKind};
+use crate::spec::{Filter, PreparePolicy, SweepSpec};
+use crate::workload::{prepare, EventPlan};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_POINTS_FAILED: i32 = 1;
+pub const EXIT_BAD_INPUT: i32 = 2;
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// Options shared by plan / check / run.
+#[derive(Debug, Clone)]
+pub struct SweepArgs {
+    pub file: PathBuf,
+    pub only: Vec<String>,
+    pub on_capacity: OnCapacity,
+    pub results_dir: PathBuf,
+    pub quiet: bool,
+}
+
+fn load(a: &SweepArgs) -> Result<(SweepSpec, Plan), String> {
+    let spec = SweepSpec::load(&a.file).map_err(|e| e.to_string())?;
+    let only = a
+        .only
+        .iter()
+        .map(|o| Filter::parse_only(o))
+        .collect::<Result<Vec<_>, _>>()?;
+    let plan = Plan::build(&spec, &only);
+    if plan.points.is_empty() {
+        return Err(format!(
+            "{}: the filters leave no point to run",
+            a.file.display()
+        ));
+    }
+    Ok((spec, plan))
+}
+
+/// `sweepbench plan`: every point, the connections each target needs, and an ETA.
+pub fn plan(a: &SweepArgs) -> i32 {
+    let (spec, plan) = match load(a) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("sweepbench plan: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    println!("sweep '{}': {} points", spec.name, plan.points.len());
+    for (i, p) in plan.points.iter().enumerate() {
+        println!("  {:>4}  {}", i + 1, p.id);
+    }
+    println!(
+        "connections per target (largest thread count + {} for sweepbench):",
+        MARGIN
+    );
+    for (t, n) in &plan.connections {
+        let shown = match spec.targets.iter().find(|x| &x.name == t).map(|x| &x.kind) {
+            Some(TargetKind::External(c)) => c.redacted(),
+            _ => "managed server".into(),
+        };
+        println!("  {t}: {} ({shown})", n + MARGIN);
+    }
+    println!(
+        "data: {} table(s) × {} rows, prepare = {:?}",
+        spec.data.tables, spec.data.table_size, spec.data.prepare
+    );
+    println!(
+        "ETA: {} ({} points × ({}s warmup + {}s run + ~2s set-up) + prepare)",
+        format_duration(plan.eta_s(&spec)),
+        plan.points.len(),
+        spec.run.warmup_s,
+        spec.run.duration_s
+    );
+    EXIT_OK
+}
+
+/// Connections sweepbench holds besides the workers (admin connection, headroom).
+const MARGIN: u32 = 2;
+
+fn external(spec: &SweepSpec, target: &str) -> Result<ConnInfo, String> {
+    match spec.targets.iter().find(|t| t.name == target).map(|t| &t.kind) {
+        Some(TargetKind::External(c)) => {
+            let mut c = c.clone();
+            c.resolve_password();
+            Ok(c)
+        }
+        Some(TargetKind::Managed(_)) => Err(format!(
+            "target '{target}': managed servers (server = {{…}}) are not supported by sweeps yet; use url or socket"
+        )),
+        None => Err(format!("target '{target}' is not defined")),
+    }
+}
+
+fn needs(spec: &SweepSpec, plan: &Plan, target: &str) -> Needs {
+    let stmts = spec
+        .run
+        .workloads
+        .iter()
+        .map(|&w| {
+            let o = point_options(spec, w, 1, &ConnInfo::from_socket("/"));
+            let p = EventPlan::new(w, &o.wl);
+            if o.ps_mode == crate::bench::options::PsMode::Disable {
+                0
+            } else {
+                (p.prepared.len() as u32 * o.wl.tables) + 2 * p.trx as u32 + 1
+            }
+        })
+        .max()
+        .unwrap_or(0);
+    Needs {
+        max_threads: plan.connections.get(target).copied().unwrap_or(0),
+        stmts_per_conn: stmts,
+        data: spec.data.clone(),
+        margin: MARGIN,
+    }
+}
+
+/// The engine options of one point (the spec was validated, so building cannot fail).
+fn point_options(
+    spec: &SweepSpec,
+    w: crate::workload::WorkloadKind,
+    threads: u32,
+    c: &ConnInfo,
+) -> BenchOptions {
+    let (pos, raw, _) = parse_args(&spec.bench_args(w, threads)).expect("validated sweep options");
+    let mut o = BenchOptions::build(&pos[0], &raw).expect("validated sweep options");
+    o.conn = c.conn_options();
+    o.report_interval_s = spec.run.report_interval_s;
+    o
+}
+
+fn print_findings(findings: &[Finding]) {
+    for f in findings {
+        let tag = match f.severity {
+            Severity::Info => "ok  ",
+            Severity::Warning => "warn",
+            Severity::Blocking => "FAIL",
+        };
+        println!("[{tag}] {} {}: {}", f.target, f.check, f.message);
+    }
+}
+
+/// Runs the preflight for every target of the plan. Returns the findings and, with
+/// `--on-capacity=skip`, the thread limit per target.
+async fn preflight_all(
+    spec: &SweepSpec,
+    plan: &Plan,
+    on: OnCapacity,
+) -> Result<(Vec<Finding>, BTreeMap<String, u32>), String> {
+    let mut all = Vec::new();
+    let mut limits = BTreeMap::new();
+    let total: u64 = plan
+        .connections
+        .values()
+        .map(|&n| (n + MARGIN) as u64)
+        .sum();
+    all.extend(preflight::fd_findings(total));
+    for target in plan.connections.keys() {
+        let c = external(spec, target)?;
+        let n = needs(spec, plan, target);
+        let (findings, _) =
+            preflight::check_target(target, &c.conn_options(), c.is_local(), &n, on).await;
+        for f in &findings {
+            if let (Severity::Blocking, Some(max)) = (f.severity, f.max_threads) {
+                let e = limits.entry(target.clone()).or_insert(u32::MAX);
+                *e = (*e).min(max);
+            }
+        }
+        all.extend(findings);
+    }
+    Ok((all, limits))
+}
+
+/// `sweepbench check`: preflight only. Exit 2 on a blocking finding.
+pub async fn check(a: &SweepArgs) -> i32 {
+    let (spec, plan) = match load(a) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("sweepbench check: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let (findings, _) = match preflight_all(&spec, &plan, a.on_capacity).await {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("sweepbench check: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    print_findings(&findings);
+    let blocking = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Blocking)
+        .count();
+    if blocking > 0 {
+        println!("{blocking} blocking finding(s): the sweep cannot run as planned");
+        EXIT_BAD_INPUT
+    } else {
+        println!("all checks passed for {} point(s)", plan.points.len());
+        EXIT_OK
+    }
+}
+
+/// Prints above the progress bar on a terminal, plainly otherwise (cron, pipes, CI), where
+/// the bar itself is hidden.
+fn say(bar: &ProgressBar, line: String) {
+    if bar.is_hidden() {
+        println!("{line}");
+    } else {
+        bar.println(line);
+    }
+}
+
+struct PointObserver<'a> {
+    bar: &'a ProgressBar,
+    quiet: bool,
+    percentile: u32,
+    id: String,
+}
+
+impl Observer for PointObserver<'_> {
+    fn interval(&mut self, s: &IntervalStats) {
+        if !self.quiet {
+            say(
+                self.bar,
+                format!(
+                    "{} {}",
+                    self.id,
+                    crate::output::sysbench::interval_line(s, self.percentile)
+                ),
+            );
+        }
+    }
+}
+
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage fills the zeroed struct.
+    let mut r: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut r) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(r.ru_utime) + tv(r.ru_stime)
+}
+
+fn record(run_id: &str, p: &Point, version: &str) -> PointRecord {
+    PointRecord {
+        run_id: run_id.to_string(),
+        point_id: p.id.clone(),
+        target: p.target.clone(),
+        config: p.config.clone(),
+        driver: "native".into(),
+        server_version: version.to_string(),
+        workload: p.workload.name().into(),
+        threads: p.threads,
+        repeat: p.repeat,
+        started_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        ..PointRecord::default()
+    }
+}
+
+fn fill(rec: &mut PointRecord, r: &RunReport, cpu_s: f64) {
+    let t = &r.totals;
+    let lat = LatencySummary::new(&r.hist, t.events, t.lat_sum_ns, r.min_max_ns);
+    let rate = |n: u64| {
+        if r.window_s > 0.0 {
+            n as f64 / r.window_s
+        } else {
+            0.0
+        }
+    };
+    rec.duration_s = r.elapsed_s;
+    rec.transactions = t.events;
+    rec.tps = rate(t.events);
+    rec.queries = t.queries();
+    rec.qps = rate(t.queries());
+    rec.reads = t.reads;
+    rec.writes = t.writes;
+    rec.other = t.other;
+    rec.errors = t.errors;
+    rec.reconnects = t.reconnects;
+    rec.lat_min_ms = lat.min_ms;
+    rec.lat_avg_ms = lat.avg_ms;
+    rec.lat_p50_ms = lat.p50_ms;
+    rec.lat_p95_ms = lat.p95_ms;
+    rec.lat_p99_ms = lat.p99_ms;
+    rec.lat_p999_ms = lat.p999_ms;
+    rec.lat_max_ms = lat.max_ms;
+    rec.client_cpu_s = cpu_s;
+}
+
+/// Prepares the target's data when the policy asks (once per target per run).
+async fn ensure_data(spec: &SweepSpec, c: &ConnInfo, quiet: bool) -> anyhow::Result<()> {
+    let mut o = point_options(spec, spec.run.workloads[0], 1, c);
+    o.quiet = quiet;
+    let mut conn = prepare::admin_conn(&o, true).await?;
+    let rows = preflight::table_rows(&mut conn, &c.db, spec.data.tables).await?;
+    let _ = conn.disconnect().await;
+    let ready = rows.iter().all(|r| *r == Some(spec.data.table_size as u64));
+    let must = match spec.data.prepare {
+        PreparePolicy::Never => return Ok(()),
+        PreparePolicy::Always => true,
+        PreparePolicy::Auto => !ready,
+    };
+    if !must {
+        return Ok(());
+    }
+    let mut o = point_options(spec, crate::workload::WorkloadKind::ReadWrite, 1, c);
+    o.threads = 1;
+    o.quiet = quiet;
+    prepare::cleanup(&o).await?;
+    prepare::prepare(&o).await?;
+    Ok(())
+}
+
+/// `sweepbench run`.
+pub async fn run(a: &SweepArgs) -> i32 {
+    let (spec, plan) = match load(a) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("sweepbench run: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let (findings, limits) = match preflight_all(&spec, &plan, a.on_capacity).await {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("sweepbench run: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let blocking: Vec<&Finding> = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Blocking)
+        .collect();
+    let capacity_only = blocking.iter().all(|f| f.max_threads.is_some());
+    if !blocking.is_empty() && !(a.on_capacity == OnCapacity::Skip && capacity_only) {
+        print_findings(&findings);
+        eprintln!(
+            "sweepbench run: {} blocking finding(s); nothing was run (see `sweepbench check`)",
+            blocking.len()
+        );
+        return EXIT_BAD_INPUT;
+    }
+    if !a.quiet {
+        print_findings(&findings);
+    }
+    let mut dir = match RunDir::create(&a.results_dir, &spec) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("sweepbench run: {e:#}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let bar = if a.quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(plan.points.len() as u64)
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "[{elapsed_precise}] {bar:30} {pos}/{len} points, ETA {eta} {msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let t = run_points(&spec, &plan, &limits, &mut dir, &bar, a.quiet).await;
+    bar.finish_and_clear();
+    println!(
+        "sweep '{}': {} ok, {} failed, {} skipped; results in {}",
+        spec.name,
+        t.ok,
+        t.failed,
+        t.skipped,
+        dir.path.display()
+    );
+    if t.interrupted {
+        EXIT_INTERRUPTED
+    } else if t.failed > 0 {
+        EXIT_POINTS_FAILED
+    } else {
+        EXIT_OK
+    }
+}
+
+/// What happened to the points of a run.
+#[derive(Debug, Default)]
+struct Tally {
+    ok: u32,
+    failed: u32,
+    skipped: u32,
+    interrupted: bool,
+}
+
+/// Runs the plan's points in order. Points above a target's capacity limit (from
+/// `--on-capacity=skip`) are recorded as skipped in their place.
+async fn run_points(
+    spec: &SweepSpec,
+    plan: &Plan,
+    limits: &BTreeMap<String, u32>,
+    dir: &mut RunDir,
+    bar: &ProgressBar,
+    quiet: bool,
+) -> Tally {
+    let mut t = Tally::default();
+    let mut prepared: BTreeSet<String> = BTreeSet::new();
+    let mut versions: BTreeMap<String, String> = BTreeMap::new();
+    let mut applied: Option<vars::Applied> = None;
+    for p in &plan.points {
+        bar.set_message(p.id.clone());
+        if limits.get(&p.target).is_some_and(|&max| p.threads > max) {
+            let mut rec = record(&dir.run_id, p, "");
+            rec.status = "skipped".into();
+            rec.error = format!(
+                "{} cannot take {} threads (--on-capacity=skip)",
+                p.target, p.threads
+            );
+            t.skipped += 1;
+            if let Err(e) = dir.append_point(&rec) {
+                say(bar, format!("error: {e:#}"));
+                t.failed += 1;
+                break;
+            }
+            bar.inc(1);
+            continue;
+        }
+        let c = match external(spec, &p.target) {
+            Ok(c) => c,
+            Err(e) => {
+                t.failed += 1;
+                let mut rec = record(&dir.run_id, p, "");
+                rec.status = "failed".into();
+                rec.error = e;
+                let _ = dir.append_point(&rec);
+                bar.inc(1);
+                continue;
+            }
+        };
+        // Switch server variables when the target × config changes.
+        let key = format!("{}/{}", p.target, p.config);
+        if applied.as_ref().map(|x| x.key.as_str()) != Some(key.as_str()) {
+            if let Some(prev) = applied.take() {
+                let key = prev.key.clone();
+                if let Err(e) = prev.restore().await {
+                    say(bar, format!("warning: restoring variables on {key}: {e:#}"));
+                }
+            }
+            let config = spec
+                .configs
+                .iter()
+                .find(|x| x.name == p.config)
+                .expect("planned config exists");
+            applied = Some(vars::Applied::apply(key.clone(), &c, &config.vars).await);
+        }
+        let mut rec = record(
+            &dir.run_id,
+            p,
+            versions.get(&p.target).map_or("", |s| s.as_str()),
+        );
+        let setup_error = applied.as_ref().and_then(|x| x.error.clone());
+        let result = match setup_error {
+            Some(e) => Err(anyhow::anyhow!(e)),
+            None => {
+                let mut r = Ok(());
+                if !prepared.contains(&p.target) {
+                    if !quiet {
+                        say(
+                            bar,
+                            format!("preparing data on {} ({})", p.target, c.redacted()),
+                        );
+                    }
+                    r = ensure_data(spec, &c, quiet).await;
+                    prepared.insert(p.target.clone());
+                }
+                r
+            }
+        };
+        if rec.server_version.is_empty() {
+            if let Some(v) = applied
+                .as_ref()
+                .map(|x| x.version.clone())
+                .filter(|v| !v.is_empty())
+            {
+                versions.insert(p.target.clone(), v.clone());
+                rec.server_version = v;
+            }
+        }
+        let mut interrupted = false;
+        match result {
+            Err(e) => {
+                rec.status = "failed".into();
+                rec.error = format!("{e:#}");
+            }
+            Ok(()) => {
+                let o = point_options(spec, p.workload, p.threads, &c);
+                let mut obs = PointObserver {
+                    bar,
+                    quiet,
+                    percentile: o.percentile.max(1),
+                    id: p.id.clone(),
+                };
+                let cpu0 = cpu_seconds();
+                match exec::run(&o, &mut obs).await {
+                    Ok(r) => {
+                        fill(&mut rec, &r, cpu_seconds() - cpu0);
+                        let _ = dir.append_intervals(&p.id, &r.intervals);
+                        interrupted = r.interrupted;
+                        rec.status = match (&r.fatal, r.interrupted) {
+                            (Some(f), _) => {
+                                rec.error = f.clone();
+                                "failed".into()
+                            }
+                            (None, true) => "interrupted".into(),
+                            (None, false) => "ok".into(),
+                        };
+                    }
+                    Err(e) => {
+                        rec.status = "failed".into();
+                        rec.error = format!("{e:#}");
+                    }
+                }
+            }
+        }
+        if rec.status == "ok" {
+            t.ok += 1;
+        } else if rec.status == "failed" {
+            t.failed += 1;
+            say(bar, format!("{}: failed: {}", p.id, rec.error));
+        }
+        if !quiet && rec.status == "ok" {
+            say(
+                bar,
+                format!(
+                    "{}: {:.2} tps, {:.2} qps, p95 {:.2} ms",
+                    p.id, rec.tps, rec.qps, rec.lat_p95_ms
+                ),
+            );
+        }
+        if let Err(e) = dir.append_point(&rec) {
+            say(bar, format!("error: {e:#}"));
+            t.failed += 1;
+            break;
+        }
+        bar.inc(1);
+        if interrupted {
+            t.interrupted = true;
+            break;
+        }
+    }
+    if let Some(prev) = applied.take() {
+        let key = prev.key.clone();
+        if let Err(e) = prev.restore().await {
+            say(bar, format!("warning: restoring variables on {key}: {e:#}"));
+        }
+    }
+    t
+}
+
+/// Used by tests: where a run put its files.
+pub fn latest_run(results: &Path, sweep: &str) -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(results.join(sweep))
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    dirs.pop()
+}
