@@ -92,10 +92,19 @@ fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-/// Tail of a log file for error messages.
+/// What a log says about a failure: its error lines if it has any (they are often far from
+/// the end, before pages of advice), else its tail.
 pub fn log_tail(path: &Path, lines: usize) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let all: Vec<&str> = text.lines().collect();
+    let errors: Vec<&str> = all
+        .iter()
+        .copied()
+        .filter(|l| l.contains("ERROR") || l.contains("[ERROR]") || l.contains("FATAL"))
+        .collect();
+    if !errors.is_empty() {
+        return errors[errors.len().saturating_sub(lines)..].join("\n");
+    }
     all[all.len().saturating_sub(lines)..].join("\n")
 }
 
@@ -244,6 +253,7 @@ impl ManagedServer {
             .arg(format!("--socket={}", dir.join("mysqld.sock").display()))
             .arg(format!("--pid-file={}", dir.join("mysqld.pid").display()))
             .arg(format!("--log-error={}", log.display()))
+            .arg(format!("--tmpdir={}", dir.join("tmp").display()))
             .arg(format!("--port={port}"))
             .arg("--bind-address=127.0.0.1")
             .arg("--skip-name-resolve")
@@ -386,7 +396,12 @@ fn initialise(
     if is_root() {
         cmd.arg("--user=root");
     }
+    // Concurrent bootstraps sharing /tmp collide on their temporary tables
+    // ("Unknown table 'mysql.tmp_user_sys'"): give each instance its own.
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp)?;
     let status = cmd
+        .env("TMPDIR", &tmp)
         .stdin(Stdio::null())
         .stdout(out.try_clone()?)
         .stderr(out)

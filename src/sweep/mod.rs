@@ -345,7 +345,8 @@ pub async fn run(a: &SweepArgs) -> i32 {
         .filter(|f| f.severity == Severity::Blocking)
         .collect();
     let capacity_only = blocking.iter().all(|f| f.max_threads.is_some());
-    if !blocking.is_empty() && !(a.on_capacity == OnCapacity::Skip && capacity_only) {
+    let skippable = a.on_capacity == OnCapacity::Skip && capacity_only;
+    if !blocking.is_empty() && !skippable {
         print_findings(&findings);
         eprintln!(
             "sweepbench run: {} blocking finding(s); nothing was run (see `sweepbench check`)",
