@@ -29,7 +29,7 @@ pub async fn run(a: SandboxArgs) -> anyhow::Result<i32> {
             .map(|o| format!("--{}", o.trim_start_matches("--")))
             .collect(),
         max_connections: a.max_connections,
-        workdir: None,
+        ..ServerSpec::default()
     };
     let db = a.db.clone();
     let server = tokio::task::spawn_blocking(move || -> anyhow::Result<ManagedServer> {

@@ -23,6 +23,13 @@ pub struct ServerSpec {
     pub max_connections: u32,
     /// Where the instance's directory is created; None = the system temp dir.
     pub workdir: Option<PathBuf>,
+    /// A rendered my.cnf (tuning only: paths, port and bind address are always set by us on
+    /// the command line, which wins over the file).
+    pub mycnf: Option<String>,
+    /// Start from a copy of this datadir instead of initialising a new one.
+    pub seed_datadir: Option<PathBuf>,
+    /// Seconds to wait for the server to accept connections (0 = 60).
+    pub startup_timeout_s: u64,
 }
 
 /// A running throwaway server. Dropping it stops the server and removes its directory.
@@ -32,6 +39,10 @@ pub struct ManagedServer {
     dir: PathBuf,
     port: u16,
     version: String,
+    /// What it was started with, for restarts.
+    spec: ServerSpec,
+    binary: PathBuf,
+    mariadb: bool,
 }
 
 const SERVER_NAMES: [&str; 2] = ["mariadbd", "mysqld"];
@@ -224,18 +235,27 @@ impl ManagedServer {
     fn start_in(spec: &ServerSpec, server: &Path, dir: &Path) -> anyhow::Result<ManagedServer> {
         let data = dir.join("data");
         std::fs::create_dir_all(&data)?;
+        std::fs::create_dir_all(dir.join("tmp"))?;
         let mariadb = is_mariadb(server);
-        initialise(spec, server, &data, dir, mariadb)?;
-        let mut last_err = None;
-        // A port found free can be taken before the server binds it: retry with another.
-        for _ in 0..3 {
+        match &spec.seed_datadir {
+            Some(seed) => copy_dir(seed, &data)?,
+            None => initialise(spec, server, &data, dir, mariadb)?,
+        }
+        if let Some(text) = &spec.mycnf {
+            std::fs::write(dir.join("my.cnf"), text)?;
+        }
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
             let port = free_port()?;
             match Self::launch(spec, server, dir, &data, port, mariadb) {
                 Ok(s) => return Ok(s),
-                Err(e) => last_err = Some(e),
+                // A port found free can be taken before the server binds it: retry with
+                // another; any other start-up failure is final.
+                Err(e) if attempt < 3 && e.to_string().contains("Address already in use") => {}
+                Err(e) => return Err(e),
             }
         }
-        Err(last_err.expect("at least one attempt"))
     }
 
     fn launch(
@@ -248,8 +268,14 @@ impl ManagedServer {
     ) -> anyhow::Result<ManagedServer> {
         let log = dir.join("error.log");
         let mut cmd = Command::new(server);
-        cmd.arg("--no-defaults")
-            .arg(format!("--datadir={}", data.display()))
+        match spec.mycnf {
+            Some(_) => cmd.arg(format!("--defaults-file={}", dir.join("my.cnf").display())),
+            None => cmd.arg("--no-defaults"),
+        };
+        if let Some(b) = &spec.basedir {
+            cmd.arg(format!("--basedir={}", b.display()));
+        }
+        cmd.arg(format!("--datadir={}", data.display()))
             .arg(format!("--socket={}", dir.join("mysqld.sock").display()))
             .arg(format!("--pid-file={}", dir.join("mysqld.pid").display()))
             .arg(format!("--log-error={}", log.display()))
@@ -279,8 +305,19 @@ impl ManagedServer {
             dir: dir.to_path_buf(),
             port,
             version: String::new(),
+            spec: spec.clone(),
+            binary: server.to_path_buf(),
+            mariadb,
         };
-        s.wait_ready(&log, Duration::from_secs(60))?;
+        let timeout = if spec.startup_timeout_s == 0 {
+            60
+        } else {
+            spec.startup_timeout_s
+        };
+        if let Err(e) = s.wait_ready(&log, Duration::from_secs(timeout)) {
+            s.stop();
+            return Err(e);
+        }
         Ok(s)
     }
 
@@ -337,6 +374,42 @@ impl ManagedServer {
         self.child.as_ref().map(|c| c.id())
     }
 
+    pub fn datadir(&self) -> PathBuf {
+        self.dir.join("data")
+    }
+
+    /// CPU seconds (user + system) the server process has used so far, from /proc.
+    pub fn cpu_seconds(&self) -> Option<f64> {
+        let pid = self.pid()?;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // Fields after the command name, which is in parentheses and may hold spaces.
+        let rest = &stat[stat.rfind(')')? + 2..];
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+        // SAFETY: sysconf has no preconditions.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+        Some(ticks / hz)
+    }
+
+    /// Stops and starts the server on the same datadir (cold caches).
+    pub fn restart(&mut self) -> anyhow::Result<()> {
+        self.stop();
+        let fresh = Self::launch(
+            &self.spec,
+            &self.binary,
+            &self.dir,
+            &self.dir.join("data"),
+            self.port,
+            self.mariadb,
+        )?;
+        // Take over the new process; dropping the husk must not remove our directory.
+        let mut fresh = fresh;
+        self.child = fresh.child.take();
+        self.version = std::mem::take(&mut fresh.version);
+        fresh.dir = PathBuf::new();
+        Ok(())
+    }
+
     /// Stops the server (SIGTERM, SIGKILL after 30 s) and keeps its directory.
     pub fn stop(&mut self) {
         if let Some(child) = self.child.take() {
@@ -350,8 +423,28 @@ impl ManagedServer {
 impl Drop for ManagedServer {
     fn drop(&mut self) {
         self.stop();
-        let _ = std::fs::remove_dir_all(&self.dir);
+        if !self.dir.as_os_str().is_empty() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
     }
+}
+
+/// `cp -a` (with reflinks where the filesystem has them): datadirs are big and sparse.
+fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
+    if to.exists() {
+        std::fs::remove_dir_all(to)?;
+    }
+    let status = Command::new("cp")
+        .arg("-a")
+        .arg("--reflink=auto")
+        .arg(from)
+        .arg(to)
+        .status()
+        .context("running cp")?;
+    if !status.success() {
+        bail!("copying the datadir {} failed ({status})", from.display());
+    }
+    Ok(())
 }
 
 fn is_mariadb(server: &Path) -> bool {
@@ -399,7 +492,6 @@ fn initialise(
     // Concurrent bootstraps sharing /tmp collide on their temporary tables
     // ("Unknown table 'mysql.tmp_user_sys'"): give each instance its own.
     let tmp = dir.join("tmp");
-    std::fs::create_dir_all(&tmp)?;
     let status = cmd
         .env("TMPDIR", &tmp)
         .stdin(Stdio::null())

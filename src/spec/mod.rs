@@ -297,7 +297,40 @@ impl SweepSpec {
                         .map_err(|m| cx.err(u.span(), format!("url: {m}")))?,
                 ),
                 (None, Some(s), None) => TargetKind::External(ConnInfo::from_socket(s.get_ref())),
-                (None, None, Some(s)) => TargetKind::Managed(s.get_ref().clone()),
+                (None, None, Some(s)) => {
+                    let m: target::ManagedTarget =
+                        s.get_ref()
+                            .clone()
+                            .try_into()
+                            .map_err(|e: toml::de::Error| {
+                                cx.err(
+                                    s.span(),
+                                    format!("server: {}", unknown_field_hint(e.message())),
+                                )
+                            })?;
+                    match m.restart.as_deref() {
+                        None | Some("per-point") | Some("never") => {}
+                        Some(other) => {
+                            return Err(cx.err(
+                                s.span(),
+                                format!(
+                                "server.restart = '{other}': expected \"per-point\" or \"never\""
+                            ),
+                            ))
+                        }
+                    }
+                    if let Some(t) = &m.startup_timeout {
+                        if parse_duration(t).is_none() {
+                            return Err(cx.err(s.span(), format!("server.startup_timeout = '{t}': expected a duration such as \"120s\"")));
+                        }
+                    }
+                    if let Some(b) = &m.basedir {
+                        if !b.is_dir() {
+                            return Err(cx.err(s.span(), format!("server.basedir {} is not a directory (scripts/unpack-mariadb.sh unpacks a version)", b.display())));
+                        }
+                    }
+                    TargetKind::Managed(m)
+                }
                 _ => {
                     return Err(cx.err(
                         t.name.span(),

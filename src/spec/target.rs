@@ -8,7 +8,28 @@ use crate::bench::options::ConnOptions;
 pub enum TargetKind {
     External(ConnInfo),
     /// `server = {…}`: started by sweepbench (managed servers).
-    Managed(toml::Value),
+    Managed(ManagedTarget),
+}
+
+/// `server = { basedir = "…", restart = "per-point", startup_timeout = "120s", options = […] }`.
+#[derive(Debug, Clone, Default, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManagedTarget {
+    /// Install root (holding sbin/ or bin/); absent = this machine's server.
+    pub basedir: Option<std::path::PathBuf>,
+    /// "per-point" restarts the server before every point (cold caches).
+    pub restart: Option<String>,
+    /// How long to wait for start-up, e.g. "120s" (default 60s).
+    pub startup_timeout: Option<String>,
+    /// Extra server command-line options, e.g. ["--innodb-buffer-pool-size=2G"].
+    #[serde(default)]
+    pub options: Vec<String>,
+}
+
+impl ManagedTarget {
+    pub fn restart_per_point(&self) -> bool {
+        self.restart.as_deref() == Some("per-point")
+    }
 }
 
 /// How to reach an external server.

@@ -2,6 +2,7 @@
 //! them before touching data, then measure each point with the engine and write it down
 //! before starting the next.
 
+mod block;
 mod vars;
 
 use crate::bench::options::{parse_args, BenchOptions};
@@ -14,7 +15,7 @@ use crate::spec::target::{ConnInfo, TargetKind};
 use crate::spec::{Filter, PreparePolicy, SweepSpec};
 use crate::workload::{prepare, EventPlan};
 use indicatif::{ProgressBar, ProgressStyle};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub const EXIT_OK: i32 = 0;
@@ -88,18 +89,22 @@ pub fn plan(a: &SweepArgs) -> i32 {
 }
 
 /// Connections sweepbench holds besides the workers (admin connection, headroom).
-const MARGIN: u32 = 2;
+pub(crate) const MARGIN: u32 = 2;
 
-fn external(spec: &SweepSpec, target: &str) -> Result<ConnInfo, String> {
-    match spec.targets.iter().find(|t| t.name == target).map(|t| &t.kind) {
+/// The target's kind, with an external target's password resolved.
+fn target_kind(spec: &SweepSpec, target: &str) -> Result<TargetKind, String> {
+    match spec
+        .targets
+        .iter()
+        .find(|t| t.name == target)
+        .map(|t| &t.kind)
+    {
         Some(TargetKind::External(c)) => {
             let mut c = c.clone();
             c.resolve_password();
-            Ok(c)
+            Ok(TargetKind::External(c))
         }
-        Some(TargetKind::Managed(_)) => Err(format!(
-            "target '{target}': managed servers (server = {{…}}) are not supported by sweeps yet; use url or socket"
-        )),
+        Some(m) => Ok(m.clone()),
         None => Err(format!("target '{target}' is not defined")),
     }
 }
@@ -169,7 +174,13 @@ async fn preflight_all(
         .sum();
     all.extend(preflight::fd_findings(total));
     for target in plan.connections.keys() {
-        let c = external(spec, target)?;
+        let c = match target_kind(spec, target)? {
+            TargetKind::External(c) => c,
+            TargetKind::Managed(m) => {
+                all.push(managed_finding(target, &m));
+                continue;
+            }
+        };
         let n = needs(spec, plan, target);
         let (findings, _) =
             preflight::check_target(target, &c.conn_options(), c.is_local(), &n, on).await;
@@ -182,6 +193,27 @@ async fn preflight_all(
         all.extend(findings);
     }
     Ok((all, limits))
+}
+
+/// A managed target is sized by us; what can be checked before starting it is its binary.
+fn managed_finding(target: &str, m: &crate::spec::target::ManagedTarget) -> Finding {
+    let (severity, message) = match crate::server::managed::find_server(m.basedir.as_deref()) {
+        Ok(bin) => (
+            Severity::Info,
+            format!(
+                "managed server {} (started for each config, max_connections sized to the sweep)",
+                bin.display()
+            ),
+        ),
+        Err(e) => (Severity::Blocking, format!("{e:#}")),
+    };
+    Finding {
+        target: target.to_string(),
+        severity,
+        check: "server",
+        message,
+        max_threads: None,
+    }
 }
 
 /// `sweepbench check`: preflight only. Exit 2 on a blocking finding.
@@ -270,6 +302,11 @@ fn record(run_id: &str, p: &Point, version: &str) -> PointRecord {
     }
 }
 
+/// Rounds for the CSV: more digits than this are noise, not information.
+fn r4(x: f64) -> f64 {
+    (x * 1e4).round() / 1e4
+}
+
 fn fill(rec: &mut PointRecord, r: &RunReport, cpu_s: f64) {
     let t = &r.totals;
     let lat = LatencySummary::new(&r.hist, t.events, t.lat_sum_ns, r.min_max_ns);
@@ -280,28 +317,28 @@ fn fill(rec: &mut PointRecord, r: &RunReport, cpu_s: f64) {
             0.0
         }
     };
-    rec.duration_s = r.elapsed_s;
+    rec.duration_s = r4(r.elapsed_s);
     rec.transactions = t.events;
-    rec.tps = rate(t.events);
+    rec.tps = r4(rate(t.events));
     rec.queries = t.queries();
-    rec.qps = rate(t.queries());
+    rec.qps = r4(rate(t.queries()));
     rec.reads = t.reads;
     rec.writes = t.writes;
     rec.other = t.other;
     rec.errors = t.errors;
     rec.reconnects = t.reconnects;
-    rec.lat_min_ms = lat.min_ms;
-    rec.lat_avg_ms = lat.avg_ms;
-    rec.lat_p50_ms = lat.p50_ms;
-    rec.lat_p95_ms = lat.p95_ms;
-    rec.lat_p99_ms = lat.p99_ms;
-    rec.lat_p999_ms = lat.p999_ms;
-    rec.lat_max_ms = lat.max_ms;
-    rec.client_cpu_s = cpu_s;
+    rec.lat_min_ms = r4(lat.min_ms);
+    rec.lat_avg_ms = r4(lat.avg_ms);
+    rec.lat_p50_ms = r4(lat.p50_ms);
+    rec.lat_p95_ms = r4(lat.p95_ms);
+    rec.lat_p99_ms = r4(lat.p99_ms);
+    rec.lat_p999_ms = r4(lat.p999_ms);
+    rec.lat_max_ms = r4(lat.max_ms);
+    rec.client_cpu_s = r4(cpu_s);
 }
 
 /// Prepares the target's data when the policy asks (once per target per run).
-async fn ensure_data(spec: &SweepSpec, c: &ConnInfo, quiet: bool) -> anyhow::Result<()> {
+pub(crate) async fn ensure_data(spec: &SweepSpec, c: &ConnInfo, quiet: bool) -> anyhow::Result<()> {
     let mut o = point_options(spec, spec.run.workloads[0], 1, c);
     o.quiet = quiet;
     let mut conn = prepare::admin_conn(&o, true).await?;
@@ -414,138 +451,67 @@ async fn run_points(
     quiet: bool,
 ) -> Tally {
     let mut t = Tally::default();
-    let mut prepared: BTreeSet<String> = BTreeSet::new();
-    let mut versions: BTreeMap<String, String> = BTreeMap::new();
-    let mut applied: Option<vars::Applied> = None;
+    let mut st = match block::RunState::new(&dir.path, quiet) {
+        Ok(s) => s,
+        Err(e) => {
+            say(bar, format!("error: {e:#}"));
+            t.failed = plan.points.len() as u32;
+            return t;
+        }
+    };
+    let mut current: Option<block::Block> = None;
     for p in &plan.points {
         bar.set_message(p.id.clone());
+        let mut rec = record(&dir.run_id, p, "");
         if limits.get(&p.target).is_some_and(|&max| p.threads > max) {
-            let mut rec = record(&dir.run_id, p, "");
             rec.status = "skipped".into();
             rec.error = format!(
                 "{} cannot take {} threads (--on-capacity=skip)",
                 p.target, p.threads
             );
             t.skipped += 1;
-            if let Err(e) = dir.append_point(&rec) {
-                say(bar, format!("error: {e:#}"));
+        } else {
+            let key = format!("{}/{}", p.target, p.config);
+            if current.as_ref().map(|b| b.key.as_str()) != Some(key.as_str()) {
+                if let Some(prev) = current.take() {
+                    let k = prev.key.clone();
+                    if let Err(e) = prev.close().await {
+                        say(bar, format!("warning: closing {k}: {e:#}"));
+                    }
+                }
+                let config = spec
+                    .configs
+                    .iter()
+                    .find(|x| x.name == p.config)
+                    .expect("planned config exists");
+                if !quiet {
+                    say(bar, format!("starting {key}"));
+                }
+                current = Some(block::Block::open(spec, plan, &p.target, config, &mut st).await);
+            }
+            let b = current.as_mut().expect("block opened above");
+            rec.server_version = b.version.clone();
+            run_one(spec, p, b, &mut rec, dir, bar, quiet).await;
+        }
+        match rec.status.as_str() {
+            "ok" => {
+                t.ok += 1;
+                if !quiet {
+                    say(
+                        bar,
+                        format!(
+                            "{}: {:.2} tps, {:.2} qps, p95 {:.2} ms",
+                            p.id, rec.tps, rec.qps, rec.lat_p95_ms
+                        ),
+                    );
+                }
+            }
+            "failed" => {
                 t.failed += 1;
-                break;
+                say(bar, format!("{}: failed: {}", p.id, rec.error));
             }
-            bar.inc(1);
-            continue;
-        }
-        let c = match external(spec, &p.target) {
-            Ok(c) => c,
-            Err(e) => {
-                t.failed += 1;
-                let mut rec = record(&dir.run_id, p, "");
-                rec.status = "failed".into();
-                rec.error = e;
-                let _ = dir.append_point(&rec);
-                bar.inc(1);
-                continue;
-            }
-        };
-        // Switch server variables when the target × config changes.
-        let key = format!("{}/{}", p.target, p.config);
-        if applied.as_ref().map(|x| x.key.as_str()) != Some(key.as_str()) {
-            if let Some(prev) = applied.take() {
-                let key = prev.key.clone();
-                if let Err(e) = prev.restore().await {
-                    say(bar, format!("warning: restoring variables on {key}: {e:#}"));
-                }
-            }
-            let config = spec
-                .configs
-                .iter()
-                .find(|x| x.name == p.config)
-                .expect("planned config exists");
-            applied = Some(vars::Applied::apply(key.clone(), &c, &config.vars).await);
-        }
-        let mut rec = record(
-            &dir.run_id,
-            p,
-            versions.get(&p.target).map_or("", |s| s.as_str()),
-        );
-        let setup_error = applied.as_ref().and_then(|x| x.error.clone());
-        let result = match setup_error {
-            Some(e) => Err(anyhow::anyhow!(e)),
-            None => {
-                let mut r = Ok(());
-                if !prepared.contains(&p.target) {
-                    if !quiet {
-                        say(
-                            bar,
-                            format!("preparing data on {} ({})", p.target, c.redacted()),
-                        );
-                    }
-                    r = ensure_data(spec, &c, quiet).await;
-                    prepared.insert(p.target.clone());
-                }
-                r
-            }
-        };
-        if rec.server_version.is_empty() {
-            if let Some(v) = applied
-                .as_ref()
-                .map(|x| x.version.clone())
-                .filter(|v| !v.is_empty())
-            {
-                versions.insert(p.target.clone(), v.clone());
-                rec.server_version = v;
-            }
-        }
-        let mut interrupted = false;
-        match result {
-            Err(e) => {
-                rec.status = "failed".into();
-                rec.error = format!("{e:#}");
-            }
-            Ok(()) => {
-                let o = point_options(spec, p.workload, p.threads, &c);
-                let mut obs = PointObserver {
-                    bar,
-                    quiet,
-                    percentile: o.percentile.max(1),
-                    id: p.id.clone(),
-                };
-                let cpu0 = cpu_seconds();
-                match exec::run(&o, &mut obs).await {
-                    Ok(r) => {
-                        fill(&mut rec, &r, cpu_seconds() - cpu0);
-                        let _ = dir.append_intervals(&p.id, &r.intervals);
-                        interrupted = r.interrupted;
-                        rec.status = match (&r.fatal, r.interrupted) {
-                            (Some(f), _) => {
-                                rec.error = f.clone();
-                                "failed".into()
-                            }
-                            (None, true) => "interrupted".into(),
-                            (None, false) => "ok".into(),
-                        };
-                    }
-                    Err(e) => {
-                        rec.status = "failed".into();
-                        rec.error = format!("{e:#}");
-                    }
-                }
-            }
-        }
-        if rec.status == "ok" {
-            t.ok += 1;
-        } else if rec.status == "failed" {
-            t.failed += 1;
-            say(bar, format!("{}: failed: {}", p.id, rec.error));
-        }
-        if !quiet && rec.status == "ok" {
-            say(
-                bar,
-                format!(
-                    "{}: {:.2} tps, {:.2} qps, p95 {:.2} ms",
-                    p.id, rec.tps, rec.qps, rec.lat_p95_ms
-                ),
-            );
+            "interrupted" => t.interrupted = true,
+            _ => {}
         }
         if let Err(e) = dir.append_point(&rec) {
             say(bar, format!("error: {e:#}"));
@@ -553,18 +519,66 @@ async fn run_points(
             break;
         }
         bar.inc(1);
-        if interrupted {
-            t.interrupted = true;
+        if t.interrupted {
             break;
         }
     }
-    if let Some(prev) = applied.take() {
-        let key = prev.key.clone();
-        if let Err(e) = prev.restore().await {
-            say(bar, format!("warning: restoring variables on {key}: {e:#}"));
+    if let Some(prev) = current.take() {
+        let k = prev.key.clone();
+        if let Err(e) = prev.close().await {
+            say(bar, format!("warning: closing {k}: {e:#}"));
         }
     }
     t
+}
+
+/// Measures one point on the open block and fills its record.
+async fn run_one(
+    spec: &SweepSpec,
+    p: &Point,
+    b: &mut block::Block,
+    rec: &mut PointRecord,
+    dir: &mut RunDir,
+    bar: &ProgressBar,
+    quiet: bool,
+) {
+    rec.status = "failed".into();
+    if let Some(e) = &b.error {
+        rec.error = e.clone();
+        return;
+    }
+    if let Err(e) = b.before_point().await {
+        rec.error = format!("restarting the server: {e:#}");
+        return;
+    }
+    let c = b.conn.clone().expect("an open block has a connection");
+    let o = point_options(spec, p.workload, p.threads, &c);
+    let mut obs = PointObserver {
+        bar,
+        quiet,
+        percentile: o.percentile.max(1),
+        id: p.id.clone(),
+    };
+    let (cpu0, srv0) = (cpu_seconds(), b.server_cpu_seconds());
+    match exec::run(&o, &mut obs).await {
+        Ok(r) => {
+            fill(rec, &r, cpu_seconds() - cpu0);
+            rec.server_cpu_s = match (srv0, b.server_cpu_seconds()) {
+                (Some(a), Some(z)) => Some(r4(z - a)),
+                _ => None,
+            };
+            let _ = dir.append_intervals(&p.id, &r.intervals);
+            rec.status = match (&r.fatal, r.interrupted) {
+                (Some(f), _) => {
+                    rec.error = f.clone();
+                    "failed".into()
+                }
+                (None, true) => "interrupted".into(),
+                (None, false) => "ok".into(),
+            };
+        }
+        Err(e) => rec.error = format!("{e:#}"),
+    }
 }
 
 /// Used by tests: where a run put its files.

@@ -7,7 +7,6 @@ use crate::spec::target::ConnInfo;
 use mysql_async::prelude::Queryable;
 
 pub struct Applied {
-    pub key: String,
     conn: Option<mysql_async::Conn>,
     old: Vec<(String, String)>,
     /// Why this config cannot run here, if it cannot.
@@ -16,9 +15,8 @@ pub struct Applied {
 }
 
 impl Applied {
-    pub async fn apply(key: String, c: &ConnInfo, vars: &[(String, String)]) -> Applied {
+    pub async fn apply(c: &ConnInfo, vars: &[(String, String)]) -> Applied {
         let mut a = Applied {
-            key,
             conn: None,
             old: Vec::new(),
             error: None,

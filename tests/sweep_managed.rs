@@ -1,0 +1,167 @@
+//! Sweeps on managed servers: a version matrix (an unpacked 10.11.18 next to this machine's
+//! server), two configs on one basedir with the data prepared once, and a config that stops
+//! the server from starting.
+
+use assert_cmd::Command;
+use std::path::{Path, PathBuf};
+use sweepbench::sweep::latest_run;
+
+fn sweepbench(args: &[&str]) -> std::process::Output {
+    Command::cargo_bin("sweepbench")
+        .unwrap()
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn run_sweep(body: &str, name: &str) -> (std::process::Output, PathBuf, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join(format!("{name}.toml"));
+    std::fs::write(&f, body).unwrap();
+    let results = dir.path().join("results");
+    let out = sweepbench(&[
+        "run",
+        f.to_str().unwrap(),
+        "--results-dir",
+        results.to_str().unwrap(),
+    ]);
+    let run =
+        latest_run(&results, name).unwrap_or_else(|| panic!("no run directory:\n{}", text(&out)));
+    (out, run, dir)
+}
+
+fn points(run: &Path) -> Vec<sweepbench::results::PointRecord> {
+    csv::Reader::from_path(run.join("points.csv"))
+        .unwrap()
+        .deserialize()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+fn variable(run: &Path, server: &str, name: &str) -> String {
+    let tsv =
+        std::fs::read_to_string(run.join("servers").join(server).join("variables.tsv")).unwrap();
+    tsv.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}\t")))
+        .unwrap_or_else(|| panic!("{name} not recorded for {server}"))
+        .to_string()
+}
+
+const RUN: &str = "[data]\ntables = 1\ntable_size = 500\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1, 2]\nduration = \"1s\"\n";
+
+/// An unpacked MariaDB 10.11.18 (the distribution's packages, via the repo's script).
+fn mariadb_10_11_18() -> PathBuf {
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mariadb-cache");
+    let out = std::process::Command::new(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/unpack-mariadb.sh"),
+    )
+    .arg("10.11.18")
+    .arg(&cache)
+    .output()
+    .expect("running scripts/unpack-mariadb.sh");
+    assert!(
+        out.status.success(),
+        "unpacking 10.11.18 failed: {}",
+        text(&out)
+    );
+    PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+}
+
+#[test]
+fn version_matrix_records_each_servers_version() {
+    let old = mariadb_10_11_18();
+    let body = format!(
+        "name = \"versions\"\n{RUN}\n[[targets]]\nname = \"old\"\nserver = {{ basedir = \"{}\" }}\n[[targets]]\nname = \"system\"\nserver = {{ basedir = \"/usr\" }}\n",
+        old.display()
+    );
+    let (out, run, _tmp) = run_sweep(&body, "versions");
+    assert!(out.status.success(), "{}", text(&out));
+    let rows = points(&run);
+    assert_eq!(rows.len(), 4);
+    assert!(
+        rows.iter()
+            .all(|r| r.status == "ok" && !r.server_version.is_empty()),
+        "{rows:?}"
+    );
+    let versions: std::collections::BTreeSet<&str> =
+        rows.iter().map(|r| r.server_version.as_str()).collect();
+    assert_eq!(versions.len(), 2, "{versions:?}");
+    assert!(rows
+        .iter()
+        .filter(|r| r.target == "old")
+        .all(|r| r.server_version.starts_with("10.11.18")));
+    assert!(
+        rows.iter().all(|r| r.server_cpu_s.unwrap_or(0.0) > 0.0),
+        "server CPU measured: {rows:?}"
+    );
+}
+
+#[test]
+fn two_configs_share_one_prepare_and_get_their_own_variables() {
+    let body = format!(
+        "name = \"configs\"\n{RUN}\n[[targets]]\nname = \"local\"\nserver = {{}}\n[[configs]]\nname = \"durable\"\nvars = {{ innodb_flush_log_at_trx_commit = 1 }}\n[[configs]]\nname = \"lazy\"\nvars = {{ innodb_flush_log_at_trx_commit = 2 }}\n"
+    );
+    let (out, run, _tmp) = run_sweep(&body, "configs");
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert_eq!(points(&run).iter().filter(|r| r.status == "ok").count(), 4);
+    assert_eq!(
+        variable(&run, "local__durable", "innodb_flush_log_at_trx_commit"),
+        "1"
+    );
+    assert_eq!(
+        variable(&run, "local__lazy", "innodb_flush_log_at_trx_commit"),
+        "2"
+    );
+    assert!(
+        std::fs::read_to_string(run.join("servers/local__lazy/my.cnf"))
+            .unwrap()
+            .contains("innodb_flush_log_at_trx_commit = 2")
+    );
+    assert_eq!(
+        t.matches("preparing data on").count(),
+        1,
+        "data prepared once:\n{t}"
+    );
+    assert_eq!(t.matches("Creating table 'sbtest1'").count(), 1, "{t}");
+}
+
+#[test]
+fn a_server_that_cannot_start_fails_its_points_only() {
+    let body = format!(
+        "name = \"broken\"\n{RUN}\n[[targets]]\nname = \"bad\"\nserver = {{ options = [\"--no-such-option-anywhere=1\"] }}\n[[targets]]\nname = \"good\"\nserver = {{}}\n"
+    );
+    let (out, run, _tmp) = run_sweep(&body, "broken");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let rows = points(&run);
+    let bad: Vec<_> = rows.iter().filter(|r| r.target == "bad").collect();
+    assert_eq!(bad.len(), 2);
+    assert!(bad.iter().all(|r| r.status == "failed"), "{bad:?}");
+    assert!(
+        bad[0].error.contains("no-such-option-anywhere"),
+        "server's own error line: {}",
+        bad[0].error
+    );
+    assert!(
+        rows.iter()
+            .filter(|r| r.target == "good")
+            .all(|r| r.status == "ok"),
+        "{rows:?}"
+    );
+    let leftover = std::process::Command::new("pgrep")
+        .args(["-f", "sweepbench-run-"])
+        .output()
+        .unwrap();
+    assert!(
+        leftover.stdout.is_empty(),
+        "a managed server outlived its sweep"
+    );
+}
