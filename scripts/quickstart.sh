@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Quickstart: installs what is missing (MariaDB server binaries), builds sweepbench, starts a
-# throwaway MariaDB on 127.0.0.1 (nothing installed is touched), prepares a small data set and
-# measures two workloads at 1, 2, 4, 8 and 16 threads. Writes results/quickstart/<UTC time>/.
-# Until `sweepbench run` lands (sweep files), the sweep is this script's loop over `bench`.
+# Quickstart: installs what is missing (MariaDB server binaries), builds sweepbench, and runs
+# sweeps/quickstart.toml: a throwaway MariaDB on 127.0.0.1 in a temp dir (nothing installed is
+# touched), 4 × 20,000 rows, oltp_read_only and oltp_point_select at 1, 2, 4, 8 and 16 threads.
+# About two minutes on two cores; results land in results/quickstart/<UTC time>/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,33 +16,4 @@ command -v cargo >/dev/null 2>&1 || { echo "[quickstart] cargo not found: instal
 
 echo "[quickstart] building (release)"
 cargo build --release --quiet
-BIN="$PWD/target/release/sweepbench"
-OUT="results/quickstart/$(date -u +%Y%m%dT%H%M%SZ)"
-mkdir -p "$OUT"
-export OUT BIN
-"$BIN" sandbox --max-connections=100 -- bash -c '
-  set -euo pipefail
-  conn="--mysql-host=127.0.0.1 --mysql-port=$SWEEPBENCH_PORT --mysql-user=root --mysql-db=sbtest"
-  data="--tables=4 --table-size=20000"
-  "$BIN" bench oltp_read_write prepare $conn $data > "$OUT/prepare.log"
-  tail -n 1 "$OUT/prepare.log"
-  echo "workload,threads,tps,qps,lat_avg_ms,lat_p95_ms,errors" > "$OUT/points.csv"
-  for w in oltp_read_only oltp_point_select; do
-    for t in 1 2 4 8 16; do
-      log="$OUT/$w-$t.log"
-      "$BIN" bench $w run $conn $data --threads=$t --time=5 --warmup-time=1 > "$log"
-      awk -v w=$w -v t=$t '"'"'
-        /transactions:/ {tps=substr($3,2)}
-        /queries:/ && /per sec/ {qps=substr($3,2)}
-        /ignored errors:/ {err=$3}
-        /avg:/ {avg=$2}
-        /th percentile:/ {p95=$3}
-        END {printf "%s,%s,%s,%s,%s,%s,%s\n", w, t, tps, qps, avg, p95, err}'"'"' "$log" >> "$OUT/points.csv"
-      echo "[quickstart] $w threads=$t: $(tail -n 1 "$OUT/points.csv")"
-    done
-  done
-'
-echo
-column -s, -t < "$OUT/points.csv" 2>/dev/null || cat "$OUT/points.csv"
-echo
-echo "[quickstart] results in $OUT (points.csv and one sysbench-format log per point)"
+exec ./target/release/sweepbench run sweeps/quickstart.toml "$@"

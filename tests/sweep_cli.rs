@@ -462,3 +462,25 @@ fn open_file_limit_too_low_is_blocking() {
         "{t}"
     );
 }
+
+#[test]
+fn example_sweeps_plan_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut seen = 0;
+    for e in std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("sweeps")).unwrap() {
+        let path = e.unwrap().path();
+        // version-upgrade names an unpacked basedir: its one documented edit.
+        let body = std::fs::read_to_string(&path)
+            .unwrap()
+            .replace("/root/.cache/sweepbench/mariadb-10.11.18/usr", "/usr");
+        let copy = dir.path().join(path.file_name().unwrap());
+        std::fs::write(&copy, body).unwrap();
+        let out = sweepbench(&["plan", copy.to_str().unwrap()]);
+        assert!(out.status.success(), "{}: {}", path.display(), text(&out));
+        seen += 1;
+    }
+    assert!(
+        seen >= 5,
+        "quickstart, version-upgrade, param-templates, nightly, proxy-vs-direct"
+    );
+}
