@@ -71,6 +71,14 @@ pub enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
+    /// Re-render report.md and report.html of a run directory from its files.
+    Report {
+        /// results/<sweep>/<run>
+        run_dir: PathBuf,
+        /// target/config to compare the others with (default: the sweep's baseline).
+        #[arg(long)]
+        baseline: Option<String>,
+    },
     /// Start a throwaway MariaDB/MySQL on 127.0.0.1 (fresh datadir in a temp dir), run a
     /// command against it, then stop it. `{port}` and `{socket}` in the command are replaced,
     /// and SWEEPBENCH_PORT / SWEEPBENCH_SOCKET are set.

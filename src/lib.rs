@@ -12,6 +12,7 @@ pub mod metrics;
 pub mod output;
 pub mod plan;
 pub mod preflight;
+pub mod report;
 pub mod results;
 pub mod sandbox;
 pub mod server;
@@ -51,6 +52,7 @@ pub async fn run(cli: Cli) -> i32 {
             PathBuf::new(),
             false,
         )),
+        Command::Report { run_dir, baseline } => sweep::report(&run_dir, baseline.as_deref()),
         Command::Check { sweep, on_capacity } => {
             sweep::check(&sweep_args(sweep, on_capacity, PathBuf::new(), false)).await
         }

@@ -1,12 +1,12 @@
 //! The run directory: results/<sweep>/<UTC yyyymmddTHHMMSSZ>/ with the sweep file as run
-//! (passwords redacted), points.csv and intervals.csv, each row appended and flushed as soon
-//! as its point ends so a crash loses only the point in progress.
+//! (passwords redacted), manifest.json, points.csv and intervals.csv (rewritten atomically as
+//! each point ends, so a crash loses only the point in progress), histograms/, servers/,
+//! report.md / report.html, and results/<sweep>/latest.
 
 use crate::exec::IntervalStats;
 use crate::spec::target::redact_text;
 use crate::spec::SweepSpec;
 use anyhow::Context;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 /// One row of points.csv. Times are UTC RFC 3339, durations seconds, latencies milliseconds,
@@ -47,30 +47,38 @@ pub struct PointRecord {
     pub server_cpu_s: Option<f64>,
 }
 
-/// One row of intervals.csv.
-#[derive(Debug, Clone, serde::Serialize)]
-struct IntervalRecord<'a> {
-    point_id: &'a str,
-    t_s: f64,
-    threads: u32,
-    tps: f64,
-    qps: f64,
-    reads_s: f64,
-    writes_s: f64,
-    other_s: f64,
-    errors_s: f64,
-    reconnects_s: f64,
-    lat_p50_ms: f64,
-    lat_pct_ms: f64,
-    lat_p99_ms: f64,
-    lat_max_ms: f64,
-}
-
 pub struct RunDir {
     pub path: PathBuf,
     pub run_id: String,
-    points: csv::Writer<File>,
-    intervals: csv::Writer<File>,
+    points: Vec<PointRecord>,
+    intervals: Vec<Vec<String>>,
+}
+
+/// Writes a file so that readers see the old or the new content, never a torn one.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let tmp = path.with_extension(format!(
+        "{}.tmp",
+        path.extension().and_then(|e| e.to_str()).unwrap_or("")
+    ));
+    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("replacing {}", path.display()))?;
+    Ok(())
+}
+
+fn csv_bytes<T: serde::Serialize>(header: &[&str], rows: &[T]) -> anyhow::Result<Vec<u8>> {
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::new());
+    w.write_record(header)?;
+    for r in rows {
+        w.serialize(r)?;
+    }
+    w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// A point id as a file name.
+pub fn file_stem(point_id: &str) -> String {
+    point_id.replace('/', "__")
 }
 
 impl RunDir {
@@ -84,35 +92,61 @@ impl RunDir {
             n += 1;
             path = root.join(&spec.name).join(format!("{run_id}-{n}"));
         }
-        std::fs::create_dir_all(&path)
+        std::fs::create_dir_all(path.join("histograms"))
             .with_context(|| format!("creating the results directory {}", path.display()))?;
-        std::fs::write(path.join("sweep.toml"), redact_text(&spec.source))
-            .with_context(|| format!("writing {}", path.join("sweep.toml").display()))?;
-        let open = |name: &str| -> anyhow::Result<csv::Writer<File>> {
-            let f = File::create(path.join(name))
-                .with_context(|| format!("creating {}", path.join(name).display()))?;
-            // Headers are written by hand below, once, before any record.
-            Ok(csv::WriterBuilder::new().has_headers(false).from_writer(f))
-        };
-        let mut points = open("points.csv")?;
-        let mut intervals = open("intervals.csv")?;
-        // Headers now, so the files are valid CSV even if no point finishes.
-        points.write_record(POINT_COLUMNS)?;
-        points.flush()?;
-        intervals.write_record(INTERVAL_COLUMNS)?;
-        intervals.flush()?;
-        Ok(RunDir {
+        write_atomic(
+            &path.join("sweep.toml"),
+            redact_text(&spec.source).as_bytes(),
+        )?;
+        let run_id = path
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or(run_id);
+        let d = RunDir {
             path,
             run_id,
-            points,
-            intervals,
-        })
+            points: Vec::new(),
+            intervals: Vec::new(),
+        };
+        d.flush_points()?;
+        d.flush_intervals()?;
+        d.link_latest();
+        Ok(d)
+    }
+
+    fn flush_points(&self) -> anyhow::Result<()> {
+        write_atomic(
+            &self.path.join("points.csv"),
+            &csv_bytes(POINT_COLUMNS, &self.points)?,
+        )
+    }
+
+    fn flush_intervals(&self) -> anyhow::Result<()> {
+        write_atomic(
+            &self.path.join("intervals.csv"),
+            &csv_bytes(INTERVAL_COLUMNS, &self.intervals)?,
+        )
+    }
+
+    /// results/<sweep>/latest → this run (relative, replaced atomically).
+    fn link_latest(&self) {
+        let Some(parent) = self.path.parent() else {
+            return;
+        };
+        let tmp = parent.join(".latest.tmp");
+        let _ = std::fs::remove_file(&tmp);
+        if std::os::unix::fs::symlink(&self.run_id, &tmp).is_ok() {
+            let _ = std::fs::rename(&tmp, parent.join("latest"));
+        }
     }
 
     pub fn append_point(&mut self, r: &PointRecord) -> anyhow::Result<()> {
-        self.points.serialize(r)?;
-        self.points.flush().context("writing points.csv")?;
-        Ok(())
+        self.points.push(r.clone());
+        self.flush_points().context("writing points.csv")
+    }
+
+    pub fn points(&self) -> &[PointRecord] {
+        &self.points
     }
 
     pub fn append_intervals(
@@ -121,26 +155,152 @@ impl RunDir {
         series: &[IntervalStats],
     ) -> anyhow::Result<()> {
         for s in series {
-            self.intervals.serialize(IntervalRecord {
-                point_id,
-                t_s: s.t_s,
-                threads: s.threads,
-                tps: s.tps,
-                qps: s.qps,
-                reads_s: s.reads_s,
-                writes_s: s.writes_s,
-                other_s: s.other_s,
-                errors_s: s.errors_s,
-                reconnects_s: s.reconnects_s,
-                lat_p50_ms: s.lat_p50_ms,
-                lat_pct_ms: s.lat_pct_ms,
-                lat_p99_ms: s.lat_p99_ms,
-                lat_max_ms: s.lat_max_ms,
-            })?;
+            let f = |x: f64| format!("{:.4}", x);
+            self.intervals.push(vec![
+                point_id.to_string(),
+                f(s.t_s),
+                s.threads.to_string(),
+                f(s.tps),
+                f(s.qps),
+                f(s.reads_s),
+                f(s.writes_s),
+                f(s.other_s),
+                f(s.errors_s),
+                f(s.reconnects_s),
+                f(s.lat_p50_ms),
+                f(s.lat_pct_ms),
+                f(s.lat_p99_ms),
+                f(s.lat_max_ms),
+            ]);
         }
-        self.intervals.flush().context("writing intervals.csv")?;
-        Ok(())
+        self.flush_intervals().context("writing intervals.csv")
     }
+
+    /// histograms/<point>.hlog: the point's latency histogram (nanoseconds) as an HdrHistogram
+    /// interval log, mergeable and readable by HdrHistogram tools.
+    pub fn write_histogram(
+        &self,
+        point_id: &str,
+        h: &crate::metrics::TotalHist,
+        duration_s: f64,
+    ) -> anyhow::Result<()> {
+        use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
+        use hdrhistogram::serialization::V2DeflateSerializer;
+        let mut buf = Vec::new();
+        let mut ser = V2DeflateSerializer::new();
+        {
+            let mut w = IntervalLogWriterBuilder::new()
+                .add_comment(&format!(
+                    "sweepbench point {point_id}; values in nanoseconds"
+                ))
+                .with_max_value_divisor(1e6)
+                .begin_log_with(&mut buf, &mut ser)?;
+            let tag_text = file_stem(point_id).replace([',', ' '], "_");
+            let tag = Tag::new(&tag_text);
+            w.write_histogram(
+                h,
+                std::time::Duration::ZERO,
+                std::time::Duration::from_secs_f64(duration_s.max(0.0)),
+                tag,
+            )
+            .map_err(|e| anyhow::anyhow!("encoding the histogram of {point_id}: {e:?}"))?;
+        }
+        write_atomic(
+            &self
+                .path
+                .join("histograms")
+                .join(format!("{}.hlog", file_stem(point_id))),
+            &buf,
+        )
+    }
+
+    pub fn write_manifest(&self, m: &serde_json::Value) -> anyhow::Result<()> {
+        write_atomic(
+            &self.path.join("manifest.json"),
+            serde_json::to_string_pretty(m)?.as_bytes(),
+        )
+    }
+}
+
+/// Reads a run's points.csv.
+pub fn load_points(run: &Path) -> anyhow::Result<Vec<PointRecord>> {
+    let path = run.join("points.csv");
+    let mut r =
+        csv::Reader::from_path(&path).with_context(|| format!("reading {}", path.display()))?;
+    r.deserialize()
+        .enumerate()
+        .map(|(i, row)| row.with_context(|| format!("{}: row {}", path.display(), i + 2)))
+        .collect()
+}
+
+/// servers/<target>__<config>/variables.tsv of a run, keyed by `target/config`.
+pub fn load_variables(
+    run: &Path,
+) -> std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>> {
+    let mut out = std::collections::BTreeMap::new();
+    let Ok(dirs) = std::fs::read_dir(run.join("servers")) else {
+        return out;
+    };
+    for d in dirs.flatten() {
+        let name = d.file_name().to_string_lossy().replacen("__", "/", 1);
+        let Ok(text) = std::fs::read_to_string(d.path().join("variables.tsv")) else {
+            continue;
+        };
+        let vars = text
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split_once('\t'))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        out.insert(name, vars);
+    }
+    out
+}
+
+/// Writes report.md and report.html for a run directory from its files alone.
+pub fn write_reports(run: &Path, baseline: Option<&str>) -> anyhow::Result<()> {
+    let points = load_points(run)?;
+    let (name, description, spec_baseline) = sweep_header(run);
+    let run_id = run
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let model = crate::report::ReportModel::build(
+        &name,
+        &run_id,
+        &description,
+        &points,
+        baseline.or(spec_baseline.as_deref()),
+        &load_variables(run),
+    );
+    write_atomic(
+        &run.join("report.md"),
+        crate::report::render::markdown(&model)?.as_bytes(),
+    )?;
+    write_atomic(
+        &run.join("report.html"),
+        crate::report::render::html(&model)?.as_bytes(),
+    )?;
+    Ok(())
+}
+
+/// name, description and baseline from the run's sweep.toml (leniently: the file may name
+/// basedirs that no longer exist).
+fn sweep_header(run: &Path) -> (String, String, Option<String>) {
+    let text = std::fs::read_to_string(run.join("sweep.toml")).unwrap_or_default();
+    let v: toml::Value = toml::from_str(&text).unwrap_or(toml::Value::Table(Default::default()));
+    let get = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
+    let name = get("name").unwrap_or_else(|| {
+        run.parent()
+            .and_then(|p| p.file_name())
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default()
+    });
+    (
+        name,
+        get("description").unwrap_or_default(),
+        get("baseline"),
+    )
 }
 
 /// points.csv header, in `PointRecord` field order (a test keeps them equal).

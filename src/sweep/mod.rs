@@ -401,6 +401,12 @@ pub async fn run(a: &SweepArgs) -> i32 {
             return EXIT_BAD_INPUT;
         }
     };
+    let started_at = chrono::Utc::now();
+    if let Err(e) = dir.write_manifest(&manifest(&spec, &plan, &dir.run_id, started_at, None, None))
+    {
+        eprintln!("sweepbench run: {e:#}");
+        return EXIT_BAD_INPUT;
+    }
     let bar = if a.quiet {
         ProgressBar::hidden()
     } else {
@@ -414,8 +420,26 @@ pub async fn run(a: &SweepArgs) -> i32 {
     );
     let t = run_points(&spec, &plan, &limits, &mut dir, &bar, a.quiet).await;
     bar.finish_and_clear();
+    let end = manifest(
+        &spec,
+        &plan,
+        &dir.run_id,
+        started_at,
+        Some(chrono::Utc::now()),
+        Some(&t),
+    );
+    if let Err(e) = dir.write_manifest(&end) {
+        eprintln!("sweepbench run: {e:#}");
+    }
+    let report = match crate::results::write_reports(&dir.path, None) {
+        Ok(()) => format!("; report: {}", dir.path.join("report.html").display()),
+        Err(e) => {
+            eprintln!("sweepbench run: writing the report failed: {e:#}");
+            String::new()
+        }
+    };
     println!(
-        "sweep '{}': {} ok, {} failed, {} skipped; results in {}",
+        "sweep '{}': {} ok, {} failed, {} skipped; results in {}{report}",
         spec.name,
         t.ok,
         t.failed,
@@ -568,6 +592,9 @@ async fn run_one(
                 _ => None,
             };
             let _ = dir.append_intervals(&p.id, &r.intervals);
+            if let Err(e) = dir.write_histogram(&p.id, &r.hist, r.elapsed_s) {
+                say(bar, format!("warning: {e:#}"));
+            }
             rec.status = match (&r.fatal, r.interrupted) {
                 (Some(f), _) => {
                     rec.error = f.clone();
@@ -578,6 +605,86 @@ async fn run_one(
             };
         }
         Err(e) => rec.error = format!("{e:#}"),
+    }
+}
+
+fn host() -> serde_json::Value {
+    let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
+    let cpu = read("/proc/cpuinfo")
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("model name")
+                .and_then(|r| r.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_default();
+    let mem_kb: u64 = read("/proc/meminfo")
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0);
+    serde_json::json!({
+        "hostname": read("/proc/sys/kernel/hostname").trim(),
+        "cpu": cpu,
+        "cores": std::thread::available_parallelism().map_or(0, |n| n.get()),
+        "memory_bytes": mem_kb * 1024,
+        "kernel": read("/proc/sys/kernel/osrelease").trim(),
+    })
+}
+
+/// manifest.json: what ran, where, when. Addresses are redacted.
+fn manifest(
+    spec: &SweepSpec,
+    plan: &Plan,
+    run_id: &str,
+    started: chrono::DateTime<chrono::Utc>,
+    ended: Option<chrono::DateTime<chrono::Utc>>,
+    t: Option<&Tally>,
+) -> serde_json::Value {
+    let targets: Vec<serde_json::Value> = spec
+        .targets
+        .iter()
+        .map(|x| match &x.kind {
+            TargetKind::External(c) => {
+                serde_json::json!({"name": x.name, "kind": "external", "url": c.redacted()})
+            }
+            TargetKind::Managed(m) => {
+                serde_json::json!({"name": x.name, "kind": "managed", "server": m})
+            }
+        })
+        .collect();
+    serde_json::json!({
+        "tool": "sweepbench",
+        "version": env!("CARGO_PKG_VERSION"),
+        "sweep": spec.name,
+        "description": spec.description,
+        "run_id": run_id,
+        "started_at": started.to_rfc3339(),
+        "ended_at": ended.map(|e| e.to_rfc3339()),
+        "host": host(),
+        "data": spec.data,
+        "run": spec.run,
+        "workload_options": spec.workload_options,
+        "targets": targets,
+        "configs": spec.configs,
+        "baseline": spec.baseline,
+        "plan": plan.points.iter().map(|p| p.id.as_str()).collect::<Vec<_>>(),
+        "summary": t.map(|t| serde_json::json!({"ok": t.ok, "failed": t.failed, "skipped": t.skipped, "interrupted": t.interrupted})),
+    })
+}
+
+/// `sweepbench report RUN_DIR`: re-renders report.md and report.html from the files.
+pub fn report(run: &Path, baseline: Option<&str>) -> i32 {
+    match crate::results::write_reports(run, baseline) {
+        Ok(()) => {
+            println!("{}", run.join("report.html").display());
+            println!("{}", run.join("report.md").display());
+            EXIT_OK
+        }
+        Err(e) => {
+            eprintln!("sweepbench report: {e:#}");
+            EXIT_BAD_INPUT
+        }
     }
 }
 

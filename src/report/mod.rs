@@ -1,0 +1,408 @@
+//! Reports: one model built from a run's records (pure), rendered by tera templates into
+//! report.md (GitHub-flavoured) and report.html (self-contained, inline CSS and SVG charts).
+
+pub mod chart;
+pub mod render;
+
+use crate::results::PointRecord;
+use std::collections::BTreeMap;
+
+/// How a change against the baseline is judged, stated in the report.
+pub const NOISE_METHOD: &str = "A change is marked when it exceeds the noise: the larger spread \
+((max − min) / median) of the two sides' repeats, at least 2 %; with a single repeat on either \
+side the threshold is 5 %.";
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Cell {
+    pub tps: f64,
+    pub qps: f64,
+    pub lat_avg_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    /// Repeats that ended ok.
+    pub repeats: usize,
+    /// (max − min) / median of tps over the repeats, percent; None with one repeat.
+    pub spread_pct: Option<f64>,
+    /// tps change against the baseline series at this thread count, percent.
+    pub tps_delta_pct: Option<f64>,
+    pub p95_delta_pct: Option<f64>,
+    /// "better", "worse" or "" (within the noise, or the baseline itself).
+    pub tps_mark: &'static str,
+    pub p95_mark: &'static str,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Row {
+    pub threads: u32,
+    /// One per series, in series order; None where the point did not run ok.
+    pub cells: Vec<Option<Cell>>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Peak {
+    pub series: String,
+    pub tps: f64,
+    pub threads: u32,
+    pub qps: f64,
+    pub lat_avg_ms: f64,
+    pub p95_ms: f64,
+    pub tps_delta_pct: Option<f64>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct WorkloadSection {
+    pub workload: String,
+    pub rows: Vec<Row>,
+    pub peaks: Vec<Peak>,
+    pub scaling_svg: String,
+    pub latency_svg: String,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct VarDiff {
+    pub name: String,
+    /// One value per series, in series order.
+    pub values: Vec<String>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Problem {
+    pub point_id: String,
+    pub status: String,
+    pub error: String,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ErrorCount {
+    pub code: String,
+    pub points: usize,
+}
+
+/// Everything a report shows; renderers only format it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ReportModel {
+    pub sweep: String,
+    pub run_id: String,
+    pub description: String,
+    /// `target/config` names, the baseline first.
+    pub series: Vec<String>,
+    pub baseline: String,
+    /// Server version per series ("" when unknown).
+    pub versions: Vec<String>,
+    pub workloads: Vec<WorkloadSection>,
+    pub var_diffs: Vec<VarDiff>,
+    pub problems: Vec<Problem>,
+    pub errors_by_code: Vec<ErrorCount>,
+    /// Ignored errors (deadlocks, lock waits …) summed per series.
+    pub ignored_errors: Vec<u64>,
+    pub noise_method: &'static str,
+    pub points_total: usize,
+    pub points_ok: usize,
+}
+
+fn median(xs: &mut [f64]) -> f64 {
+    xs.sort_by(|a, b| a.total_cmp(b));
+    let n = xs.len();
+    if n == 0 {
+        0.0
+    } else if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    }
+}
+
+fn spread(xs: &[f64]) -> Option<f64> {
+    if xs.len() < 2 {
+        return None;
+    }
+    let mut v = xs.to_vec();
+    let m = median(&mut v);
+    let (lo, hi) = v
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+    (m > 0.0).then(|| (hi - lo) / m * 100.0)
+}
+
+fn pct(new: f64, base: f64) -> Option<f64> {
+    (base > 0.0).then(|| (new - base) / base * 100.0)
+}
+
+/// The noise threshold for comparing two cells, percent.
+pub fn noise_threshold(a: &Cell, b: &Cell) -> f64 {
+    match (a.spread_pct, b.spread_pct) {
+        (Some(x), Some(y)) => x.max(y).max(2.0),
+        _ => 5.0,
+    }
+}
+
+fn mark(delta: Option<f64>, threshold: f64, higher_is_better: bool) -> &'static str {
+    match delta {
+        Some(d) if d.abs() > threshold => {
+            if (d > 0.0) == higher_is_better {
+                "better"
+            } else {
+                "worse"
+            }
+        }
+        _ => "",
+    }
+}
+
+fn cell(recs: &[&PointRecord]) -> Option<Cell> {
+    let ok: Vec<&&PointRecord> = recs.iter().filter(|r| r.status == "ok").collect();
+    if ok.is_empty() {
+        return None;
+    }
+    let col = |f: fn(&PointRecord) -> f64| -> Vec<f64> { ok.iter().map(|r| f(r)).collect() };
+    let tps = col(|r| r.tps);
+    Some(Cell {
+        tps: median(&mut tps.clone()),
+        qps: median(&mut col(|r| r.qps)),
+        lat_avg_ms: median(&mut col(|r| r.lat_avg_ms)),
+        p95_ms: median(&mut col(|r| r.lat_p95_ms)),
+        p99_ms: median(&mut col(|r| r.lat_p99_ms)),
+        repeats: ok.len(),
+        spread_pct: spread(&tps),
+        tps_delta_pct: None,
+        p95_delta_pct: None,
+        tps_mark: "",
+        p95_mark: "",
+    })
+}
+
+/// Variables that differ by nature between instances (paths, ports, ids) and say nothing
+/// about the configuration compared.
+fn incidental(name: &str, values: &[String]) -> bool {
+    const NAMES: &[&str] = &[
+        "port",
+        "socket",
+        "pid_file",
+        "hostname",
+        "server_uuid",
+        "timestamp",
+        "tmpdir",
+        "log_error",
+        "datadir",
+        "general_log_file",
+        "slow_query_log_file",
+        "server_id",
+        "gtid_domain_id",
+        "rand_seed1",
+        "rand_seed2",
+        "report_port",
+        "server_uid",
+    ];
+    NAMES.contains(&name) || values.iter().any(|v| v.starts_with('/'))
+}
+
+impl ReportModel {
+    /// Builds the model. `variables` maps a series to its SHOW GLOBAL VARIABLES; `baseline`
+    /// names the series the others are compared with (else the first one).
+    pub fn build(
+        sweep: &str,
+        run_id: &str,
+        description: &str,
+        records: &[PointRecord],
+        baseline: Option<&str>,
+        variables: &BTreeMap<String, BTreeMap<String, String>>,
+    ) -> ReportModel {
+        let key = |r: &PointRecord| format!("{}/{}", r.target, r.config);
+        let mut series: Vec<String> = Vec::new();
+        for r in records {
+            if !series.contains(&key(r)) {
+                series.push(key(r));
+            }
+        }
+        let baseline = baseline
+            .filter(|b| series.iter().any(|s| s == b))
+            .map(str::to_string)
+            .or_else(|| series.first().cloned())
+            .unwrap_or_default();
+        if let Some(i) = series.iter().position(|s| *s == baseline) {
+            let b = series.remove(i);
+            series.insert(0, b);
+        }
+        let mut workloads: Vec<String> = Vec::new();
+        for r in records {
+            if !workloads.contains(&r.workload) {
+                workloads.push(r.workload.clone());
+            }
+        }
+        let sections = workloads
+            .iter()
+            .map(|w| Self::section(w, records, &series))
+            .collect();
+        let versions = series
+            .iter()
+            .map(|s| {
+                records
+                    .iter()
+                    .find(|r| key(r) == *s && !r.server_version.is_empty())
+                    .map(|r| r.server_version.clone())
+                    .unwrap_or_default()
+            })
+            .collect();
+        let mut var_diffs = Vec::new();
+        if series.len() > 1 && series.iter().all(|s| variables.contains_key(s)) {
+            let names: std::collections::BTreeSet<&String> =
+                variables.values().flat_map(|m| m.keys()).collect();
+            for n in names {
+                let values: Vec<String> = series
+                    .iter()
+                    .map(|s| variables[s].get(n).cloned().unwrap_or_default())
+                    .collect();
+                if values.iter().any(|v| *v != values[0]) && !incidental(n, &values) {
+                    var_diffs.push(VarDiff {
+                        name: n.clone(),
+                        values,
+                    });
+                }
+            }
+        }
+        let problems: Vec<Problem> = records
+            .iter()
+            .filter(|r| r.status != "ok")
+            .map(|r| Problem {
+                point_id: r.point_id.clone(),
+                status: r.status.clone(),
+                error: r.error.clone(),
+            })
+            .collect();
+        let mut by_code: BTreeMap<String, usize> = BTreeMap::new();
+        for p in problems.iter().filter(|p| p.status == "failed") {
+            let code = p
+                .error
+                .split("error ")
+                .nth(1)
+                .and_then(|t| t.split_whitespace().next())
+                .filter(|c| c.chars().all(|ch| ch.is_ascii_digit()))
+                .unwrap_or("(no server code)")
+                .to_string();
+            *by_code.entry(code).or_default() += 1;
+        }
+        let ignored_errors = series
+            .iter()
+            .map(|s| {
+                records
+                    .iter()
+                    .filter(|r| key(r) == *s)
+                    .map(|r| r.errors)
+                    .sum()
+            })
+            .collect();
+        ReportModel {
+            sweep: sweep.to_string(),
+            run_id: run_id.to_string(),
+            description: description.to_string(),
+            baseline,
+            versions,
+            workloads: sections,
+            var_diffs,
+            errors_by_code: by_code
+                .into_iter()
+                .map(|(code, points)| ErrorCount { code, points })
+                .collect(),
+            problems,
+            ignored_errors,
+            noise_method: NOISE_METHOD,
+            points_total: records.len(),
+            points_ok: records.iter().filter(|r| r.status == "ok").count(),
+            series,
+        }
+    }
+
+    fn section(workload: &str, records: &[PointRecord], series: &[String]) -> WorkloadSection {
+        let mine: Vec<&PointRecord> = records.iter().filter(|r| r.workload == workload).collect();
+        let mut threads: Vec<u32> = mine.iter().map(|r| r.threads).collect();
+        threads.sort_unstable();
+        threads.dedup();
+        let rows: Vec<Row> = threads
+            .iter()
+            .map(|&t| {
+                let mut cells: Vec<Option<Cell>> = series
+                    .iter()
+                    .map(|s| {
+                        let recs: Vec<&PointRecord> = mine
+                            .iter()
+                            .filter(|r| {
+                                r.threads == t && format!("{}/{}", r.target, r.config) == *s
+                            })
+                            .copied()
+                            .collect();
+                        cell(&recs)
+                    })
+                    .collect();
+                if let Some(base) = cells[0].clone() {
+                    for c in cells.iter_mut().skip(1).flatten() {
+                        let th = noise_threshold(&base, c);
+                        c.tps_delta_pct = pct(c.tps, base.tps);
+                        c.p95_delta_pct = pct(c.p95_ms, base.p95_ms);
+                        c.tps_mark = mark(c.tps_delta_pct, th, true);
+                        c.p95_mark = mark(c.p95_delta_pct, th, false);
+                    }
+                }
+                Row { threads: t, cells }
+            })
+            .collect();
+        let mut peaks: Vec<Peak> = Vec::new();
+        for (i, s) in series.iter().enumerate() {
+            let best = rows
+                .iter()
+                .filter_map(|r| r.cells[i].as_ref().map(|c| (r.threads, c)))
+                .max_by(|a, b| a.1.tps.total_cmp(&b.1.tps));
+            if let Some((t, c)) = best {
+                peaks.push(Peak {
+                    series: s.clone(),
+                    tps: c.tps,
+                    threads: t,
+                    qps: c.qps,
+                    lat_avg_ms: c.lat_avg_ms,
+                    p95_ms: c.p95_ms,
+                    tps_delta_pct: None,
+                });
+            }
+        }
+        if let Some(base) = peaks
+            .first()
+            .filter(|p| p.series == series[0])
+            .map(|p| p.tps)
+        {
+            for p in peaks.iter_mut().skip(1) {
+                p.tps_delta_pct = pct(p.tps, base);
+            }
+        }
+        let line = |f: fn(&Cell) -> f64| -> Vec<(String, Vec<(u32, f64)>)> {
+            series
+                .iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    (
+                        s.clone(),
+                        rows.iter()
+                            .filter_map(|r| r.cells[i].as_ref().map(|c| (r.threads, f(c))))
+                            .collect(),
+                    )
+                })
+                .collect()
+        };
+        WorkloadSection {
+            workload: workload.to_string(),
+            scaling_svg: chart::svg(
+                &format!("{workload}: throughput"),
+                "transactions/s",
+                &line(|c| c.tps),
+            ),
+            latency_svg: chart::svg(
+                &format!("{workload}: p95 latency"),
+                "p95 latency (ms)",
+                &line(|c| c.p95_ms),
+            ),
+            rows,
+            peaks,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,180 @@
+use super::*;
+
+fn rec(
+    target: &str,
+    config: &str,
+    workload: &str,
+    threads: u32,
+    repeat: u32,
+    tps: f64,
+    p95: f64,
+) -> PointRecord {
+    PointRecord {
+        point_id: format!("{target}/{config}/{workload}/t{threads}/r{repeat}"),
+        target: target.into(),
+        config: config.into(),
+        workload: workload.into(),
+        threads,
+        repeat,
+        status: "ok".into(),
+        tps,
+        qps: tps * 20.0,
+        lat_avg_ms: p95 / 2.0,
+        lat_p95_ms: p95,
+        lat_p99_ms: p95 * 1.5,
+        server_version: format!("10.11.{}", if target == "old" { 18 } else { 19 }),
+        ..PointRecord::default()
+    }
+}
+
+fn records() -> Vec<PointRecord> {
+    let mut v = Vec::new();
+    for r in 1..=3 {
+        let j = r as f64; // small spread between repeats
+        v.push(rec(
+            "old",
+            "default",
+            "oltp_read_write",
+            1,
+            r,
+            100.0 + j,
+            10.0,
+        ));
+        v.push(rec(
+            "old",
+            "default",
+            "oltp_read_write",
+            8,
+            r,
+            400.0 + j,
+            20.0,
+        ));
+        v.push(rec(
+            "new",
+            "default",
+            "oltp_read_write",
+            1,
+            r,
+            101.0 + j,
+            10.0,
+        ));
+        v.push(rec(
+            "new",
+            "default",
+            "oltp_read_write",
+            8,
+            r,
+            300.0 + j,
+            30.0,
+        ));
+    }
+    v
+}
+
+#[test]
+fn cells_are_medians_compared_with_the_baseline() {
+    let m = ReportModel::build(
+        "s",
+        "r",
+        "",
+        &records(),
+        Some("old/default"),
+        &BTreeMap::new(),
+    );
+    assert_eq!(m.series, vec!["old/default", "new/default"]);
+    assert_eq!(m.versions, vec!["10.11.18", "10.11.19"]);
+    let w = &m.workloads[0];
+    assert_eq!(
+        w.rows.iter().map(|r| r.threads).collect::<Vec<_>>(),
+        vec![1, 8]
+    );
+    let base = w.rows[1].cells[0].as_ref().unwrap();
+    let new = w.rows[1].cells[1].as_ref().unwrap();
+    assert_eq!(base.tps, 402.0);
+    assert_eq!(new.tps, 302.0);
+    let d = new.tps_delta_pct.unwrap();
+    assert!((d - (302.0 - 402.0) / 402.0 * 100.0).abs() < 1e-9);
+    assert_eq!(new.tps_mark, "worse");
+    assert_eq!(new.p95_mark, "worse");
+    // 1 thread: +1 % is inside the 2 % floor.
+    assert_eq!(w.rows[0].cells[1].as_ref().unwrap().tps_mark, "");
+    assert_eq!(w.peaks[0].threads, 8);
+    assert!((w.peaks[1].tps_delta_pct.unwrap() + 24.88).abs() < 0.01);
+    assert!(w.scaling_svg.starts_with("<svg") && w.latency_svg.contains("new/default"));
+}
+
+#[test]
+fn differing_variables_are_listed_and_paths_are_not() {
+    let mut vars = BTreeMap::new();
+    for (s, flush, dir) in [("old/default", "1", "/a"), ("new/default", "2", "/b")] {
+        let mut m = BTreeMap::new();
+        m.insert(
+            "innodb_flush_log_at_trx_commit".to_string(),
+            flush.to_string(),
+        );
+        m.insert("datadir".to_string(), dir.to_string());
+        m.insert(
+            "port".to_string(),
+            if flush == "1" { "1" } else { "2" }.to_string(),
+        );
+        m.insert("max_connections".to_string(), "151".to_string());
+        vars.insert(s.to_string(), m);
+    }
+    let m = ReportModel::build("s", "r", "", &records(), None, &vars);
+    let names: Vec<&str> = m.var_diffs.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(names, vec!["innodb_flush_log_at_trx_commit"]);
+    assert_eq!(m.var_diffs[0].values, vec!["1", "2"]);
+}
+
+#[test]
+fn failed_points_are_grouped_by_error_code() {
+    let mut v = records();
+    v.push(PointRecord {
+        point_id: "new/default/oltp_read_write/t64/r1".into(),
+        target: "new".into(),
+        config: "default".into(),
+        workload: "oltp_read_write".into(),
+        threads: 64,
+        status: "failed".into(),
+        error: "FATAL: mysql_stmt_execute() returned error 1062 (Duplicate entry) for query".into(),
+        ..PointRecord::default()
+    });
+    let m = ReportModel::build("s", "r", "", &v, None, &BTreeMap::new());
+    assert_eq!(m.errors_by_code.len(), 1);
+    assert_eq!(m.errors_by_code[0].code, "1062");
+    assert_eq!(m.problems.len(), 1);
+    // The failed point leaves an empty cell, not a zero.
+    let row = m.workloads[0]
+        .rows
+        .iter()
+        .find(|r| r.threads == 64)
+        .unwrap();
+    assert!(row.cells.iter().all(|c| c.is_none()));
+}
+
+#[test]
+fn markdown_and_html_render_the_tables() {
+    let m = ReportModel::build(
+        "upgrade",
+        "20261130T000000Z",
+        "two versions",
+        &records(),
+        Some("old/default"),
+        &BTreeMap::new(),
+    );
+    let md = render::markdown(&m).unwrap();
+    assert!(
+        md.contains("| threads | old/default | new/default |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| 8 | 402.0 ±0.50 % | 302.0 (**−24.9 %**) ±0.66 % |"),
+        "{md}"
+    );
+    let html = render::html(&m).unwrap();
+    assert!(html.contains("<table class=\"tps\">"));
+    assert!(html.contains("<td class=\"worse\">302.0"), "{html}");
+    assert_eq!(html.matches("<svg").count(), 2);
+    // Self-contained: nothing loaded from elsewhere.
+    assert!(!html.contains("<script src") && !html.contains("<link") && !html.contains("<img"));
+}
