@@ -79,6 +79,22 @@ pub enum Command {
         #[arg(long)]
         baseline: Option<String>,
     },
+    /// Turn saved sysbench output (1.0.x, 0.5, 0.4) into a run directory that can be reported
+    /// and compared like a live run.
+    Import {
+        /// sysbench logs, one point each.
+        #[arg(required = true)]
+        logs: Vec<PathBuf>,
+        /// The run directory to create.
+        #[arg(long)]
+        out: PathBuf,
+        /// Target name for every log (default: each file's name).
+        #[arg(long)]
+        target: Option<String>,
+        /// Thread count, for logs that do not show it.
+        #[arg(long)]
+        threads: Option<u32>,
+    },
     /// Start a throwaway MariaDB/MySQL on 127.0.0.1 (fresh datadir in a temp dir), run a
     /// command against it, then stop it. `{port}` and `{socket}` in the command are replaced,
     /// and SWEEPBENCH_PORT / SWEEPBENCH_SOCKET are set.

@@ -8,6 +8,7 @@ pub mod bench;
 pub mod cli;
 pub mod db;
 pub mod exec;
+pub mod import;
 pub mod metrics;
 pub mod output;
 pub mod plan;
@@ -52,6 +53,21 @@ pub async fn run(cli: Cli) -> i32 {
             PathBuf::new(),
             false,
         )),
+        Command::Import {
+            logs,
+            out,
+            target,
+            threads,
+        } => match import::import(&logs, &out, target.as_deref(), threads) {
+            Ok(dir) => {
+                println!("imported {} log(s) into {}", logs.len(), dir.display());
+                0
+            }
+            Err(e) => {
+                eprintln!("sweepbench import: {e:#}");
+                2
+            }
+        },
         Command::Report { run_dir, baseline } => sweep::report(&run_dir, baseline.as_deref()),
         Command::Check { sweep, on_capacity } => {
             sweep::check(&sweep_args(sweep, on_capacity, PathBuf::new(), false)).await

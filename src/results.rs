@@ -114,6 +114,25 @@ impl RunDir {
         Ok(d)
     }
 
+    /// A run directory at exactly `path` (for imports), with `sweep_text` as its sweep.toml.
+    pub fn create_at(path: &Path, sweep_text: &str) -> anyhow::Result<RunDir> {
+        std::fs::create_dir_all(path.join("histograms"))
+            .with_context(|| format!("creating {}", path.display()))?;
+        write_atomic(&path.join("sweep.toml"), sweep_text.as_bytes())?;
+        let d = RunDir {
+            path: path.to_path_buf(),
+            run_id: path
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default(),
+            points: Vec::new(),
+            intervals: Vec::new(),
+        };
+        d.flush_points()?;
+        d.flush_intervals()?;
+        Ok(d)
+    }
+
     fn flush_points(&self) -> anyhow::Result<()> {
         write_atomic(
             &self.path.join("points.csv"),

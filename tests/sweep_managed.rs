@@ -6,9 +6,12 @@ use assert_cmd::Command;
 use std::path::{Path, PathBuf};
 use sweepbench::sweep::latest_run;
 
-fn sweepbench(args: &[&str]) -> std::process::Output {
+/// Runs the binary with its temp dir (where managed servers live) inside `tmp`, so the test
+/// can see what it leaves behind.
+fn sweepbench(args: &[&str], tmp: &Path) -> std::process::Output {
     Command::cargo_bin("sweepbench")
         .unwrap()
+        .env("TMPDIR", tmp)
         .args(args)
         .output()
         .unwrap()
@@ -27,12 +30,31 @@ fn run_sweep(body: &str, name: &str) -> (std::process::Output, PathBuf, tempfile
     let f = dir.path().join(format!("{name}.toml"));
     std::fs::write(&f, body).unwrap();
     let results = dir.path().join("results");
-    let out = sweepbench(&[
-        "run",
-        f.to_str().unwrap(),
-        "--results-dir",
-        results.to_str().unwrap(),
-    ]);
+    let out = sweepbench(
+        &[
+            "run",
+            f.to_str().unwrap(),
+            "--results-dir",
+            results.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    let pattern = dir.path().to_string_lossy().to_string();
+    let alive = std::process::Command::new("pgrep")
+        .args(["-f", &pattern])
+        .output()
+        .unwrap();
+    assert!(
+        alive.stdout.is_empty(),
+        "a managed server outlived its sweep: {}",
+        String::from_utf8_lossy(&alive.stdout)
+    );
+    let stray: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("sweepbench-"))
+        .collect();
+    assert!(stray.is_empty(), "work directories left behind: {stray:?}");
     let run =
         latest_run(&results, name).unwrap_or_else(|| panic!("no run directory:\n{}", text(&out)));
     (out, run, dir)
@@ -156,12 +178,106 @@ fn a_server_that_cannot_start_fails_its_points_only() {
             .all(|r| r.status == "ok"),
         "{rows:?}"
     );
-    let leftover = std::process::Command::new("pgrep")
-        .args(["-f", "sweepbench-run-"])
-        .output()
-        .unwrap();
-    assert!(
-        leftover.stdout.is_empty(),
-        "a managed server outlived its sweep"
+}
+
+/// Table classes and chart count of each workload section of a report.html.
+fn structure(html: &str) -> Vec<Vec<String>> {
+    html.split("<section class=\"workload\"")
+        .skip(1)
+        .map(|sec| {
+            let sec = sec.split("</section>").next().unwrap_or("");
+            let mut items: Vec<String> = sec
+                .split("<table class=\"")
+                .skip(1)
+                .map(|t| t.split('"').next().unwrap_or("").to_string())
+                .collect();
+            items.push(format!("svg×{}", sec.matches("<svg").count()));
+            items
+        })
+        .collect()
+}
+
+#[test]
+fn two_configs_write_a_full_run_directory_and_a_comparing_report() {
+    let body = "name = \"flush\"\nbaseline = \"local/default\"\n[data]\ntables = 1\ntable_size = 500\n[run]\nworkloads = [\"oltp_write_only\"]\nthreads = [1, 4]\nduration = \"2s\"\nreport_interval = \"1s\"\n[[targets]]\nname = \"local\"\nserver = {}\n[[configs]]\nname = \"default\"\n[[configs]]\nname = \"no-flush\"\nvars = { innodb_flush_log_at_trx_commit = 0 }\n";
+    let (out, run, tmp) = run_sweep(body, "flush");
+    assert!(out.status.success(), "{}", text(&out));
+    for f in [
+        "sweep.toml",
+        "manifest.json",
+        "points.csv",
+        "intervals.csv",
+        "report.html",
+        "report.md",
+    ] {
+        assert!(run.join(f).is_file(), "{f} missing");
+    }
+    let latest = std::fs::read_link(run.parent().unwrap().join("latest")).unwrap();
+    assert_eq!(latest, Path::new(run.file_name().unwrap()));
+    let header = std::fs::read_to_string(run.join("points.csv")).unwrap();
+    assert_eq!(
+        header.lines().next().unwrap(),
+        sweepbench::results::POINT_COLUMNS.join(",")
     );
+    let hists: Vec<_> = std::fs::read_dir(run.join("histograms"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(hists.len(), 4, "one histogram per point");
+    let h = std::fs::read_to_string(hists[0].path()).unwrap();
+    assert!(h.contains("Tag=local__") && h.contains(",HISTF"), "{h}");
+    assert_eq!(std::fs::read_dir(run.join("servers")).unwrap().count(), 2);
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("manifest.json")).unwrap()).unwrap();
+    assert!(manifest["host"]["cores"].as_u64().unwrap() >= 1);
+    assert_eq!(manifest["summary"]["ok"], 4);
+    assert_eq!(manifest["plan"].as_array().unwrap().len(), 4);
+
+    let md = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(
+        md.contains("| threads | local/default | local/no-flush |"),
+        "{md}"
+    );
+    for t in [1, 4] {
+        let row = md
+            .lines()
+            .find(|l| l.starts_with(&format!("| {t} |")))
+            .unwrap();
+        assert!(
+            row.contains(" (") && row.contains(" %"),
+            "Δ % against the baseline at {t} threads: {row}"
+        );
+    }
+    assert!(
+        md.contains("| innodb_flush_log_at_trx_commit | 1 | 0 |"),
+        "{md}"
+    );
+    let html = std::fs::read_to_string(run.join("report.html")).unwrap();
+    assert!(html.contains("<svg"), "a chart");
+    assert!(html.contains("<td class=\"name\">innodb_flush_log_at_trx_commit</td>"));
+
+    // `report` re-renders the same from the files alone, and an imported run has the same
+    // structure.
+    std::fs::remove_file(run.join("report.html")).unwrap();
+    let again = sweepbench(&["report", run.to_str().unwrap()], tmp.path());
+    assert!(again.status.success(), "{}", text(&again));
+    assert_eq!(
+        structure(&std::fs::read_to_string(run.join("report.html")).unwrap()),
+        structure(&html)
+    );
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let imported = tmp.path().join("imported");
+    let imp = sweepbench(
+        &[
+            "import",
+            fixtures.join("sysbench-1.0-full.log").to_str().unwrap(),
+            fixtures.join("sysbench-0.5.log").to_str().unwrap(),
+            "--out",
+            imported.to_str().unwrap(),
+        ],
+        tmp.path(),
+    );
+    assert!(imp.status.success(), "{}", text(&imp));
+    let imported_html = std::fs::read_to_string(imported.join("report.html")).unwrap();
+    assert_eq!(structure(&imported_html), structure(&html));
 }

@@ -57,7 +57,7 @@ pub fn svg(title: &str, y_label: &str, lines: &[(String, Vec<(u32, f64)>)]) -> S
             .configure_series_labels()
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK.mix(0.3))
-            .position(SeriesLabelPosition::UpperRight)
+            .position(SeriesLabelPosition::UpperLeft)
             .draw();
         let _ = root.present();
     }

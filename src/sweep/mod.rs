@@ -688,12 +688,16 @@ pub fn report(run: &Path, baseline: Option<&str>) -> i32 {
     }
 }
 
-/// Used by tests: where a run put its files.
+/// The newest run directory of a sweep: where `latest` points, else the newest by name.
 pub fn latest_run(results: &Path, sweep: &str) -> Option<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(results.join(sweep))
+    let root = results.join(sweep);
+    if let Ok(target) = std::fs::read_link(root.join("latest")) {
+        return Some(root.join(target));
+    }
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
         .ok()?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_dir())
+        .filter(|p| p.is_dir() && !p.is_symlink())
         .collect();
     dirs.sort();
     dirs.pop()

@@ -1,0 +1,92 @@
+use super::*;
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name),
+    )
+    .unwrap()
+}
+
+#[test]
+fn sysbench_1_0_with_header_reads_exactly_as_printed() {
+    let p = parse(&fixture("sysbench-1.0-full.log"));
+    let r = record(&p, "old", 1, None).unwrap();
+    assert_eq!(r.threads, 4);
+    assert_eq!(r.driver, "sysbench 1.0.20");
+    assert_eq!((r.transactions, r.tps), (2285, 760.37));
+    assert_eq!((r.queries, r.qps), (45790, 15237.26));
+    assert_eq!(
+        (r.reads, r.writes, r.other, r.errors),
+        (32060, 7114, 6616, 5)
+    );
+    assert_eq!(
+        (r.lat_min_ms, r.lat_avg_ms, r.lat_p95_ms, r.lat_max_ms),
+        (0.97, 5.25, 11.04, 165.91)
+    );
+    assert_eq!(r.duration_s, 3.0048);
+    assert_eq!(p.intervals.len(), 3);
+    assert_eq!(p.intervals[1].lat_pct_ms, 11.04);
+    assert_eq!(p.intervals[2].reads_s, 9233.90);
+}
+
+#[test]
+fn pasted_logs_without_indentation_or_header_parse_the_same() {
+    let full = record(&parse(&fixture("sysbench-1.0-full.log")), "t", 1, None).unwrap();
+    let pasted = record(&parse(&fixture("sysbench-1.0-pasted.log")), "t", 1, Some(4)).unwrap();
+    assert_eq!(
+        (pasted.transactions, pasted.tps, pasted.qps),
+        (full.transactions, full.tps, full.qps)
+    );
+    assert_eq!(
+        (pasted.lat_avg_ms, pasted.lat_p95_ms, pasted.lat_max_ms),
+        (full.lat_avg_ms, full.lat_p95_ms, full.lat_max_ms)
+    );
+    // Without a header nothing says how many threads ran.
+    assert!(record(&parse(&fixture("sysbench-1.0-pasted.log")), "t", 1, None).is_err());
+}
+
+#[test]
+fn interval_lines_alone_give_threads_and_rates() {
+    let p = parse(&fixture("sysbench-1.0-intervals-only.log"));
+    let r = record(&p, "t", 1, None).unwrap();
+    assert_eq!(r.threads, 4);
+    // (836.75 + 781.17 + 661.28) / 3 over three 1 s intervals.
+    assert!((r.tps - 759.7333).abs() < 1e-3, "{}", r.tps);
+    assert_eq!(r.transactions, 2279);
+    assert!((r.lat_p95_ms - (10.46 + 11.04 + 12.30) / 3.0).abs() < 1e-9);
+    assert!(r.error.contains("interval lines"));
+}
+
+#[test]
+fn sysbench_0_5_reads_exactly_as_printed() {
+    let p = parse(&fixture("sysbench-0.5.log"));
+    let r = record(&p, "t", 1, None).unwrap();
+    assert_eq!(r.threads, 16);
+    assert_eq!((r.transactions, r.tps), (24846, 1242.21));
+    assert_eq!(
+        (r.reads, r.writes, r.other, r.queries),
+        (347844, 99384, 49692, 496920)
+    );
+    assert_eq!(
+        (r.lat_min_ms, r.lat_avg_ms, r.lat_p95_ms, r.lat_max_ms),
+        (3.21, 12.87, 18.20, 98.44)
+    );
+    assert!((r.qps - 496920.0 / 20.0012).abs() < 1e-6);
+    assert_eq!(p.intervals.len(), 2);
+    assert_eq!(p.intervals[0].t_s, 10.0);
+    assert_eq!(p.intervals[1].lat_pct_ms, 17.90);
+}
+
+#[test]
+fn sysbench_0_4_reads_exactly_as_printed() {
+    let r = record(&parse(&fixture("sysbench-0.4.log")), "t", 1, None).unwrap();
+    assert_eq!(r.threads, 8);
+    assert_eq!((r.transactions, r.tps), (10000, 412.34));
+    assert_eq!((r.reads, r.writes, r.other), (140000, 50000, 20000));
+    assert_eq!(
+        (r.lat_avg_ms, r.lat_p95_ms, r.lat_max_ms),
+        (19.38, 31.66, 211.07)
+    );
+}
