@@ -35,14 +35,6 @@ fn sweepbench(args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
-fn text(o: &std::process::Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
 fn classic(port: u16, db: &str, extra: &str) -> String {
     format!(
         r#"name = "classic"

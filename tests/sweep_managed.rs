@@ -2,7 +2,9 @@
 //! server), two configs on one basedir with the data prepared once, and a config that stops
 //! the server from starting.
 
+mod common;
 use assert_cmd::Command;
+use common::text;
 use std::path::{Path, PathBuf};
 use sweepbench::sweep::latest_run;
 
@@ -15,14 +17,6 @@ fn sweepbench(args: &[&str], tmp: &Path) -> std::process::Output {
         .args(args)
         .output()
         .unwrap()
-}
-
-fn text(o: &std::process::Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 fn run_sweep(body: &str, name: &str) -> (std::process::Output, PathBuf, tempfile::TempDir) {

@@ -508,44 +508,47 @@ fn initialise(
     Ok(())
 }
 
-/// Connects over the socket as root and returns the server version.
-fn query_version(socket: &Path) -> anyhow::Result<String> {
-    use mysql_async::prelude::Queryable;
-    let socket = socket.to_path_buf();
+/// Runs `f` on a root connection over the server's socket, on a runtime of its own (these
+/// helpers are called from plain threads and from `spawn_blocking`).
+fn with_root<T, F, Fut>(socket: &Path, f: F) -> anyhow::Result<T>
+where
+    F: FnOnce(mysql_async::Conn) -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<(mysql_async::Conn, T)>>,
+{
+    let socket = socket.to_string_lossy().to_string();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     rt.block_on(async move {
         let opts = mysql_async::OptsBuilder::default()
-            .socket(Some(socket.to_string_lossy().to_string()))
-            .user(Some("root"))
-            .prefer_socket(true);
-        let mut c = mysql_async::Conn::new(opts).await?;
-        let v: Option<String> = c.query_first("SELECT VERSION()").await?;
+            .socket(Some(socket))
+            .user(Some("root"));
+        let c = mysql_async::Conn::new(opts).await?;
+        let (c, v) = f(c).await?;
         let _ = c.disconnect().await;
-        anyhow::Ok(v.unwrap_or_default())
+        Ok(v)
+    })
+}
+
+/// Connects over the socket as root and returns the server version.
+fn query_version(socket: &Path) -> anyhow::Result<String> {
+    use mysql_async::prelude::Queryable;
+    with_root(socket, |mut c| async move {
+        let v: Option<String> = c.query_first("SELECT VERSION()").await?;
+        Ok((c, v.unwrap_or_default()))
     })
 }
 
 /// Runs SQL statements as root on a managed server (set-up helper for tests and targets).
 pub fn exec_root(server: &ManagedServer, statements: &[&str]) -> anyhow::Result<()> {
     use mysql_async::prelude::Queryable;
-    let socket = server.socket();
     let stmts: Vec<String> = statements.iter().map(|s| s.to_string()).collect();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    rt.block_on(async move {
-        let opts = mysql_async::OptsBuilder::default()
-            .socket(Some(socket.to_string_lossy().to_string()))
-            .user(Some("root"));
-        let mut c = mysql_async::Conn::new(opts).await?;
+    with_root(&server.socket(), |mut c| async move {
         for s in &stmts {
             c.query_drop(s.as_str())
                 .await
                 .with_context(|| format!("running '{s}'"))?;
         }
-        let _ = c.disconnect().await;
-        anyhow::Ok(())
+        Ok((c, ()))
     })
 }

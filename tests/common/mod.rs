@@ -128,3 +128,12 @@ pub fn json_u64(j: &serde_json::Value, ptr: &str) -> u64 {
         .and_then(|v| v.as_u64())
         .unwrap_or_else(|| panic!("{ptr} missing in {j}"))
 }
+
+/// stdout and stderr of a finished command, for assertions and failure messages.
+pub fn text(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
