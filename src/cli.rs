@@ -26,6 +26,14 @@ pub struct SweepFileArgs {
     pub only: Vec<String>,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormat {
+    Text,
+    Md,
+    Html,
+    Json,
+}
+
 /// What to do when a target cannot take the largest thread counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OnCapacity {
@@ -63,6 +71,44 @@ pub enum Command {
         /// Print only the summary and problems (for cron).
         #[arg(long)]
         quiet: bool,
+        /// Continue this interrupted run directory instead of starting a new one: points that
+        /// ended ok are kept, the rest run again.
+        #[arg(long, value_name = "RUN_DIR")]
+        resume: Option<PathBuf>,
+        /// Exit 3 when a target/config regresses against the sweep's baseline.
+        #[arg(long)]
+        fail_on_regression: bool,
+        /// Threshold for --fail-on-regression, e.g. 5%.
+        #[arg(long, default_value = "5%")]
+        threshold: String,
+    },
+    /// Compare two runs point by point (live or imported); exit 3 when something regressed.
+    Compare {
+        base: PathBuf,
+        candidate: PathBuf,
+        /// Smallest change that counts, e.g. 5%.
+        #[arg(long, default_value = "5%")]
+        threshold: String,
+        #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
+        format: CompareFormat,
+        /// Match base target OLD with candidate target NEW (repeatable): --map old=new.
+        #[arg(long)]
+        map: Vec<String>,
+    },
+    /// Every run of a sweep with its peak figures, and the runs where a change point appears.
+    History {
+        /// results/<sweep>
+        sweep_dir: PathBuf,
+        /// Peak change that marks a change point, e.g. 10%.
+        #[arg(long, default_value = "10%")]
+        threshold: String,
+    },
+    /// Keep the newest N runs of a sweep and remove the rest.
+    Prune {
+        /// results/<sweep>
+        sweep_dir: PathBuf,
+        #[arg(long)]
+        keep: usize,
     },
     /// sysbench drop-in: `bench <workload> prepare|run|cleanup|prewarm [--option=value ...]`
     /// (`bench --help` lists the options).

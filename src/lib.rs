@@ -6,10 +6,12 @@
 
 pub mod bench;
 pub mod cli;
+pub mod compare;
 pub mod db;
 pub mod exec;
 pub mod import;
 pub mod metrics;
+pub mod nightly;
 pub mod output;
 pub mod plan;
 pub mod preflight;
@@ -31,6 +33,8 @@ fn sweep_args(
     quiet: bool,
 ) -> sweep::SweepArgs {
     sweep::SweepArgs {
+        resume: None,
+        fail_on_regression: None,
         file: sweep.file,
         only: sweep.only,
         on_capacity: match on_capacity {
@@ -77,7 +81,57 @@ pub async fn run(cli: Cli) -> i32 {
             on_capacity,
             results_dir,
             quiet,
-        } => sweep::run(&sweep_args(sweep, on_capacity, results_dir, quiet)).await,
+            resume,
+            fail_on_regression,
+            threshold,
+        } => {
+            let Some(th) = compare::parse_threshold(&threshold) else {
+                eprintln!(
+                    "sweepbench run: --threshold {threshold}: expected a percentage such as 5%"
+                );
+                return 2;
+            };
+            let mut a = sweep_args(sweep, on_capacity, results_dir, quiet);
+            a.resume = resume;
+            a.fail_on_regression = fail_on_regression.then_some(th);
+            sweep::run(&a).await
+        }
+        Command::Compare {
+            base,
+            candidate,
+            threshold,
+            format,
+            map,
+        } => run_compare(&base, &candidate, &threshold, format, &map),
+        Command::History {
+            sweep_dir,
+            threshold,
+        } => match compare::parse_threshold(&threshold)
+            .ok_or_else(|| anyhow::anyhow!("--threshold {threshold}: expected a percentage"))
+            .and_then(|t| nightly::history(&sweep_dir, t))
+        {
+            Ok(s) => {
+                print!("{s}");
+                0
+            }
+            Err(e) => {
+                eprintln!("sweepbench history: {e:#}");
+                2
+            }
+        },
+        Command::Prune { sweep_dir, keep } => match nightly::prune(&sweep_dir, keep) {
+            Ok(removed) => {
+                for r in &removed {
+                    println!("removed {}", r.display());
+                }
+                println!("kept the newest {keep} run(s)");
+                0
+            }
+            Err(e) => {
+                eprintln!("sweepbench prune: {e:#}");
+                2
+            }
+        },
         Command::Sandbox {
             basedir,
             max_connections,
@@ -100,5 +154,51 @@ pub async fn run(cli: Cli) -> i32 {
                 }
             }
         }
+    }
+}
+
+fn run_compare(
+    base: &std::path::Path,
+    candidate: &std::path::Path,
+    threshold: &str,
+    format: cli::CompareFormat,
+    map: &[String],
+) -> i32 {
+    let Some(th) = compare::parse_threshold(threshold) else {
+        eprintln!("sweepbench compare: --threshold {threshold}: expected a percentage such as 5%");
+        return 2;
+    };
+    let mut pairs = Vec::new();
+    for m in map {
+        match m.split_once('=') {
+            Some((a, b)) => pairs.push((a.to_string(), b.to_string())),
+            None => {
+                eprintln!("sweepbench compare: --map {m}: expected old=new");
+                return 2;
+            }
+        }
+    }
+    let load = |p: &std::path::Path| {
+        results::load_points(p).map_err(|e| eprintln!("sweepbench compare: {e:#}"))
+    };
+    let (Ok(b), Ok(c)) = (load(base), load(candidate)) else {
+        return 2;
+    };
+    let cmp = compare::compare(&b, &c, th, &pairs);
+    if cmp.rows.is_empty() {
+        eprintln!("sweepbench compare: no point of the candidate matches the base (different targets? use --map old=new)");
+        return 2;
+    }
+    let out = match format {
+        cli::CompareFormat::Text => compare::text(&cmp),
+        cli::CompareFormat::Md => compare::markdown(&cmp),
+        cli::CompareFormat::Html => compare::html(&cmp),
+        cli::CompareFormat::Json => serde_json::to_string_pretty(&cmp).expect("serialises") + "\n",
+    };
+    print!("{out}");
+    if cmp.regressed().is_empty() {
+        0
+    } else {
+        3
     }
 }

@@ -114,6 +114,45 @@ impl RunDir {
         Ok(d)
     }
 
+    /// Reopens an interrupted run to finish it: refuses when the sweep file changed since,
+    /// keeps the points that ended ok or were skipped, and drops the rest so they run again.
+    pub fn resume(path: &Path, spec: &SweepSpec) -> anyhow::Result<RunDir> {
+        let stored = std::fs::read_to_string(path.join("sweep.toml")).with_context(|| {
+            format!("{} is not a run directory (no sweep.toml)", path.display())
+        })?;
+        if stored != redact_text(&spec.source) {
+            anyhow::bail!(
+                "the sweep file changed since {} was started (its sweep.toml differs from {}): start a new run instead of resuming",
+                path.display(),
+                spec.path.display()
+            );
+        }
+        let mut points = load_points(path)?;
+        points.retain(|p| p.status == "ok" || p.status == "skipped");
+        let keep: std::collections::BTreeSet<String> =
+            points.iter().map(|p| p.point_id.clone()).collect();
+        let mut intervals: Vec<Vec<String>> = Vec::new();
+        if let Ok(mut r) = csv::Reader::from_path(path.join("intervals.csv")) {
+            for row in r.records().flatten() {
+                if row.get(0).is_some_and(|id| keep.contains(id)) {
+                    intervals.push(row.iter().map(str::to_string).collect());
+                }
+            }
+        }
+        let d = RunDir {
+            path: path.to_path_buf(),
+            run_id: path
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default(),
+            points,
+            intervals,
+        };
+        d.flush_points()?;
+        d.flush_intervals()?;
+        Ok(d)
+    }
+
     /// A run directory at exactly `path` (for imports), with `sweep_text` as its sweep.toml.
     pub fn create_at(path: &Path, sweep_text: &str) -> anyhow::Result<RunDir> {
         std::fs::create_dir_all(path.join("histograms"))

@@ -374,6 +374,14 @@ impl ManagedServer {
         self.child.as_ref().map(|c| c.id())
     }
 
+    /// False once the server process has exited (crashed, killed, shut down).
+    pub fn is_running(&mut self) -> bool {
+        match self.child.as_mut() {
+            Some(c) => matches!(c.try_wait(), Ok(None)),
+            None => false,
+        }
+    }
+
     pub fn datadir(&self) -> PathBuf {
         self.dir.join("data")
     }

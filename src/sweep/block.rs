@@ -123,6 +123,38 @@ impl Block {
         }
     }
 
+    /// After a failed point: a managed server that died is started again on its datadir
+    /// (InnoDB recovers it) so the sweep can go on. Returns what its error log said.
+    pub async fn revive(&mut self) -> Option<String> {
+        let dead = match &mut self.live {
+            Some(Live::Managed(s)) => !s.is_running(),
+            _ => false,
+        };
+        if !dead {
+            return None;
+        }
+        let Some(Live::Managed(mut s)) = self.live.take() else {
+            return None;
+        };
+        let tail = managed::log_tail(&s.error_log(), 8);
+        let (s, r) = tokio::task::spawn_blocking(move || {
+            let r = s.restart();
+            (s, r)
+        })
+        .await
+        .ok()?;
+        self.live = Some(Live::Managed(s));
+        Some(match r {
+            Ok(()) => {
+                format!("the server died and was restarted; its error log ended with: {tail}")
+            }
+            Err(e) => {
+                self.error = Some(format!("the server died and could not be restarted: {e:#}"));
+                format!("the server died and could not be restarted ({e:#}); its error log ended with: {tail}")
+            }
+        })
+    }
+
     /// `restart = "per-point"`: a cold server before each point.
     pub async fn before_point(&mut self) -> anyhow::Result<()> {
         if !self.restart_per_point {

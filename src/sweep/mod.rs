@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 pub const EXIT_OK: i32 = 0;
 pub const EXIT_POINTS_FAILED: i32 = 1;
 pub const EXIT_BAD_INPUT: i32 = 2;
+pub const EXIT_REGRESSION: i32 = 3;
 pub const EXIT_INTERRUPTED: i32 = 130;
 
 /// Options shared by plan / check / run.
@@ -31,6 +32,10 @@ pub struct SweepArgs {
     pub on_capacity: OnCapacity,
     pub results_dir: PathBuf,
     pub quiet: bool,
+    /// Continue this run directory.
+    pub resume: Option<PathBuf>,
+    /// Exit 3 when a series regresses against the baseline by more than this (percent).
+    pub fail_on_regression: Option<f64>,
 }
 
 fn load(a: &SweepArgs) -> Result<(SweepSpec, Plan), String> {
@@ -370,6 +375,14 @@ pub async fn run(a: &SweepArgs) -> i32 {
             return EXIT_BAD_INPUT;
         }
     };
+    // One run of a sweep at a time: nightly jobs overlap when one runs long.
+    let _lock = match crate::nightly::Lock::take(&a.results_dir.join(&spec.name)) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("sweepbench run: {e:#}");
+            return EXIT_BAD_INPUT;
+        }
+    };
     let (findings, limits) = match preflight_all(&spec, &plan, a.on_capacity).await {
         Ok(v) => v,
         Err(e) => {
@@ -394,13 +407,30 @@ pub async fn run(a: &SweepArgs) -> i32 {
     if !a.quiet {
         print_findings(&findings);
     }
-    let mut dir = match RunDir::create(&a.results_dir, &spec) {
+    let opened = match &a.resume {
+        Some(run) => RunDir::resume(run, &spec),
+        None => RunDir::create(&a.results_dir, &spec),
+    };
+    let mut dir = match opened {
         Ok(d) => d,
         Err(e) => {
             eprintln!("sweepbench run: {e:#}");
             return EXIT_BAD_INPUT;
         }
     };
+    let done: std::collections::BTreeSet<String> =
+        dir.points().iter().map(|p| p.point_id.clone()).collect();
+    let mut plan = plan;
+    let before = plan.points.len();
+    plan.points.retain(|p| !done.contains(&p.id));
+    if a.resume.is_some() && !a.quiet {
+        println!(
+            "resuming {}: {} point(s) done, {} to run",
+            dir.path.display(),
+            before - plan.points.len(),
+            plan.points.len()
+        );
+    }
     let started_at = chrono::Utc::now();
     if let Err(e) = dir.write_manifest(&manifest(&spec, &plan, &dir.run_id, started_at, None, None))
     {
@@ -446,10 +476,27 @@ pub async fn run(a: &SweepArgs) -> i32 {
         t.skipped,
         dir.path.display()
     );
+    let mut regressed = false;
+    if let Some(th) = a.fail_on_regression {
+        let baseline = spec
+            .baseline
+            .clone()
+            .unwrap_or_else(|| format!("{}/{}", spec.targets[0].name, spec.configs[0].name));
+        let cmp = crate::compare::within_run(dir.points(), &baseline, th);
+        for r in cmp.regressed() {
+            println!(
+                "REGRESSION {}/{}/{}/t{} against {baseline}: {}",
+                r.target, r.config, r.workload, r.threads, r.why
+            );
+        }
+        regressed = !cmp.regressed().is_empty();
+    }
     if t.interrupted {
         EXIT_INTERRUPTED
     } else if t.failed > 0 {
         EXIT_POINTS_FAILED
+    } else if regressed {
+        EXIT_REGRESSION
     } else {
         EXIT_OK
     }
@@ -605,6 +652,11 @@ async fn run_one(
             };
         }
         Err(e) => rec.error = format!("{e:#}"),
+    }
+    if rec.status == "failed" {
+        if let Some(note) = b.revive().await {
+            rec.error = format!("{} | {note}", rec.error);
+        }
     }
 }
 

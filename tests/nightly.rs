@@ -1,0 +1,305 @@
+//! Nightly operation on a managed server: compare and history across runs, the sweep lock,
+//! SIGINT, a server killed mid-point, and --resume.
+
+mod common;
+use assert_cmd::Command;
+use common::text;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use sweepbench::results::{load_points, PointRecord};
+
+/// These tests measure: one at a time, so they do not load each other's servers.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        Env {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn sweep(&self, name: &str, threads: &str, duration: &str) -> PathBuf {
+        self.sweep_with(name, threads, duration, "")
+    }
+
+    fn sweep_with(&self, name: &str, threads: &str, duration: &str, run_extra: &str) -> PathBuf {
+        let body = format!(
+            "name = \"{name}\"\n[data]\ntables = 1\ntable_size = 500\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = {threads}\nduration = \"{duration}\"\nreport_interval = \"1s\"\n{run_extra}\n[[targets]]\nname = \"local\"\nserver = {{}}\n"
+        );
+        let f = self.dir.path().join(format!("{name}.toml"));
+        std::fs::write(&f, body).unwrap();
+        f
+    }
+
+    fn results(&self) -> PathBuf {
+        self.dir.path().join("results")
+    }
+
+    fn cmd(&self) -> std::process::Command {
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"));
+        c.env("TMPDIR", self.dir.path());
+        c
+    }
+
+    fn run(&self, file: &Path, extra: &[&str]) -> std::process::Output {
+        self.cmd()
+            .arg("run")
+            .arg(file)
+            .arg("--results-dir")
+            .arg(self.results())
+            .args(extra)
+            .output()
+            .unwrap()
+    }
+
+    fn spawn(&self, file: &Path, extra: &[&str]) -> std::process::Child {
+        self.cmd()
+            .arg("run")
+            .arg(file)
+            .arg("--results-dir")
+            .arg(self.results())
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    /// Servers still running from this environment.
+    fn servers(&self) -> Vec<i32> {
+        let out = std::process::Command::new("pgrep")
+            .args(["-f", &format!("mariadbd.*{}", self.dir.path().display())])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect()
+    }
+}
+
+fn wait_for(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
+    let until = Instant::now() + limit;
+    while !f() {
+        assert!(Instant::now() < until, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn only_run(results: &Path, sweep: &str) -> PathBuf {
+    sweepbench::sweep::latest_run(results, sweep).expect("a run directory")
+}
+
+fn ok_rows(run: &Path) -> Vec<PointRecord> {
+    load_points(run)
+        .map(|v| v.into_iter().filter(|p| p.status == "ok").collect())
+        .unwrap_or_default()
+}
+
+fn scaled_copy(from: &Path, to: &Path, tput: f64, lat: f64) {
+    std::fs::create_dir_all(to).unwrap();
+    let mut rows = load_points(from).unwrap();
+    for r in &mut rows {
+        r.tps *= tput;
+        r.qps *= tput;
+        r.lat_p95_ms *= lat;
+        r.lat_p99_ms *= lat;
+        r.lat_avg_ms *= lat;
+    }
+    let mut w = csv::Writer::from_path(to.join("points.csv")).unwrap();
+    for r in rows {
+        w.serialize(r).unwrap();
+    }
+}
+
+#[test]
+fn compare_and_history_across_two_runs() {
+    let _one = serial();
+    let env = Env::new();
+    // Repeats let compare measure the noise it must see through.
+    let f = env.sweep_with("twice", "[1, 2]", "2s", "warmup = \"1s\"\nrepeats = 3");
+    for _ in 0..2 {
+        let out = env.run(&f, &["--quiet"]);
+        assert!(out.status.success(), "{}", text(&out));
+        std::thread::sleep(Duration::from_millis(1100)); // distinct run ids (seconds)
+    }
+    let runs = sweepbench::nightly::runs(&env.results().join("twice")).unwrap();
+    assert_eq!(runs.len(), 2);
+    let bin = || Command::cargo_bin("sweepbench").unwrap();
+    let same = bin()
+        .args([
+            "compare",
+            runs[0].to_str().unwrap(),
+            runs[1].to_str().unwrap(),
+            "--threshold",
+            "25%",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(same.status.code(), Some(0), "{}", text(&same));
+    assert!(
+        text(&same).contains("0 regressed, 2 matched points"),
+        "{}",
+        text(&same)
+    );
+
+    let worse = env.dir.path().join("worse");
+    scaled_copy(&runs[1], &worse, 0.6, 1.6);
+    let out = bin()
+        .args([
+            "compare",
+            runs[0].to_str().unwrap(),
+            worse.to_str().unwrap(),
+            "--threshold",
+            "25%",
+        ])
+        .output()
+        .unwrap();
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{t}");
+    for point in [
+        "local/default/oltp_point_select/t1 ",
+        "local/default/oltp_point_select/t2 ",
+    ] {
+        let line = t
+            .lines()
+            .find(|l| l.starts_with(point))
+            .unwrap_or_else(|| panic!("{point} missing:\n{t}"));
+        assert!(line.contains("regressed (tps -"), "{line}");
+    }
+    assert!(t.contains("2 regressed, 2 matched points"), "{t}");
+    let md = bin()
+        .args([
+            "compare",
+            runs[0].to_str().unwrap(),
+            worse.to_str().unwrap(),
+            "--format",
+            "md",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        text(&md).contains("| local/default/oltp_point_select/t2 |"),
+        "{}",
+        text(&md)
+    );
+
+    let h = bin()
+        .args(["history", env.results().join("twice").to_str().unwrap()])
+        .output()
+        .unwrap();
+    let t = text(&h);
+    assert!(h.status.success(), "{t}");
+    for r in &runs {
+        assert!(t.contains(r.file_name().unwrap().to_str().unwrap()), "{t}");
+    }
+    assert!(t.contains("oltp_point_select peak tps @threads"), "{t}");
+
+    let p = bin()
+        .args([
+            "prune",
+            env.results().join("twice").to_str().unwrap(),
+            "--keep",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert!(p.status.success(), "{}", text(&p));
+    assert_eq!(
+        sweepbench::nightly::runs(&env.results().join("twice")).unwrap(),
+        vec![runs[1].clone()]
+    );
+}
+
+#[test]
+fn lock_sigint_and_resume() {
+    let _one = serial();
+    let env = Env::new();
+    let f = env.sweep("night", "[1, 2, 4]", "3s");
+    let mut first = env.spawn(&f, &[]);
+    let lock = env.results().join("night/.lock");
+    wait_for("the lock", Duration::from_secs(60), || lock.exists());
+    let second = env.run(&f, &[]);
+    assert_eq!(second.status.code(), Some(2), "{}", text(&second));
+    assert!(text(&second).contains("another run of this sweep is in progress"));
+
+    // Interrupt once the first point is written.
+    wait_for("a finished point", Duration::from_secs(90), || {
+        sweepbench::sweep::latest_run(&env.results(), "night")
+            .is_some_and(|r| !ok_rows(&r).is_empty())
+    });
+    // SAFETY: signalling our own child.
+    unsafe {
+        libc::kill(first.id() as i32, libc::SIGINT);
+    }
+    let status = first.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let run = only_run(&env.results(), "night");
+    let before = ok_rows(&run);
+    assert!(!before.is_empty() && before.len() < 3, "{before:?}");
+    assert!(
+        run.join("report.html").is_file(),
+        "a report of what finished"
+    );
+    assert!(env.servers().is_empty(), "no server left after SIGINT");
+    assert!(!lock.exists(), "lock released");
+
+    let out = env.run(&f, &["--resume", run.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let after = ok_rows(&run);
+    assert_eq!(after.len(), 3, "{after:?}");
+    for b in &before {
+        let a = after.iter().find(|a| a.point_id == b.point_id).unwrap();
+        assert_eq!(a.started_at, b.started_at, "{} was redone", b.point_id);
+    }
+    // A changed sweep file cannot be resumed into the same directory.
+    let changed = env.sweep("night", "[1, 2, 8]", "3s");
+    let out = env.run(&changed, &["--resume", run.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out).contains("the sweep file changed"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn a_server_killed_mid_point_fails_that_point_only() {
+    let _one = serial();
+    let env = Env::new();
+    let f = env.sweep("crash", "[1, 2, 4]", "4s");
+    let child = env.spawn(&f, &[]);
+    wait_for("the first point", Duration::from_secs(90), || {
+        sweepbench::sweep::latest_run(&env.results(), "crash")
+            .is_some_and(|r| !ok_rows(&r).is_empty())
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    let pids = env.servers();
+    assert_eq!(pids.len(), 1, "one managed server: {pids:?}");
+    // SAFETY: killing the server our child started.
+    unsafe {
+        libc::kill(pids[0], libc::SIGKILL);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let rows = load_points(&only_run(&env.results(), "crash")).unwrap();
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows[0].status, "ok");
+    assert_eq!(rows[1].status, "failed", "{rows:?}");
+    assert!(
+        rows[1].error.contains("the server died and was restarted"),
+        "{}",
+        rows[1].error
+    );
+    assert_eq!(rows[2].status, "ok", "{rows:?}");
+    assert!(env.servers().is_empty());
+}
