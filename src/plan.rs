@@ -94,10 +94,16 @@ impl Plan {
 
     /// Estimated seconds for the whole plan, including one prepare per target.
     pub fn eta_s(&self, spec: &SweepSpec) -> u64 {
-        let per_point = spec.run.warmup_s + spec.run.duration_s + POINT_OVERHEAD_S;
+        let per_point = spec
+            .run
+            .warmup_s
+            .saturating_add(spec.run.duration_s)
+            .saturating_add(POINT_OVERHEAD_S);
         let rows = spec.data.tables as u64 * spec.data.table_size as u64;
         let prepare = rows.div_ceil(PREPARE_ROWS_PER_S) * self.connections.len() as u64;
-        self.points.len() as u64 * per_point + prepare
+        (self.points.len() as u64)
+            .saturating_mul(per_point)
+            .saturating_add(prepare)
     }
 }
 

@@ -476,3 +476,67 @@ fn example_sweeps_plan_cleanly() {
         "quickstart, version-upgrade, param-templates, nightly, proxy-vs-direct"
     );
 }
+
+#[test]
+fn a_hung_point_is_ended_by_the_point_timeout() {
+    use mysql_async::prelude::Queryable;
+    let s = server();
+    exec_root(s, &["DROP DATABASE IF EXISTS hung", "CREATE DATABASE hung"]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let body = format!(
+        "name = \"hung\"\n[data]\ntables = 1\ntable_size = 100\n[run]\nworkloads = [\"oltp_update_index\"]\nthreads = [1, 2]\nduration = \"1s\"\npoint_timeout = \"2s\"\n[[targets]]\nname = \"t\"\nurl = \"mysql://root@127.0.0.1:{}/hung\"\n",
+        s.port()
+    );
+    let f = sweep_file(dir.path(), "hung", &body);
+    let results = dir.path().join("results");
+    // Prepare first, then hold every row lock so each UPDATE of the run waits (row locks
+    // leave the preflight's consistent reads alone).
+    let prep = sweepbench(&[
+        "run",
+        f.to_str().unwrap(),
+        "--results-dir",
+        results.to_str().unwrap(),
+        "--only",
+        "threads=1",
+    ]);
+    assert!(prep.status.success(), "{}", text(&prep));
+    let socket = s.socket().to_string_lossy().to_string();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let holder = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let opts = mysql_async::OptsBuilder::default()
+                .socket(Some(socket))
+                .user(Some("root"))
+                .db_name(Some("hung"));
+            let mut c = mysql_async::Conn::new(opts).await.unwrap();
+            c.query_drop("BEGIN").await.unwrap();
+            c.query_drop("SELECT * FROM sbtest1 FOR UPDATE")
+                .await
+                .unwrap();
+            tx.send(()).unwrap();
+            tokio::time::sleep(std::time::Duration::from_secs(8)).await;
+            let _ = c.query_drop("ROLLBACK").await;
+        });
+    });
+    rx.recv().unwrap();
+    let out = sweepbench(&[
+        "run",
+        f.to_str().unwrap(),
+        "--results-dir",
+        results.to_str().unwrap(),
+        "--only",
+        "threads=2",
+    ]);
+    holder.join().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let run = sweepbench::sweep::latest_run(&results, "hung").unwrap();
+    let csv = std::fs::read_to_string(run.join("points.csv")).unwrap();
+    assert!(
+        csv.contains("point timeout: 2 event(s) still running 2s after the point's end"),
+        "{csv}"
+    );
+}

@@ -680,6 +680,14 @@ impl BenchOptions {
                 }
             }
         };
+        let forced_ok = match forced_shutdown {
+            ForcedShutdown::Off => true,
+            ForcedShutdown::Seconds(x) => (0.0..=1e8).contains(&x),
+            ForcedShutdown::PercentOfTime(x) => (0.0..=1e6).contains(&x),
+        };
+        if !forced_ok {
+            return Err(bad("forced_shutdown", "out of range"));
+        }
         let percentile = u32_opt(raw, "percentile")?;
         if percentile > 100 {
             return Err(bad(
@@ -703,6 +711,13 @@ impl BenchOptions {
         let mut checkpoints_s: Vec<u64> = list(raw, "report_checkpoints")?;
         checkpoints_s.sort_unstable();
         checkpoints_s.dedup();
+        // Ten years: beyond that the clock arithmetic overflows and nobody means it.
+        const MAX_SECONDS: u64 = 315_360_000;
+        for name in ["time", "warmup_time", "report_interval"] {
+            if raw.int(name) > MAX_SECONDS {
+                return Err(bad(name, "more than ten years"));
+            }
+        }
         let threads = u32_opt(raw, "threads")?;
         if threads == 0 {
             return Err(bad("threads", "must be at least 1"));

@@ -74,6 +74,8 @@ pub struct RunSpec {
     pub report_interval_s: u64,
     pub rate: u64,
     pub order: Order,
+    /// How long a point may run past its duration before it is ended as hung, seconds.
+    pub point_timeout_s: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -209,7 +211,10 @@ pub fn parse_duration(s: &str) -> Option<u64> {
     } else {
         (s, 1)
     };
-    num.trim().parse::<u64>().ok().map(|n| n * mult)
+    num.trim()
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
 }
 
 /// Adds "did you mean" to serde's unknown-field message.
@@ -527,7 +532,7 @@ impl SweepSpec {
          -> Result<u64, SpecError> {
             match v {
                 None => Ok(default),
-                Some(s) => parse_duration(s.get_ref()).ok_or_else(|| {
+                Some(s) => parse_duration(s.get_ref()).filter(|&d| d <= 315_360_000).ok_or_else(|| {
                     cx.err(s.span(), format!("run.{key} = '{}': expected a duration such as \"60s\", \"5m\" or \"1h\"", s.get_ref()))
                 }),
             }
@@ -565,6 +570,7 @@ impl SweepSpec {
             report_interval_s: dur(&r.report_interval, "report_interval", 10)?,
             rate: r.rate.as_ref().map_or(0, |x| *x.get_ref()),
             order,
+            point_timeout_s: dur(&r.point_timeout, "point_timeout", (duration_s / 2).max(30))?,
         })
     }
 

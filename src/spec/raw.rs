@@ -47,6 +47,7 @@ pub struct RawRun {
     pub report_interval: Option<Spanned<String>>,
     pub rate: Option<Spanned<u64>>,
     pub order: Option<Spanned<String>>,
+    pub point_timeout: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

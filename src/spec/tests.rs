@@ -130,6 +130,7 @@ fn durations_parse() {
     assert_eq!(parse_duration("5m"), Some(300));
     assert_eq!(parse_duration("1h"), Some(3600));
     assert_eq!(parse_duration("x"), None);
+    assert_eq!(parse_duration("99999999999999999h"), None);
 }
 
 #[test]
@@ -137,4 +138,64 @@ fn only_filters_parse() {
     let f = Filter::parse_only("threads=1,4").unwrap();
     assert_eq!(f.threads, Some(vec![1, 4]));
     assert!(Filter::parse_only("thread=1").is_err());
+}
+
+#[test]
+fn mutated_sweep_files_never_panic() {
+    let mut rng = crate::workload::rand::Rng::seeded(20261130);
+    let alphabet: Vec<char> = "[]{}=\"',.#\n 0123456789-_abcxyz/:@%".chars().collect();
+    let base = format!("{GOOD}\n[[targets]]\nname = \"m\"\nserver = {{ restart = \"per-point\", options = [\"--x=1\"] }}\n");
+    for _ in 0..4000 {
+        let mut chars: Vec<char> = base.chars().collect();
+        for _ in 0..1 + rng.uniform(0, 3) {
+            let at = rng.uniform(0, chars.len() as u32 - 1) as usize;
+            match rng.uniform(0, 5) {
+                0 => {
+                    chars.remove(at);
+                }
+                1 => chars.insert(
+                    at,
+                    alphabet[rng.uniform(0, alphabet.len() as u32 - 1) as usize],
+                ),
+                2 => chars.truncate(at),
+                3 => {
+                    // A number made huge or negative.
+                    let s: String = chars.iter().collect();
+                    let s = s
+                        .replacen("1000", "99999999999999999999", 1)
+                        .replacen("= 2", "= -2", 1)
+                        .replacen("\"2m\"", "\"99999999999999999h\"", 1);
+                    chars = s.chars().collect();
+                }
+                4 => {
+                    let s: String = chars.iter().collect();
+                    let mut lines: Vec<&str> = s.lines().collect();
+                    let i = at % lines.len().max(1);
+                    let j = rng.uniform(0, lines.len() as u32 - 1) as usize;
+                    lines.swap(i, j);
+                    chars = lines.join("\n").chars().collect();
+                }
+                _ => {
+                    let s: String = chars.iter().collect();
+                    let line = s
+                        .lines()
+                        .nth(at % s.lines().count().max(1))
+                        .unwrap_or("")
+                        .to_string();
+                    chars = format!("{s}\n{line}").chars().collect();
+                }
+            }
+            if chars.is_empty() {
+                break;
+            }
+        }
+        let text: String = chars.into_iter().collect();
+        let r = std::panic::catch_unwind(|| {
+            if let Ok(s) = parse(&text) {
+                let p = crate::plan::Plan::build(&s, &[]);
+                let _ = crate::plan::format_duration(p.eta_s(&s));
+            }
+        });
+        assert!(r.is_ok(), "parse panicked on:\n{text}");
+    }
 }

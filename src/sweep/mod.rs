@@ -149,7 +149,15 @@ fn point_options(
     let mut o = BenchOptions::build(&pos[0], &raw).expect("validated sweep options");
     o.conn = c.conn_options();
     o.report_interval_s = spec.run.report_interval_s;
+    o.forced_shutdown = crate::bench::options::ForcedShutdown::Seconds(point_grace_s(spec));
     o
+}
+
+/// How long a point may overrun its duration before it is ended as hung (a query stuck on a
+/// lock or a dead network must not stall a nightly sweep): `[run] point_timeout`, by default
+/// half the duration and at least 30 s.
+fn point_grace_s(spec: &SweepSpec) -> f64 {
+    spec.run.point_timeout_s as f64
 }
 
 fn print_findings(findings: &[Finding]) {
@@ -642,13 +650,20 @@ async fn run_one(
             if let Err(e) = dir.write_histogram(&p.id, &r.hist, r.elapsed_s) {
                 say(bar, format!("warning: {e:#}"));
             }
-            rec.status = match (&r.fatal, r.interrupted) {
-                (Some(f), _) => {
+            rec.status = match (&r.fatal, r.interrupted, r.unfinished) {
+                (Some(f), _, _) => {
                     rec.error = f.clone();
                     "failed".into()
                 }
-                (None, true) => "interrupted".into(),
-                (None, false) => "ok".into(),
+                (None, _, Some(n)) => {
+                    rec.error = format!(
+                        "point timeout: {n} event(s) still running {:.0}s after the point's end; ended by forced shutdown",
+                        point_grace_s(spec)
+                    );
+                    "failed".into()
+                }
+                (None, true, None) => "interrupted".into(),
+                (None, false, None) => "ok".into(),
             };
         }
         Err(e) => rec.error = format!("{e:#}"),
