@@ -5,14 +5,17 @@ use crate::results::PointRecord;
 use std::collections::BTreeMap;
 
 pub const METHOD: &str = "Points match on target, config, workload and threads; figures are medians over \
-ok repeats. Noise = the larger (max − min) / median spread of the two sides' repeats (0 with a single \
-repeat). A point regresses when tps drops, or p95 or p99 latency rises, by more than both the \
-threshold and the noise; it improves when tps rises by more than both.";
+ok repeats. Noise = the larger (max − min) / median spread of the two sides' repeats, per metric (0 \
+with a single repeat; the noise column shows the tps one). A point regresses when tps drops, or p95 \
+or p99 latency rises, by more than both the threshold and that metric's noise; it improves when tps \
+rises by more than both.";
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct Key {
     target: String,
     config: String,
+    /// Native points and sysbench-driven ones are different series.
+    driver: String,
     workload: String,
     threads: u32,
 }
@@ -104,6 +107,11 @@ fn sides(recs: &[PointRecord], map: &[(String, String)]) -> BTreeMap<Key, Side> 
             .entry(Key {
                 target,
                 config: r.config.clone(),
+                driver: if r.driver == "sysbench" {
+                    "sysbench".into()
+                } else {
+                    String::new()
+                },
                 workload: r.workload.clone(),
                 threads: r.threads,
             })
@@ -116,7 +124,12 @@ fn sides(recs: &[PointRecord], map: &[(String, String)]) -> BTreeMap<Key, Side> 
 }
 
 fn key_name(k: &Key) -> String {
-    format!("{}/{}/{}/t{}", k.target, k.config, k.workload, k.threads)
+    let d = if k.driver.is_empty() {
+        String::new()
+    } else {
+        format!("{}/", k.driver)
+    };
+    format!("{}/{}/{d}{}/t{}", k.target, k.config, k.workload, k.threads)
 }
 
 /// Compares candidate with base. `map` renames base targets (`--map old=new`).
@@ -131,8 +144,11 @@ pub fn compare(
     let mut rows = Vec::new();
     for (k, bs) in &b {
         let Some(cs) = c.get(k) else { continue };
-        let noise = spread(&bs.tps).max(spread(&cs.tps));
-        let limit = threshold_pct.max(noise);
+        // Each metric is judged against its own noise: latency percentiles scatter more
+        // between repeats than throughput does.
+        let noise = |b: &[f64], c: &[f64]| spread(b).max(spread(c));
+        let tps_noise = noise(&bs.tps, &cs.tps);
+        let limit = threshold_pct.max(tps_noise);
         let tps_d = pct(median(&cs.tps), median(&bs.tps));
         // Latency is compared only where both sides measured it (imported logs may lack p99).
         let lat = |bv: &[f64], cv: &[f64]| {
@@ -148,10 +164,10 @@ pub fn compare(
         if tps_d < -limit {
             why.push(format!("tps {tps_d:+.1} %"));
         }
-        if p95_d > limit {
+        if p95_d > threshold_pct.max(noise(&bs.p95, &cs.p95)) {
             why.push(format!("p95 {p95_d:+.1} %"));
         }
-        if p99_d > limit {
+        if p99_d > threshold_pct.max(noise(&bs.p99, &cs.p99)) {
             why.push(format!("p99 {p99_d:+.1} %"));
         }
         let verdict = if !why.is_empty() {
@@ -171,7 +187,7 @@ pub fn compare(
             tps_delta_pct: tps_d,
             p95_delta_pct: p95_d,
             p99_delta_pct: p99_d,
-            noise_pct: noise,
+            noise_pct: tps_noise,
             verdict,
             why: why.join(", "),
         });

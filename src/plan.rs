@@ -15,6 +15,8 @@ pub struct Point {
     pub threads: u32,
     /// 1-based.
     pub repeat: u32,
+    /// "native" or "sysbench".
+    pub driver: String,
 }
 
 /// The ordered points of a sweep plus what the servers must provide.
@@ -47,16 +49,35 @@ impl Plan {
                 let mut per_repeat = Vec::new();
                 for r in 1..=spec.run.repeats {
                     let mut pts = Vec::new();
+                    // Drivers alternate between repeats (A-B, B-A) so drift hits both alike.
+                    let mut drivers = spec.run.drivers.clone();
+                    if r % 2 == 0 {
+                        drivers.reverse();
+                    }
                     for &w in &spec.run.workloads {
                         for &n in &spec.run.threads {
-                            if keep(&t.name, &c.name, w, n) {
+                            if !keep(&t.name, &c.name, w, n) {
+                                continue;
+                            }
+                            for d in &drivers {
+                                let driver = if spec.run.driver_in_ids() {
+                                    format!("{d}/")
+                                } else {
+                                    String::new()
+                                };
                                 pts.push(Point {
-                                    id: format!("{}/{}/{}/t{n}/r{r}", t.name, c.name, w.name()),
+                                    id: format!(
+                                        "{}/{}/{driver}{}/t{n}/r{r}",
+                                        t.name,
+                                        c.name,
+                                        w.name()
+                                    ),
                                     target: t.name.clone(),
                                     config: c.name.clone(),
                                     workload: w,
                                     threads: n,
                                     repeat: r,
+                                    driver: d.clone(),
                                 });
                             }
                         }
@@ -195,6 +216,25 @@ mod tests {
         let p = Plan::build(&s, &[only]);
         assert_eq!(p.points.len(), 2);
         assert!(!p.connections.contains_key("b"));
+    }
+
+    #[test]
+    fn drivers_alternate_between_repeats() {
+        let s = spec(
+            "repeats = 2\ndrivers = [\"native\", \"sysbench\"]",
+            "[[include]]\ntarget = \"a\"\nthreads = [1]\nworkload = \"oltp_read_only\"\n",
+        );
+        let p = Plan::build(&s, &[]);
+        let ids: Vec<&str> = p.points.iter().map(|x| x.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            vec![
+                "a/default/native/oltp_read_only/t1/r1",
+                "a/default/sysbench/oltp_read_only/t1/r1",
+                "a/default/sysbench/oltp_read_only/t1/r2",
+                "a/default/native/oltp_read_only/t1/r2",
+            ]
+        );
     }
 
     #[test]

@@ -126,7 +126,7 @@ fn compare_and_history_across_two_runs() {
     let _one = serial();
     let env = Env::new();
     // Repeats let compare measure the noise it must see through.
-    let f = env.sweep_with("twice", "[1, 2]", "2s", "warmup = \"1s\"\nrepeats = 3");
+    let f = env.sweep_with("twice", "[1, 2]", "3s", "warmup = \"1s\"\nrepeats = 3");
     for _ in 0..2 {
         let out = env.run(&f, &["--quiet"]);
         assert!(out.status.success(), "{}", text(&out));

@@ -275,3 +275,38 @@ fn two_configs_write_a_full_run_directory_and_a_comparing_report() {
     let imported_html = std::fs::read_to_string(imported.join("report.html")).unwrap();
     assert_eq!(structure(&imported_html), structure(&html));
 }
+
+#[test]
+fn the_sysbench_driver_runs_the_same_points() {
+    let body = "name = \"drivers\"\n[data]\ntables = 1\ntable_size = 500\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [2]\nduration = \"2s\"\nrepeats = 2\ndrivers = [\"native\", \"sysbench\"]\nreport_interval = \"1s\"\n[[targets]]\nname = \"local\"\nserver = {}\n";
+    let (out, run, _tmp) = run_sweep(body, "drivers");
+    assert!(out.status.success(), "{}", text(&out));
+    let rows = points(&run);
+    let order: Vec<(&str, u32)> = rows.iter().map(|r| (r.driver.as_str(), r.repeat)).collect();
+    assert_eq!(
+        order,
+        vec![
+            ("native", 1),
+            ("sysbench", 1),
+            ("sysbench", 2),
+            ("native", 2)
+        ],
+        "A-B-B-A"
+    );
+    for r in &rows {
+        assert_eq!(r.status, "ok", "{r:?}");
+        assert!(
+            r.transactions > 0 && r.qps > 0.0 && r.client_cpu_s > 0.0,
+            "{r:?}"
+        );
+        assert!(r.server_cpu_s.unwrap_or(0.0) > 0.0, "{r:?}");
+        assert_eq!(
+            r.reads, r.transactions,
+            "point_select: one read per event ({})",
+            r.driver
+        );
+    }
+    let md = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(md.contains("| local/default/sysbench |"), "{md}");
+    assert!(md.contains("client µs/query"), "{md}");
+}

@@ -19,6 +19,8 @@ pub struct Cell {
     pub lat_avg_ms: f64,
     pub p95_ms: f64,
     pub p99_ms: f64,
+    /// Client CPU per query (the load generator's own cost), microseconds; None if unknown.
+    pub client_us_per_query: Option<f64>,
     /// Repeats that ended ok.
     pub repeats: usize,
     /// (max − min) / median of tps over the repeats, percent; None with one repeat.
@@ -46,6 +48,7 @@ pub struct Peak {
     pub qps: f64,
     pub lat_avg_ms: f64,
     pub p95_ms: f64,
+    pub client_us_per_query: Option<f64>,
     pub tps_delta_pct: Option<f64>,
 }
 
@@ -98,6 +101,16 @@ pub struct ReportModel {
     pub noise_method: &'static str,
     pub points_total: usize,
     pub points_ok: usize,
+}
+
+/// The column a record belongs to: `target/config`, plus `/driver` for a load generator other
+/// than the native engine (sysbench-driven or imported points).
+pub fn series_of(r: &PointRecord) -> String {
+    if r.driver.is_empty() || r.driver == "native" || r.driver.starts_with("sysbench ") {
+        format!("{}/{}", r.target, r.config)
+    } else {
+        format!("{}/{}/{}", r.target, r.config, r.driver)
+    }
 }
 
 fn median(xs: &mut [f64]) -> f64 {
@@ -162,6 +175,14 @@ fn cell(recs: &[&PointRecord]) -> Option<Cell> {
         lat_avg_ms: median(&mut col(|r| r.lat_avg_ms)),
         p95_ms: median(&mut col(|r| r.lat_p95_ms)),
         p99_ms: median(&mut col(|r| r.lat_p99_ms)),
+        client_us_per_query: {
+            let mut v: Vec<f64> = ok
+                .iter()
+                .filter(|r| r.client_cpu_s > 0.0 && r.queries > 0)
+                .map(|r| r.client_cpu_s / r.queries as f64 * 1e6)
+                .collect();
+            (!v.is_empty()).then(|| median(&mut v))
+        },
         repeats: ok.len(),
         spread_pct: spread(&tps),
         tps_delta_pct: None,
@@ -207,7 +228,7 @@ impl ReportModel {
         baseline: Option<&str>,
         variables: &BTreeMap<String, BTreeMap<String, String>>,
     ) -> ReportModel {
-        let key = |r: &PointRecord| format!("{}/{}", r.target, r.config);
+        let key = series_of;
         let mut series: Vec<String> = Vec::new();
         for r in records {
             if !series.contains(&key(r)) {
@@ -325,9 +346,7 @@ impl ReportModel {
                     .map(|s| {
                         let recs: Vec<&PointRecord> = mine
                             .iter()
-                            .filter(|r| {
-                                r.threads == t && format!("{}/{}", r.target, r.config) == *s
-                            })
+                            .filter(|r| r.threads == t && series_of(r) == *s)
                             .copied()
                             .collect();
                         cell(&recs)
@@ -359,6 +378,7 @@ impl ReportModel {
                     qps: c.qps,
                     lat_avg_ms: c.lat_avg_ms,
                     p95_ms: c.p95_ms,
+                    client_us_per_query: c.client_us_per_query,
                     tps_delta_pct: None,
                 });
             }

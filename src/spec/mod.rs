@@ -76,6 +76,15 @@ pub struct RunSpec {
     pub order: Order,
     /// How long a point may run past its duration before it is ended as hung, seconds.
     pub point_timeout_s: u64,
+    /// Load generators: "native" (the engine) and/or "sysbench" (the sysbench binary).
+    pub drivers: Vec<String>,
+}
+
+impl RunSpec {
+    /// True when points name their driver (anything but the native engine alone).
+    pub fn driver_in_ids(&self) -> bool {
+        self.drivers != ["native"]
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -571,6 +580,28 @@ impl SweepSpec {
             rate: r.rate.as_ref().map_or(0, |x| *x.get_ref()),
             order,
             point_timeout_s: dur(&r.point_timeout, "point_timeout", (duration_s / 2).max(30))?,
+            drivers: match &r.drivers {
+                None => vec!["native".to_string()],
+                Some(list) => {
+                    let mut out: Vec<String> = Vec::new();
+                    for d in list.get_ref() {
+                        match d.get_ref().as_str() {
+                            "native" | "sysbench" => {
+                                if !out.contains(d.get_ref()) {
+                                    out.push(d.get_ref().clone());
+                                }
+                            }
+                            other => {
+                                return Err(cx.err(d.span(), format!("run.drivers: unknown driver '{other}': expected \"native\" or \"sysbench\"")))
+                            }
+                        }
+                    }
+                    if out.is_empty() {
+                        return Err(cx.err(list.span(), "run.drivers is empty"));
+                    }
+                    out
+                }
+            },
         })
     }
 

@@ -48,6 +48,7 @@ pub struct RawRun {
     pub rate: Option<Spanned<u64>>,
     pub order: Option<Spanned<String>>,
     pub point_timeout: Option<Spanned<String>>,
+    pub drivers: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 #[derive(Debug, Deserialize)]

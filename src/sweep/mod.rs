@@ -3,6 +3,7 @@
 //! before starting the next.
 
 mod block;
+mod sysbench_driver;
 mod vars;
 
 use crate::bench::options::{parse_args, BenchOptions};
@@ -305,7 +306,7 @@ fn record(run_id: &str, p: &Point, version: &str) -> PointRecord {
         point_id: p.id.clone(),
         target: p.target.clone(),
         config: p.config.clone(),
-        driver: "native".into(),
+        driver: p.driver.clone(),
         server_version: version.to_string(),
         workload: p.workload.name().into(),
         threads: p.threads,
@@ -631,6 +632,23 @@ async fn run_one(
         return;
     }
     let c = b.conn.clone().expect("an open block has a connection");
+    if p.driver == "sysbench" {
+        let srv0 = b.server_cpu_seconds();
+        match sysbench_driver::run_point(spec, p.workload, p.threads, &c, rec).await {
+            Ok(intervals) => {
+                rec.server_cpu_s = match (srv0, b.server_cpu_seconds()) {
+                    (Some(a), Some(z)) => Some(r4(z - a)),
+                    _ => None,
+                };
+                let _ = dir.append_intervals(&p.id, &intervals);
+            }
+            Err(e) => {
+                rec.status = "failed".into();
+                rec.error = format!("{e:#}");
+            }
+        }
+        return;
+    }
     let o = point_options(spec, p.workload, p.threads, &c);
     let mut obs = PointObserver {
         bar,
