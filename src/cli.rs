@@ -102,6 +102,9 @@ pub enum Command {
         /// Peak change that marks a change point, e.g. 10%.
         #[arg(long, default_value = "10%")]
         threshold: String,
+        /// Also write an HTML page with the trend chart to this file.
+        #[arg(long)]
+        html: Option<PathBuf>,
     },
     /// Keep the newest N runs of a sweep and remove the rest.
     Prune {

@@ -106,9 +106,10 @@ pub async fn run(cli: Cli) -> i32 {
         Command::History {
             sweep_dir,
             threshold,
+            html,
         } => match compare::parse_threshold(&threshold)
             .ok_or_else(|| anyhow::anyhow!("--threshold {threshold}: expected a percentage"))
-            .and_then(|t| nightly::history(&sweep_dir, t))
+            .and_then(|t| nightly::history(&sweep_dir, t, html.as_deref()))
         {
             Ok(s) => {
                 print!("{s}");

@@ -77,8 +77,13 @@ pub fn runs(sweep_dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
 type Peaks = BTreeMap<String, (f64, u32)>;
 
 /// `sweepbench history`: each run's peak tps per workload, and the runs where a workload's
-/// peak moved by more than `threshold_pct` from the median of the runs before it.
-pub fn history(sweep_dir: &Path, threshold_pct: f64) -> anyhow::Result<String> {
+/// peak moved by more than `threshold_pct` from the median of the runs before it. With `html`,
+/// also writes a page with the trend chart there.
+pub fn history(
+    sweep_dir: &Path,
+    threshold_pct: f64,
+    html: Option<&Path>,
+) -> anyhow::Result<String> {
     let runs = runs(sweep_dir)?;
     if runs.is_empty() {
         bail!("no runs under {}", sweep_dir.display());
@@ -139,6 +144,31 @@ pub fn history(sweep_dir: &Path, threshold_pct: f64) -> anyhow::Result<String> {
             }
         }
         s.push('\n');
+    }
+    if let Some(path) = html {
+        let lines: Vec<(String, Vec<(u32, f64)>)> = workloads
+            .iter()
+            .map(|w| {
+                let pts = table
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, (_, p))| p.get(w).map(|x| (i as u32 + 1, x.0)))
+                    .collect();
+                (w.clone(), pts)
+            })
+            .collect();
+        let name = sweep_dir
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
+        let esc = |x: &str| x.replace('&', "&amp;").replace('<', "&lt;");
+        let page = format!(
+            "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{n} history</title><style>body{{font-family:sans-serif;max-width:1000px;margin:2rem auto}}pre{{background:#f6f6f6;padding:1rem}}</style></head><body><h1>{n}: history</h1>{svg}<pre>{text}</pre></body></html>\n",
+            n = esc(&name),
+            svg = crate::report::chart::trend_svg(&format!("{name}: peak throughput per run"), &lines),
+            text = esc(&s),
+        );
+        crate::results::write_atomic(path, page.as_bytes())?;
     }
     if changes.is_empty() {
         s.push_str(&format!("\nno change point beyond {threshold_pct} %\n"));

@@ -193,8 +193,14 @@ fn compare_and_history_across_two_runs() {
         text(&md)
     );
 
+    let page = env.dir.path().join("history.html");
     let h = bin()
-        .args(["history", env.results().join("twice").to_str().unwrap()])
+        .args([
+            "history",
+            env.results().join("twice").to_str().unwrap(),
+            "--html",
+            page.to_str().unwrap(),
+        ])
         .output()
         .unwrap();
     let t = text(&h);
@@ -203,6 +209,11 @@ fn compare_and_history_across_two_runs() {
         assert!(t.contains(r.file_name().unwrap().to_str().unwrap()), "{t}");
     }
     assert!(t.contains("oltp_point_select peak tps @threads"), "{t}");
+    let page = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        page.contains("<svg") && page.contains("peak throughput per run"),
+        "trend chart"
+    );
 
     let p = bin()
         .args([

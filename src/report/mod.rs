@@ -27,6 +27,7 @@ pub struct Cell {
     pub spread_pct: Option<f64>,
     /// tps change against the baseline series at this thread count, percent.
     pub tps_delta_pct: Option<f64>,
+    pub qps_delta_pct: Option<f64>,
     pub p95_delta_pct: Option<f64>,
     /// "better", "worse" or "" (within the noise, or the baseline itself).
     pub tps_mark: &'static str,
@@ -186,6 +187,7 @@ fn cell(recs: &[&PointRecord]) -> Option<Cell> {
         repeats: ok.len(),
         spread_pct: spread(&tps),
         tps_delta_pct: None,
+        qps_delta_pct: None,
         p95_delta_pct: None,
         tps_mark: "",
         p95_mark: "",
@@ -356,6 +358,7 @@ impl ReportModel {
                     for c in cells.iter_mut().skip(1).flatten() {
                         let th = noise_threshold(&base, c);
                         c.tps_delta_pct = pct(c.tps, base.tps);
+                        c.qps_delta_pct = pct(c.qps, base.qps);
                         c.p95_delta_pct = pct(c.p95_ms, base.p95_ms);
                         c.tps_mark = mark(c.tps_delta_pct, th, true);
                         c.p95_mark = mark(c.p95_delta_pct, th, false);
