@@ -440,7 +440,7 @@ impl SweepSpec {
                 Some(format!("{t}/{c}"))
             }
         };
-        Ok(SweepSpec {
+        let spec = SweepSpec {
             path: path.to_path_buf(),
             source: text.to_string(),
             name,
@@ -453,7 +453,25 @@ impl SweepSpec {
             configs,
             include,
             exclude,
-        })
+        };
+        // The options must also make sense together, for every workload (values that pass
+        // one by one, such as rand_type = "weird", fail here with the key's location).
+        for &w in &spec.run.workloads {
+            let args = spec.bench_args(w, 1);
+            let built = crate::bench::options::parse_args(&args).and_then(|(pos, raw, _)| {
+                crate::bench::options::BenchOptions::build(&pos[0], &raw)
+            });
+            if let Err(e) = built {
+                let msg = e.to_string();
+                let span = raw
+                    .workload_options
+                    .keys()
+                    .find(|k| msg.contains(&format!("--{}", k.get_ref().replace('_', "-"))))
+                    .map_or(0..0, |k| k.span());
+                return Err(cx.err(span, format!("workload_options: {msg}")));
+            }
+        }
+        Ok(spec)
     }
 
     fn data(cx: &Ctx<'_>, raw: &RawSweep) -> Result<DataSpec, SpecError> {

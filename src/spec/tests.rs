@@ -124,6 +124,14 @@ fn semantic_errors_are_located() {
 }
 
 #[test]
+fn options_that_fail_together_are_located() {
+    let e = err(&GOOD.replace("rand_type = \"uniform\"", "rand_type = \"weird\""));
+    // toml gives map keys the span of their table: the [workload_options] line.
+    assert_eq!(e.line, 19, "{e}");
+    assert!(e.message.contains("--rand-type"), "{e}");
+}
+
+#[test]
 fn durations_parse() {
     assert_eq!(parse_duration("90"), Some(90));
     assert_eq!(parse_duration("90s"), Some(90));
