@@ -45,6 +45,9 @@ pub struct PointRecord {
     pub lat_max_ms: f64,
     pub client_cpu_s: f64,
     pub server_cpu_s: Option<f64>,
+    /// Ignored errors by server error code, "1213:5 1205:2".
+    #[serde(default)]
+    pub errors_by_code: String,
 }
 
 pub struct RunDir {
@@ -394,6 +397,7 @@ pub const POINT_COLUMNS: &[&str] = &[
     "lat_max_ms",
     "client_cpu_s",
     "server_cpu_s",
+    "errors_by_code",
 ];
 
 const INTERVAL_COLUMNS: &[&str] = &[

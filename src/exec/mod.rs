@@ -63,6 +63,8 @@ pub struct RunReport {
     pub unfinished: Option<u64>,
     /// Ended by SIGINT/SIGTERM.
     pub interrupted: bool,
+    /// Ignored errors by server error code (whole run, checkpoints included).
+    pub ignored_by_code: std::collections::BTreeMap<u16, u64>,
 }
 
 /// Hooks for live output; the run never knows the output format.
@@ -134,6 +136,7 @@ impl Baseline {
             fatal: None,
             unfinished: None,
             interrupted: false,
+            ignored_by_code: Default::default(),
         };
         (report, next)
     }
@@ -164,6 +167,8 @@ impl RunCtx {
 
 struct WorkerEnd {
     hist: WorkerHist,
+    /// Ignored errors of counted events, by server error code.
+    ignored: Vec<(u16, u64)>,
     /// When the worker finished its last event (before disconnecting).
     done: Instant,
 }
@@ -232,6 +237,7 @@ async fn worker(
     let mut hist = metrics::worker_hist();
     let mut seen_epoch = 0;
     let mut rng = Rng::seeded(seed);
+    let mut ignored: Vec<(u16, u64)> = Vec::new();
     while !ctx.stop.load(Relaxed) {
         let intended = match &ctx.pacer {
             Some(p) => {
@@ -262,9 +268,18 @@ async fn worker(
             break;
         }
         s.tally = Tally::default();
+        s.event_codes.clear();
         live.busy.store(true, Relaxed);
         let r = s.run_event().await;
         live.busy.store(false, Relaxed);
+        if counting {
+            for &code in &s.event_codes {
+                match ignored.iter_mut().find(|(c, _)| *c == code) {
+                    Some(e) => e.1 += 1,
+                    None => ignored.push((code, 1)),
+                }
+            }
+        }
         match r {
             Ok(()) if counting => {
                 let ns = (Instant::now() - intended).as_nanos() as u64;
@@ -294,7 +309,11 @@ async fn worker(
     live.add_statements(&s.tally);
     let done = Instant::now();
     s.close().await;
-    WorkerEnd { hist, done }
+    WorkerEnd {
+        hist,
+        done,
+        ignored,
+    }
 }
 
 /// Waits briefly for busy workers to hand over the interval's histogram; late ones land in
@@ -471,5 +490,10 @@ pub async fn run(o: &BenchOptions, observer: &mut dyn Observer) -> anyhow::Resul
     report.fatal = ctx.fatal.lock().unwrap_or_else(|p| p.into_inner()).take();
     report.unfinished = unfinished;
     report.interrupted = interrupted;
+    for e in &ends {
+        for &(code, n) in &e.ignored {
+            *report.ignored_by_code.entry(code).or_default() += n;
+        }
+    }
     Ok(report)
 }

@@ -24,6 +24,7 @@ pub struct JsonReport<'a> {
     pub fatal: Option<&'a str>,
     pub unfinished_on_forced_shutdown: Option<u64>,
     pub interrupted: bool,
+    pub ignored_errors_by_code: &'a std::collections::BTreeMap<u16, u64>,
 }
 
 /// The report as a JSON value (callers may add fields such as checkpoints).
@@ -58,6 +59,7 @@ pub fn value(r: &RunReport, o: &BenchOptions) -> serde_json::Value {
         fatal: r.fatal.as_deref(),
         unfinished_on_forced_shutdown: r.unfinished,
         interrupted: r.interrupted,
+        ignored_errors_by_code: &r.ignored_by_code,
     };
     serde_json::to_value(&j).expect("report serialises")
 }

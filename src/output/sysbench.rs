@@ -208,6 +208,7 @@ mod tests {
             fatal: None,
             unfinished: None,
             interrupted: false,
+            ignored_by_code: Default::default(),
         }
     }
 

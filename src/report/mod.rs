@@ -99,6 +99,8 @@ pub struct ReportModel {
     pub errors_by_code: Vec<ErrorCount>,
     /// Ignored errors (deadlocks, lock waits …) summed per series.
     pub ignored_errors: Vec<u64>,
+    /// The same per series by server error code, e.g. "1213 × 5, 1205 × 2".
+    pub ignored_by_code: Vec<String>,
     pub noise_method: &'static str,
     pub points_total: usize,
     pub points_ok: usize,
@@ -304,6 +306,23 @@ impl ReportModel {
                 .to_string();
             *by_code.entry(code).or_default() += 1;
         }
+        let ignored_by_code = series
+            .iter()
+            .map(|s| {
+                let mut by: BTreeMap<String, u64> = BTreeMap::new();
+                for r in records.iter().filter(|r| key(r) == *s) {
+                    for part in r.errors_by_code.split_whitespace() {
+                        if let Some((c, n)) = part.split_once(':') {
+                            *by.entry(c.to_string()).or_default() += n.parse::<u64>().unwrap_or(0);
+                        }
+                    }
+                }
+                by.iter()
+                    .map(|(c, n)| format!("{c} × {n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .collect();
         let ignored_errors = series
             .iter()
             .map(|s| {
@@ -328,6 +347,7 @@ impl ReportModel {
                 .collect(),
             problems,
             ignored_errors,
+            ignored_by_code,
             noise_method: NOISE_METHOD,
             points_total: records.len(),
             points_ok: records.iter().filter(|r| r.status == "ok").count(),

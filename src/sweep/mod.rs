@@ -349,6 +349,12 @@ fn fill(rec: &mut PointRecord, r: &RunReport, cpu_s: f64) {
     rec.lat_p999_ms = r4(lat.p999_ms);
     rec.lat_max_ms = r4(lat.max_ms);
     rec.client_cpu_s = r4(cpu_s);
+    rec.errors_by_code = r
+        .ignored_by_code
+        .iter()
+        .map(|(c, n)| format!("{c}:{n}"))
+        .collect::<Vec<_>>()
+        .join(" ");
 }
 
 /// Prepares the target's data when the policy asks (once per target per run).

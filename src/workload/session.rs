@@ -94,6 +94,8 @@ pub struct Session {
     bulk_rows: u64,
     /// Counts of the statements of the event in progress (including restarted attempts).
     pub tally: Tally,
+    /// Codes of the ignored errors of the event in progress (reused buffer).
+    pub event_codes: Vec<u16>,
 }
 
 fn values(args: &[Arg<'_>]) -> Params {
@@ -128,6 +130,7 @@ impl Session {
             bulk: String::new(),
             bulk_rows: 0,
             tally: Tally::default(),
+            event_codes: Vec::with_capacity(8),
         };
         s.prepare_all().await.map_err(|e| anyhow::anyhow!(e))?;
         Ok(s)
@@ -454,6 +457,7 @@ impl Session {
             self.reconnect().await.map_err(Raw::Stopped)?;
         } else {
             self.tally.errors += 1;
+            self.event_codes.push(code.unwrap_or(0));
         }
         Err(Raw::Restart)
     }
