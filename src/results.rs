@@ -322,7 +322,9 @@ pub fn load_variables(
 pub fn write_reports(run: &Path, baseline: Option<&str>) -> anyhow::Result<()> {
     let points = load_points(run)?;
     let (name, description, spec_baseline) = sweep_header(run);
-    let run_id = run
+    // Through results/<sweep>/latest the run is named by where the link points.
+    let real = std::fs::canonicalize(run).unwrap_or_else(|_| run.to_path_buf());
+    let run_id = real
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
