@@ -1,3 +1,4 @@
+//! The `sweepbench` binary: parses the command line, runs it on a tokio runtime, exits with its code.
 use clap::Parser;
 
 fn main() {

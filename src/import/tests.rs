@@ -1,3 +1,4 @@
+//! Unit tests of the sysbench log parser on fixture logs (tests/fixtures).
 use super::*;
 
 fn fixture(name: &str) -> String {

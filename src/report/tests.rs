@@ -1,3 +1,4 @@
+//! Unit tests of the report model and its rendering.
 use super::*;
 
 fn rec(

@@ -1,3 +1,4 @@
+//! Unit tests of sweep-file parsing: located errors, hints, and mutated files.
 use super::*;
 
 const GOOD: &str = r#"

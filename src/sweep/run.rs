@@ -1,0 +1,496 @@
+//! `sweepbench run`: preflight, the run directory, then every point in plan order — one
+//! target × config block at a time — with progress, per-point records and the final report.
+
+use super::{
+    block, load, point_grace_s, point_options, preflight_all, print_findings, sysbench_driver,
+    SweepArgs, EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_POINTS_FAILED, EXIT_REGRESSION,
+};
+use crate::exec::{self, IntervalStats, Observer, RunReport};
+use crate::metrics::LatencySummary;
+use crate::plan::{Plan, Point};
+use crate::preflight::{Finding, OnCapacity, Severity};
+use crate::results::{PointRecord, RunDir};
+use crate::spec::target::TargetKind;
+use crate::spec::SweepSpec;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::collections::BTreeMap;
+
+/// Prints above the progress bar on a terminal, plainly otherwise (cron, pipes, CI), where
+/// the bar itself is hidden.
+fn say(bar: &ProgressBar, line: String) {
+    if bar.is_hidden() {
+        println!("{line}");
+    } else {
+        bar.println(line);
+    }
+}
+
+struct PointObserver<'a> {
+    bar: &'a ProgressBar,
+    quiet: bool,
+    percentile: u32,
+    id: String,
+}
+
+impl Observer for PointObserver<'_> {
+    fn interval(&mut self, s: &IntervalStats) {
+        if !self.quiet {
+            say(
+                self.bar,
+                format!(
+                    "{} {}",
+                    self.id,
+                    crate::output::sysbench::interval_line(s, self.percentile)
+                ),
+            );
+        }
+    }
+}
+
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage fills the zeroed struct.
+    let mut r: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut r) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(r.ru_utime) + tv(r.ru_stime)
+}
+
+fn record(run_id: &str, p: &Point, version: &str) -> PointRecord {
+    PointRecord {
+        run_id: run_id.to_string(),
+        point_id: p.id.clone(),
+        target: p.target.clone(),
+        config: p.config.clone(),
+        driver: p.driver.clone(),
+        server_version: version.to_string(),
+        workload: p.workload.name().into(),
+        threads: p.threads,
+        repeat: p.repeat,
+        started_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        ..PointRecord::default()
+    }
+}
+
+/// Rounds for the CSV: more digits than this are noise, not information.
+fn r4(x: f64) -> f64 {
+    (x * 1e4).round() / 1e4
+}
+
+fn fill(rec: &mut PointRecord, r: &RunReport, cpu_s: f64) {
+    let t = &r.totals;
+    let lat = LatencySummary::new(&r.hist, t.events, t.lat_sum_ns, r.min_max_ns);
+    let rate = |n: u64| {
+        if r.window_s > 0.0 {
+            n as f64 / r.window_s
+        } else {
+            0.0
+        }
+    };
+    rec.duration_s = r4(r.elapsed_s);
+    rec.transactions = t.events;
+    rec.tps = r4(rate(t.events));
+    rec.queries = t.queries();
+    rec.qps = r4(rate(t.queries()));
+    rec.reads = t.reads;
+    rec.writes = t.writes;
+    rec.other = t.other;
+    rec.errors = t.errors;
+    rec.reconnects = t.reconnects;
+    rec.lat_min_ms = r4(lat.min_ms);
+    rec.lat_avg_ms = r4(lat.avg_ms);
+    rec.lat_p50_ms = r4(lat.p50_ms);
+    rec.lat_p95_ms = r4(lat.p95_ms);
+    rec.lat_p99_ms = r4(lat.p99_ms);
+    rec.lat_p999_ms = r4(lat.p999_ms);
+    rec.lat_max_ms = r4(lat.max_ms);
+    rec.client_cpu_s = r4(cpu_s);
+    rec.errors_by_code = r
+        .ignored_by_code
+        .iter()
+        .map(|(c, n)| format!("{c}:{n}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+}
+
+/// `sweepbench run`.
+pub async fn run(a: &SweepArgs) -> i32 {
+    let (spec, plan) = match load(a) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("sweepbench run: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    // One run of a sweep at a time: nightly jobs overlap when one runs long.
+    let _lock = match crate::nightly::Lock::take(&a.results_dir.join(&spec.name)) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("sweepbench run: {e:#}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let (findings, limits) = match preflight_all(&spec, &plan, a.on_capacity).await {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("sweepbench run: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let blocking: Vec<&Finding> = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Blocking)
+        .collect();
+    let capacity_only = blocking.iter().all(|f| f.max_threads.is_some());
+    let skippable = a.on_capacity == OnCapacity::Skip && capacity_only;
+    if !blocking.is_empty() && !skippable {
+        print_findings(&findings);
+        eprintln!(
+            "sweepbench run: {} blocking finding(s); nothing was run (see `sweepbench check`)",
+            blocking.len()
+        );
+        return EXIT_BAD_INPUT;
+    }
+    if !a.quiet {
+        print_findings(&findings);
+    }
+    let opened = match &a.resume {
+        Some(run) => RunDir::resume(run, &spec),
+        None => RunDir::create(&a.results_dir, &spec),
+    };
+    let mut dir = match opened {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("sweepbench run: {e:#}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let done: std::collections::BTreeSet<String> =
+        dir.points().iter().map(|p| p.point_id.clone()).collect();
+    let mut plan = plan;
+    let before = plan.points.len();
+    plan.points.retain(|p| !done.contains(&p.id));
+    if a.resume.is_some() && !a.quiet {
+        println!(
+            "resuming {}: {} point(s) done, {} to run",
+            dir.path.display(),
+            before - plan.points.len(),
+            plan.points.len()
+        );
+    }
+    let started_at = chrono::Utc::now();
+    if let Err(e) = dir.write_manifest(&manifest(&spec, &plan, &dir.run_id, started_at, None, None))
+    {
+        eprintln!("sweepbench run: {e:#}");
+        return EXIT_BAD_INPUT;
+    }
+    let bar = if a.quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(plan.points.len() as u64)
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "[{elapsed_precise}] {bar:30} {pos}/{len} points, ETA {eta} {msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let t = run_points(&spec, &plan, &limits, &mut dir, &bar, a.quiet).await;
+    bar.finish_and_clear();
+    let end = manifest(
+        &spec,
+        &plan,
+        &dir.run_id,
+        started_at,
+        Some(chrono::Utc::now()),
+        Some(&t),
+    );
+    if let Err(e) = dir.write_manifest(&end) {
+        eprintln!("sweepbench run: {e:#}");
+    }
+    let report = match crate::results::write_reports(&dir.path, None) {
+        Ok(()) => format!("; report: {}", dir.path.join("report.html").display()),
+        Err(e) => {
+            eprintln!("sweepbench run: writing the report failed: {e:#}");
+            String::new()
+        }
+    };
+    println!(
+        "sweep '{}': {} ok, {} failed, {} skipped; results in {}{report}",
+        spec.name,
+        t.ok,
+        t.failed,
+        t.skipped,
+        dir.path.display()
+    );
+    let mut regressed = false;
+    if let Some(th) = a.fail_on_regression {
+        let baseline = spec
+            .baseline
+            .clone()
+            .unwrap_or_else(|| format!("{}/{}", spec.targets[0].name, spec.configs[0].name));
+        let cmp = crate::compare::within_run(dir.points(), &baseline, th);
+        for r in cmp.regressed() {
+            println!(
+                "REGRESSION {}/{}/{}/t{} against {baseline}: {}",
+                r.target, r.config, r.workload, r.threads, r.why
+            );
+        }
+        regressed = !cmp.regressed().is_empty();
+    }
+    if t.interrupted {
+        EXIT_INTERRUPTED
+    } else if t.failed > 0 {
+        EXIT_POINTS_FAILED
+    } else if regressed {
+        EXIT_REGRESSION
+    } else {
+        EXIT_OK
+    }
+}
+
+/// What happened to the points of a run.
+#[derive(Debug, Default)]
+struct Tally {
+    ok: u32,
+    failed: u32,
+    skipped: u32,
+    interrupted: bool,
+}
+
+/// Runs the plan's points in order. Points above a target's capacity limit (from
+/// `--on-capacity=skip`) are recorded as skipped in their place.
+async fn run_points(
+    spec: &SweepSpec,
+    plan: &Plan,
+    limits: &BTreeMap<String, u32>,
+    dir: &mut RunDir,
+    bar: &ProgressBar,
+    quiet: bool,
+) -> Tally {
+    let mut t = Tally::default();
+    let mut st = match block::RunState::new(&dir.path, quiet) {
+        Ok(s) => s,
+        Err(e) => {
+            say(bar, format!("error: {e:#}"));
+            t.failed = plan.points.len() as u32;
+            return t;
+        }
+    };
+    let mut current: Option<block::Block> = None;
+    for p in &plan.points {
+        bar.set_message(p.id.clone());
+        let mut rec = record(&dir.run_id, p, "");
+        if limits.get(&p.target).is_some_and(|&max| p.threads > max) {
+            rec.status = "skipped".into();
+            rec.error = format!(
+                "{} cannot take {} threads (--on-capacity=skip)",
+                p.target, p.threads
+            );
+            t.skipped += 1;
+        } else {
+            let key = format!("{}/{}", p.target, p.config);
+            if current.as_ref().map(|b| b.key.as_str()) != Some(key.as_str()) {
+                if let Some(prev) = current.take() {
+                    let k = prev.key.clone();
+                    if let Err(e) = prev.close().await {
+                        say(bar, format!("warning: closing {k}: {e:#}"));
+                    }
+                }
+                let config = spec
+                    .configs
+                    .iter()
+                    .find(|x| x.name == p.config)
+                    .expect("planned config exists");
+                if !quiet {
+                    say(bar, format!("starting {key}"));
+                }
+                current = Some(block::Block::open(spec, plan, &p.target, config, &mut st).await);
+            }
+            let b = current.as_mut().expect("block opened above");
+            rec.server_version = b.version.clone();
+            run_one(spec, p, b, &mut rec, dir, bar, quiet).await;
+        }
+        match rec.status.as_str() {
+            "ok" => {
+                t.ok += 1;
+                if !quiet {
+                    say(
+                        bar,
+                        format!(
+                            "{}: {:.2} tps, {:.2} qps, p95 {:.2} ms",
+                            p.id, rec.tps, rec.qps, rec.lat_p95_ms
+                        ),
+                    );
+                }
+            }
+            "failed" => {
+                t.failed += 1;
+                say(bar, format!("{}: failed: {}", p.id, rec.error));
+            }
+            "interrupted" => t.interrupted = true,
+            _ => {}
+        }
+        if let Err(e) = dir.append_point(&rec) {
+            say(bar, format!("error: {e:#}"));
+            t.failed += 1;
+            break;
+        }
+        bar.inc(1);
+        if t.interrupted {
+            break;
+        }
+    }
+    if let Some(prev) = current.take() {
+        let k = prev.key.clone();
+        if let Err(e) = prev.close().await {
+            say(bar, format!("warning: closing {k}: {e:#}"));
+        }
+    }
+    t
+}
+
+/// Measures one point on the open block and fills its record.
+async fn run_one(
+    spec: &SweepSpec,
+    p: &Point,
+    b: &mut block::Block,
+    rec: &mut PointRecord,
+    dir: &mut RunDir,
+    bar: &ProgressBar,
+    quiet: bool,
+) {
+    rec.status = "failed".into();
+    if let Some(e) = &b.error {
+        rec.error = e.clone();
+        return;
+    }
+    if let Err(e) = b.before_point().await {
+        rec.error = format!("restarting the server: {e:#}");
+        return;
+    }
+    let c = b.conn.clone().expect("an open block has a connection");
+    if p.driver == "sysbench" {
+        let srv0 = b.server_cpu_seconds();
+        match sysbench_driver::run_point(spec, p.workload, p.threads, &c, rec).await {
+            Ok(intervals) => {
+                rec.server_cpu_s = match (srv0, b.server_cpu_seconds()) {
+                    (Some(a), Some(z)) => Some(r4(z - a)),
+                    _ => None,
+                };
+                let _ = dir.append_intervals(&p.id, &intervals);
+            }
+            Err(e) => {
+                rec.status = "failed".into();
+                rec.error = format!("{e:#}");
+            }
+        }
+        return;
+    }
+    let o = point_options(spec, p.workload, p.threads, &c);
+    let mut obs = PointObserver {
+        bar,
+        quiet,
+        percentile: o.percentile.max(1),
+        id: p.id.clone(),
+    };
+    let (cpu0, srv0) = (cpu_seconds(), b.server_cpu_seconds());
+    match exec::run(&o, &mut obs).await {
+        Ok(r) => {
+            fill(rec, &r, cpu_seconds() - cpu0);
+            rec.server_cpu_s = match (srv0, b.server_cpu_seconds()) {
+                (Some(a), Some(z)) => Some(r4(z - a)),
+                _ => None,
+            };
+            let _ = dir.append_intervals(&p.id, &r.intervals);
+            if let Err(e) = dir.write_histogram(&p.id, &r.hist, r.elapsed_s) {
+                say(bar, format!("warning: {e:#}"));
+            }
+            rec.status = match (&r.fatal, r.interrupted, r.unfinished) {
+                (Some(f), _, _) => {
+                    rec.error = f.clone();
+                    "failed".into()
+                }
+                (None, _, Some(n)) => {
+                    rec.error = format!(
+                        "point timeout: {n} event(s) still running {:.0}s after the point's end; ended by forced shutdown",
+                        point_grace_s(spec)
+                    );
+                    "failed".into()
+                }
+                (None, true, None) => "interrupted".into(),
+                (None, false, None) => "ok".into(),
+            };
+        }
+        Err(e) => rec.error = format!("{e:#}"),
+    }
+    if rec.status == "failed" {
+        if let Some(note) = b.revive().await {
+            rec.error = format!("{} | {note}", rec.error);
+        }
+    }
+}
+
+fn host() -> serde_json::Value {
+    let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
+    let cpu = read("/proc/cpuinfo")
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("model name")
+                .and_then(|r| r.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_default();
+    let mem_kb: u64 = read("/proc/meminfo")
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0);
+    serde_json::json!({
+        "hostname": read("/proc/sys/kernel/hostname").trim(),
+        "cpu": cpu,
+        "cores": std::thread::available_parallelism().map_or(0, |n| n.get()),
+        "memory_bytes": mem_kb * 1024,
+        "kernel": read("/proc/sys/kernel/osrelease").trim(),
+    })
+}
+
+/// manifest.json: what ran, where, when. Addresses are redacted.
+fn manifest(
+    spec: &SweepSpec,
+    plan: &Plan,
+    run_id: &str,
+    started: chrono::DateTime<chrono::Utc>,
+    ended: Option<chrono::DateTime<chrono::Utc>>,
+    t: Option<&Tally>,
+) -> serde_json::Value {
+    let targets: Vec<serde_json::Value> = spec
+        .targets
+        .iter()
+        .map(|x| match &x.kind {
+            TargetKind::External(c) => {
+                serde_json::json!({"name": x.name, "kind": "external", "url": c.redacted()})
+            }
+            TargetKind::Managed(m) => {
+                serde_json::json!({"name": x.name, "kind": "managed", "server": m})
+            }
+        })
+        .collect();
+    serde_json::json!({
+        "tool": "sweepbench",
+        "version": env!("CARGO_PKG_VERSION"),
+        "sweep": spec.name,
+        "description": spec.description,
+        "run_id": run_id,
+        "started_at": started.to_rfc3339(),
+        "ended_at": ended.map(|e| e.to_rfc3339()),
+        "host": host(),
+        "data": spec.data,
+        "run": spec.run,
+        "workload_options": spec.workload_options,
+        "targets": targets,
+        "configs": spec.configs,
+        "baseline": spec.baseline,
+        "plan": plan.points.iter().map(|p| p.id.as_str()).collect::<Vec<_>>(),
+        "summary": t.map(|t| serde_json::json!({"ok": t.ok, "failed": t.failed, "skipped": t.skipped, "interrupted": t.interrupted})),
+    })
+}
