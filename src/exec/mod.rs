@@ -173,6 +173,9 @@ struct WorkerEnd {
     done: Instant,
 }
 
+/// Most runtime threads a run starts; connections beyond share them.
+const MAX_RUNTIME_THREADS: usize = 64;
+
 /// The seed a run uses: `--rand-seed`, or the clock when it is 0 (sysbench's rule).
 pub fn effective_seed(seed: u64) -> u64 {
     if seed != 0 {
@@ -358,12 +361,14 @@ pub async fn run(o: &BenchOptions, observer: &mut dyn Observer) -> anyhow::Resul
         unique: UniqueSeq::new(seed),
         stop: stop.clone(),
     });
-    // One runtime thread per connection measured best on 2 cores from 1 to 64 connections
-    // (see docs/performance.md); SWEEPBENCH_SHARDS overrides it for experiments.
+    // One runtime thread per connection measured best on 2 cores up to 64 connections; above
+    // that, 64 threads sharing the connections gave more QPS with less memory (1,024
+    // connections: +30 % QPS, 133 MB instead of 233 MB; docs/performance.md).
+    // SWEEPBENCH_SHARDS overrides it for experiments.
     let shard_count = std::env::var("SWEEPBENCH_SHARDS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(o.threads as usize);
+        .unwrap_or((o.threads as usize).min(MAX_RUNTIME_THREADS));
     let shards = shards::Shards::new(shard_count)?;
     let sessions = open_sessions(&cfg, seed, &shards).await?;
     let threads = sessions.len();
