@@ -438,7 +438,15 @@ pub async fn run(o: &BenchOptions, observer: &mut dyn Observer) -> anyhow::Resul
             _ = ticker.tick(), if o.report_interval_s > 0 => {
                 ctx.epoch.fetch_add(1, Relaxed);
                 collect_handovers(&mut rx, &mut iv, set.len(), period).await;
-                let s = iv.report(Instant::now(), &ctx.live, set.len() as u32, ctx.pacer.as_ref());
+                let now = Instant::now();
+                // At the deadline's own tick workers are leaving because time is up, not
+                // because they failed: report them as running, as sysbench does.
+                let running = if ctx.deadline.is_some_and(|d| now + period / 4 >= d) {
+                    threads
+                } else {
+                    set.len()
+                };
+                let s = iv.report(now, &ctx.live, running as u32, ctx.pacer.as_ref());
                 observer.interval(s);
             }
             _ = checkpoint => {
@@ -481,8 +489,23 @@ pub async fn run(o: &BenchOptions, observer: &mut dyn Observer) -> anyhow::Resul
         iv.absorb(&e.hist);
     }
     // A run whose end falls on a tick (--time a multiple of --report-interval) gets that
-    // tick's line, as sysbench's reporter prints it while the workers stop.
-    if o.report_interval_s > 0 && iv.since_last(end) >= period.as_secs_f64() * 0.95 {
+    // tick's line, as sysbench's reporter prints it while the workers stop. With --rate the
+    // workers stop at the last arrival before the deadline, so "on a tick" is judged by the
+    // schedule, not by the exact end time.
+    let ticks_due = match o.time_s {
+        0 => 0,
+        t => (t / period.as_secs().max(1)) as usize,
+    };
+    let ends_on_tick = o.time_s > 0
+        && o.time_s % period.as_secs().max(1) == 0
+        && iv.series.len() < ticks_due
+        && ctx.deadline.is_some_and(|d| end + period / 2 >= d)
+        && !interrupted
+        && unfinished.is_none()
+        && ctx.fatal.lock().map_or(true, |f| f.is_none());
+    if o.report_interval_s > 0
+        && (ends_on_tick || iv.since_last(end) >= period.as_secs_f64() * 0.95)
+    {
         let s = iv.report(end, &ctx.live, threads as u32, ctx.pacer.as_ref());
         observer.interval(s);
     }
