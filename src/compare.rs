@@ -7,8 +7,11 @@ use std::collections::BTreeMap;
 pub const METHOD: &str = "Points match on target, config, workload and threads; figures are medians over \
 ok repeats. Noise = the larger (max − min) / median spread of the two sides' repeats, per metric (0 \
 with a single repeat; the noise column shows the tps one). A point regresses when tps drops, or p95 \
-or p99 latency rises, by more than both the threshold and that metric's noise; it improves when tps \
-rises by more than both.";
+or p99 latency rises, by more than both the threshold and that metric's noise (and latency by more \
+than 0.1 ms); it improves when tps rises by more than both.";
+
+/// Latency increases smaller than this (ms) are never a regression.
+pub const LATENCY_FLOOR_MS: f64 = 0.1;
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct Key {
@@ -164,10 +167,15 @@ pub fn compare(
         if tps_d < -limit {
             why.push(format!("tps {tps_d:+.1} %"));
         }
-        if p95_d > threshold_pct.max(noise(&bs.p95, &cs.p95)) {
+        // A latency rise must also be large in absolute terms: sub-millisecond tails move by
+        // tens of microseconds between runs without meaning anything.
+        let lat_up = |d: f64, bv: &[f64], cv: &[f64]| {
+            d > threshold_pct.max(noise(bv, cv)) && median(cv) - median(bv) > LATENCY_FLOOR_MS
+        };
+        if lat_up(p95_d, &bs.p95, &cs.p95) {
             why.push(format!("p95 {p95_d:+.1} %"));
         }
-        if p99_d > threshold_pct.max(noise(&bs.p99, &cs.p99)) {
+        if lat_up(p99_d, &bs.p99, &cs.p99) {
             why.push(format!("p99 {p99_d:+.1} %"));
         }
         let verdict = if !why.is_empty() {

@@ -126,7 +126,9 @@ fn compare_and_history_across_two_runs() {
     let _one = serial();
     let env = Env::new();
     // Repeats let compare measure the noise it must see through.
-    let f = env.sweep_with("twice", "[1, 2]", "3s", "warmup = \"1s\"\nrepeats = 3");
+    // 2 and 4 threads: a single connection's tail latency swings between server restarts on
+    // small VMs (idle-CPU wake-ups), which is the machine, not a regression.
+    let f = env.sweep_with("twice", "[2, 4]", "3s", "warmup = \"1s\"\nrepeats = 3");
     for _ in 0..2 {
         let out = env.run(&f, &["--quiet"]);
         assert!(out.status.success(), "{}", text(&out));
@@ -167,8 +169,8 @@ fn compare_and_history_across_two_runs() {
     let t = text(&out);
     assert_eq!(out.status.code(), Some(3), "{t}");
     for point in [
-        "local/default/oltp_point_select/t1 ",
         "local/default/oltp_point_select/t2 ",
+        "local/default/oltp_point_select/t4 ",
     ] {
         let line = t
             .lines()
