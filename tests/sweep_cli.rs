@@ -479,7 +479,6 @@ fn example_sweeps_plan_cleanly() {
 
 #[test]
 fn a_hung_point_is_ended_by_the_point_timeout() {
-    use mysql_async::prelude::Queryable;
     let s = server();
     exec_root(s, &["DROP DATABASE IF EXISTS hung", "CREATE DATABASE hung"]).unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -500,29 +499,12 @@ fn a_hung_point_is_ended_by_the_point_timeout() {
         "threads=1",
     ]);
     assert!(prep.status.success(), "{}", text(&prep));
-    let socket = s.socket().to_string_lossy().to_string();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let holder = std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let opts = mysql_async::OptsBuilder::default()
-                .socket(Some(socket))
-                .user(Some("root"))
-                .db_name(Some("hung"));
-            let mut c = mysql_async::Conn::new(opts).await.unwrap();
-            c.query_drop("BEGIN").await.unwrap();
-            c.query_drop("SELECT * FROM sbtest1 FOR UPDATE")
-                .await
-                .unwrap();
-            tx.send(()).unwrap();
-            tokio::time::sleep(std::time::Duration::from_secs(8)).await;
-            let _ = c.query_drop("ROLLBACK").await;
-        });
-    });
-    rx.recv().unwrap();
+    let holder = hold_lock(
+        s,
+        "hung",
+        &["BEGIN", "SELECT * FROM sbtest1 FOR UPDATE"],
+        std::time::Duration::from_secs(8),
+    );
     let out = sweepbench(&[
         "run",
         f.to_str().unwrap(),

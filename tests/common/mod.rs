@@ -137,3 +137,40 @@ pub fn text(o: &std::process::Output) -> String {
         String::from_utf8_lossy(&o.stderr)
     )
 }
+
+/// Holds a root connection running `statements` for `hold`, in the background.
+pub fn hold_lock(
+    s: &ManagedServer,
+    db: &str,
+    statements: &[&str],
+    hold: std::time::Duration,
+) -> std::thread::JoinHandle<()> {
+    use mysql_async::prelude::Queryable;
+    let socket = s.socket().to_string_lossy().to_string();
+    let stmts: Vec<String> = statements.iter().map(|x| x.to_string()).collect();
+    let db = db.to_string();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let h = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let opts = mysql_async::OptsBuilder::default()
+                .socket(Some(socket))
+                .user(Some("root"))
+                .db_name(Some(db));
+            let mut c = mysql_async::Conn::new(opts).await.unwrap();
+            for st in &stmts {
+                c.query_drop(st.as_str()).await.unwrap();
+            }
+            tx.send(()).unwrap();
+            tokio::time::sleep(hold).await;
+            let _ = c.query_drop("ROLLBACK").await;
+            let _ = c.query_drop("UNLOCK TABLES").await;
+            let _ = c.disconnect().await;
+        });
+    });
+    rx.recv().expect("lock taken");
+    h
+}
