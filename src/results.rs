@@ -101,18 +101,7 @@ impl RunDir {
             &path.join("sweep.toml"),
             redact_text(&spec.source).as_bytes(),
         )?;
-        let run_id = path
-            .file_name()
-            .map(|n| n.to_string_lossy().to_string())
-            .unwrap_or(run_id);
-        let d = RunDir {
-            path,
-            run_id,
-            points: Vec::new(),
-            intervals: Vec::new(),
-        };
-        d.flush_points()?;
-        d.flush_intervals()?;
+        let d = RunDir::open(&path, Vec::new(), Vec::new())?;
         d.link_latest();
         Ok(d)
     }
@@ -142,6 +131,15 @@ impl RunDir {
                 }
             }
         }
+        RunDir::open(path, points, intervals)
+    }
+
+    /// The directory named by its path, with these rows written out.
+    fn open(
+        path: &Path,
+        points: Vec<PointRecord>,
+        intervals: Vec<Vec<String>>,
+    ) -> anyhow::Result<RunDir> {
         let d = RunDir {
             path: path.to_path_buf(),
             run_id: path
@@ -161,18 +159,7 @@ impl RunDir {
         std::fs::create_dir_all(path.join("histograms"))
             .with_context(|| format!("creating {}", path.display()))?;
         write_atomic(&path.join("sweep.toml"), sweep_text.as_bytes())?;
-        let d = RunDir {
-            path: path.to_path_buf(),
-            run_id: path
-                .file_name()
-                .map(|n| n.to_string_lossy().to_string())
-                .unwrap_or_default(),
-            points: Vec::new(),
-            intervals: Vec::new(),
-        };
-        d.flush_points()?;
-        d.flush_intervals()?;
-        Ok(d)
+        RunDir::open(path, Vec::new(), Vec::new())
     }
 
     fn flush_points(&self) -> anyhow::Result<()> {
