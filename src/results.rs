@@ -63,7 +63,17 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         "{}.tmp",
         path.extension().and_then(|e| e.to_str()).unwrap_or("")
     ));
-    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::write(&tmp, bytes).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        if e.raw_os_error() == Some(libc::ENOSPC) {
+            anyhow::anyhow!(
+                "no space left on the disk of {}: free space, or give --results-dir on another filesystem",
+                path.display()
+            )
+        } else {
+            anyhow::anyhow!("writing {}: {e}", tmp.display())
+        }
+    })?;
     std::fs::rename(&tmp, path).with_context(|| format!("replacing {}", path.display()))?;
     Ok(())
 }
@@ -409,6 +419,18 @@ const INTERVAL_COLUMNS: &[&str] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_full_disk_is_a_clear_error() {
+        // /dev/full fails every write with ENOSPC; the temp file write goes through it.
+        let d = tempfile::tempdir().unwrap();
+        let target = d.path().join("points.csv");
+        std::os::unix::fs::symlink("/dev/full", d.path().join("points.csv.tmp")).unwrap();
+        let e = write_atomic(&target, b"x").unwrap_err().to_string();
+        assert!(e.contains("no space left on the disk of"), "{e}");
+        assert!(e.contains("--results-dir"), "{e}");
+        assert!(!target.exists());
+    }
 
     #[test]
     fn header_matches_the_record_fields() {
