@@ -75,6 +75,9 @@ fn events_limit_is_exact_across_threads() {
         &conn,
     );
     assert_eq!(json_u64(&j, "/totals/events"), 777);
+    // The client's own footprint is reported (a few MB at least, far below a GB here).
+    let rss = json_u64(&j, "/client_max_rss_kb");
+    assert!((1_000..1_000_000).contains(&rss), "client_max_rss_kb {rss}");
     assert_eq!(json_u64(&j, "/totals/reads"), 777);
     let per: u64 = j["per_thread_events"]
         .as_array()

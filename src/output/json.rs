@@ -25,6 +25,15 @@ pub struct JsonReport<'a> {
     pub unfinished_on_forced_shutdown: Option<u64>,
     pub interrupted: bool,
     pub ignored_errors_by_code: &'a std::collections::BTreeMap<u16, u64>,
+    /// Peak resident memory of this process so far, KiB (the client's footprint).
+    pub client_max_rss_kb: u64,
+}
+
+fn max_rss_kb() -> u64 {
+    // SAFETY: getrusage fills the zeroed struct.
+    let mut r: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut r) };
+    r.ru_maxrss.max(0) as u64
 }
 
 /// The report as a JSON value (callers may add fields such as checkpoints).
@@ -60,6 +69,7 @@ pub fn value(r: &RunReport, o: &BenchOptions) -> serde_json::Value {
         unfinished_on_forced_shutdown: r.unfinished,
         interrupted: r.interrupted,
         ignored_errors_by_code: &r.ignored_by_code,
+        client_max_rss_kb: max_rss_kb(),
     };
     serde_json::to_value(&j).expect("report serialises")
 }
