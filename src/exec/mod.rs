@@ -176,16 +176,6 @@ struct WorkerEnd {
 /// Most runtime threads a run starts; connections beyond share them.
 const MAX_RUNTIME_THREADS: usize = 64;
 
-/// The seed a run uses: `--rand-seed`, or the clock when it is 0 (sysbench's rule).
-pub fn effective_seed(seed: u64) -> u64 {
-    if seed != 0 {
-        return seed;
-    }
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(1, |d| d.as_nanos() as u64)
-}
-
 /// Opens every connection on the runtime its worker will run on, so each socket is polled by
 /// that runtime's own driver (a socket registered elsewhere costs a cross-thread wake-up per
 /// response).
@@ -353,7 +343,7 @@ fn forced_after(o: &BenchOptions) -> Option<Duration> {
 /// Runs the workload as `o` describes and returns what was measured. Errors before the start
 /// (connect, prepare) are returned as errors; a fatal error during the run is in the report.
 pub async fn run(o: &BenchOptions, observer: &mut dyn Observer) -> anyhow::Result<RunReport> {
-    let seed = effective_seed(o.rand_seed);
+    let seed = crate::workload::rand::effective_seed(o.rand_seed);
     let stop = Arc::new(AtomicBool::new(false));
     let cfg = Arc::new(SessionConfig {
         plan: EventPlan::new(o.workload, &o.wl),

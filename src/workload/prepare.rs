@@ -159,7 +159,7 @@ pub async fn prepare(o: &BenchOptions) -> anyhow::Result<PrepareStats> {
             .map(|t| AtomicU32::new(chunks.iter().filter(|c| c.table == t).count() as u32))
             .collect(),
         rows_done: AtomicU64::new(0),
-        seed: seed_from(o.rand_seed),
+        seed: super::rand::effective_seed(o.rand_seed),
         chunks,
     });
     // Tables with no rows still get their index.
@@ -207,15 +207,6 @@ pub async fn prepare(o: &BenchOptions) -> anyhow::Result<PrepareStats> {
         seconds: started.elapsed().as_secs_f64(),
         connections: workers,
     })
-}
-
-fn seed_from(seed: u64) -> u64 {
-    if seed != 0 {
-        return seed;
-    }
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(1, |d| d.as_nanos() as u64)
 }
 
 struct Loader {

@@ -191,6 +191,16 @@ impl Rng {
     }
 }
 
+/// The seed a run uses: `--rand-seed`, or the clock when it is 0 (sysbench's rule).
+pub fn effective_seed(seed: u64) -> u64 {
+    if seed != 0 {
+        return seed;
+    }
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64)
+}
+
 /// Length of the `c` value: ten groups of eleven digits and nine dashes.
 pub const C_LEN: usize = 119;
 /// Length of the `pad` value: five groups.
