@@ -438,7 +438,8 @@ impl Drop for ManagedServer {
 }
 
 /// `cp -a` (with reflinks where the filesystem has them): datadirs are big and sparse.
-fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
+/// Replaces `to` if it exists.
+pub fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
     if to.exists() {
         std::fs::remove_dir_all(to)?;
     }

@@ -289,7 +289,7 @@ async fn open_managed(
             server = tokio::task::spawn_blocking(move || -> anyhow::Result<ManagedServer> {
                 let mut s = server;
                 s.stop();
-                copy(&s.datadir(), &g2)?;
+                managed::copy_dir(&s.datadir(), &g2)?;
                 drop(s);
                 ManagedServer::start(&ServerSpec {
                     seed_datadir: Some(g2.clone()),
@@ -311,16 +311,6 @@ async fn open_managed(
         restart_per_point: m.restart_per_point(),
         live: Some(Live::Managed(Box::new(server))),
     })
-}
-
-fn copy(from: &Path, to: &Path) -> anyhow::Result<()> {
-    let status = std::process::Command::new("cp")
-        .args(["-a", "--reflink=auto"])
-        .arg(from)
-        .arg(to)
-        .status()?;
-    anyhow::ensure!(status.success(), "copying {} failed", from.display());
-    Ok(())
 }
 
 /// servers/<target>__<config>/: version, SHOW GLOBAL VARIABLES, and the rendered my.cnf.
