@@ -1,6 +1,7 @@
 //! `sweepbench compare`: two runs' points.csv (live or imported), matched point by point, with
 //! a regression verdict per point. Pure except for `load`.
 
+use crate::metrics::{change_pct, median, spread_pct};
 use crate::results::PointRecord;
 use std::collections::BTreeMap;
 
@@ -30,37 +31,14 @@ struct Side {
     p99: Vec<f64>,
 }
 
-fn median(v: &[f64]) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(|a, b| a.total_cmp(b));
-    match v.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
-}
-
+/// Spread of the repeats in percent, 0 with a single repeat.
 fn spread(v: &[f64]) -> f64 {
-    if v.len() < 2 {
-        return 0.0;
-    }
-    let m = median(v);
-    let (lo, hi) = v
-        .iter()
-        .fold((f64::MAX, f64::MIN), |(l, h), &x| (l.min(x), h.max(x)));
-    if m > 0.0 {
-        (hi - lo) / m * 100.0
-    } else {
-        0.0
-    }
+    spread_pct(v).unwrap_or(0.0)
 }
 
+/// Change in percent, 0 when there is no base.
 fn pct(new: f64, base: f64) -> f64 {
-    if base > 0.0 {
-        (new - base) / base * 100.0
-    } else {
-        0.0
-    }
+    change_pct(new, base).unwrap_or(0.0)
 }
 
 #[derive(Debug, Clone, serde::Serialize)]

@@ -194,6 +194,35 @@ impl LatencySummary {
     }
 }
 
+/// Median of the values (0 for none); the mean of the middle two for an even count.
+pub fn median(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// (max − min) / median in percent: how far repeats of one measurement scatter. None with
+/// fewer than two values or a zero median.
+pub fn spread_pct(xs: &[f64]) -> Option<f64> {
+    if xs.len() < 2 {
+        return None;
+    }
+    let m = median(xs);
+    let (lo, hi) = xs
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+    (m > 0.0).then(|| (hi - lo) / m * 100.0)
+}
+
+/// Change of `new` against `base` in percent; None when there is no base.
+pub fn change_pct(new: f64, base: f64) -> Option<f64> {
+    (base > 0.0).then(|| (new - base) / base * 100.0)
+}
+
 /// Mean and population standard deviation, as sysbench's "Threads fairness" prints them.
 pub fn mean_stddev(xs: &[f64]) -> (f64, f64) {
     if xs.is_empty() {

@@ -4,6 +4,7 @@
 pub mod chart;
 pub mod render;
 
+use crate::metrics::{change_pct, median, spread_pct};
 use crate::results::PointRecord;
 use std::collections::BTreeMap;
 
@@ -116,34 +117,6 @@ pub fn series_of(r: &PointRecord) -> String {
     }
 }
 
-fn median(xs: &mut [f64]) -> f64 {
-    xs.sort_by(|a, b| a.total_cmp(b));
-    let n = xs.len();
-    if n == 0 {
-        0.0
-    } else if n % 2 == 1 {
-        xs[n / 2]
-    } else {
-        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
-    }
-}
-
-fn spread(xs: &[f64]) -> Option<f64> {
-    if xs.len() < 2 {
-        return None;
-    }
-    let mut v = xs.to_vec();
-    let m = median(&mut v);
-    let (lo, hi) = v
-        .iter()
-        .fold((f64::MAX, f64::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x)));
-    (m > 0.0).then(|| (hi - lo) / m * 100.0)
-}
-
-fn pct(new: f64, base: f64) -> Option<f64> {
-    (base > 0.0).then(|| (new - base) / base * 100.0)
-}
-
 /// The noise threshold for comparing two cells, percent.
 pub fn noise_threshold(a: &Cell, b: &Cell) -> f64 {
     match (a.spread_pct, b.spread_pct) {
@@ -173,21 +146,21 @@ fn cell(recs: &[&PointRecord]) -> Option<Cell> {
     let col = |f: fn(&PointRecord) -> f64| -> Vec<f64> { ok.iter().map(|r| f(r)).collect() };
     let tps = col(|r| r.tps);
     Some(Cell {
-        tps: median(&mut tps.clone()),
-        qps: median(&mut col(|r| r.qps)),
-        lat_avg_ms: median(&mut col(|r| r.lat_avg_ms)),
-        p95_ms: median(&mut col(|r| r.lat_p95_ms)),
-        p99_ms: median(&mut col(|r| r.lat_p99_ms)),
+        tps: median(&tps),
+        qps: median(&col(|r| r.qps)),
+        lat_avg_ms: median(&col(|r| r.lat_avg_ms)),
+        p95_ms: median(&col(|r| r.lat_p95_ms)),
+        p99_ms: median(&col(|r| r.lat_p99_ms)),
         client_us_per_query: {
-            let mut v: Vec<f64> = ok
+            let v: Vec<f64> = ok
                 .iter()
                 .filter(|r| r.client_cpu_s > 0.0 && r.queries > 0)
                 .map(|r| r.client_cpu_s / r.queries as f64 * 1e6)
                 .collect();
-            (!v.is_empty()).then(|| median(&mut v))
+            (!v.is_empty()).then(|| median(&v))
         },
         repeats: ok.len(),
-        spread_pct: spread(&tps),
+        spread_pct: spread_pct(&tps),
         tps_delta_pct: None,
         qps_delta_pct: None,
         p95_delta_pct: None,
@@ -377,9 +350,9 @@ impl ReportModel {
                 if let Some(base) = cells[0].clone() {
                     for c in cells.iter_mut().skip(1).flatten() {
                         let th = noise_threshold(&base, c);
-                        c.tps_delta_pct = pct(c.tps, base.tps);
-                        c.qps_delta_pct = pct(c.qps, base.qps);
-                        c.p95_delta_pct = pct(c.p95_ms, base.p95_ms);
+                        c.tps_delta_pct = change_pct(c.tps, base.tps);
+                        c.qps_delta_pct = change_pct(c.qps, base.qps);
+                        c.p95_delta_pct = change_pct(c.p95_ms, base.p95_ms);
                         c.tps_mark = mark(c.tps_delta_pct, th, true);
                         c.p95_mark = mark(c.p95_delta_pct, th, false);
                     }
@@ -412,7 +385,7 @@ impl ReportModel {
             .map(|p| p.tps)
         {
             for p in peaks.iter_mut().skip(1) {
-                p.tps_delta_pct = pct(p.tps, base);
+                p.tps_delta_pct = change_pct(p.tps, base);
             }
         }
         let line = |f: fn(&Cell) -> f64| -> Vec<(String, Vec<(u32, f64)>)> {
