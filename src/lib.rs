@@ -21,6 +21,7 @@ pub mod sandbox;
 pub mod server;
 pub mod spec;
 pub mod sweep;
+pub mod usage;
 pub mod workload;
 
 use cli::{Cli, Command};

@@ -29,13 +29,6 @@ pub struct JsonReport<'a> {
     pub client_max_rss_kb: u64,
 }
 
-fn max_rss_kb() -> u64 {
-    // SAFETY: getrusage fills the zeroed struct.
-    let mut r: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut r) };
-    r.ru_maxrss.max(0) as u64
-}
-
 /// The report as a JSON value (callers may add fields such as checkpoints).
 pub fn value(r: &RunReport, o: &BenchOptions) -> serde_json::Value {
     let rate = |n: u64| {
@@ -69,7 +62,7 @@ pub fn value(r: &RunReport, o: &BenchOptions) -> serde_json::Value {
         unfinished_on_forced_shutdown: r.unfinished,
         interrupted: r.interrupted,
         ignored_errors_by_code: &r.ignored_by_code,
-        client_max_rss_kb: max_rss_kb(),
+        client_max_rss_kb: crate::usage::max_rss_kb(),
     };
     serde_json::to_value(&j).expect("report serialises")
 }

@@ -10,7 +10,7 @@ use crate::metrics::LatencySummary;
 use crate::plan::{Plan, Point};
 use crate::preflight::{Finding, OnCapacity, Severity};
 use crate::results::{PointRecord, RunDir};
-use crate::spec::target::TargetKind;
+use crate::spec::target::{ConnInfo, TargetKind};
 use crate::spec::SweepSpec;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::BTreeMap;
@@ -45,14 +45,6 @@ impl Observer for PointObserver<'_> {
             );
         }
     }
-}
-
-fn cpu_seconds() -> f64 {
-    // SAFETY: getrusage fills the zeroed struct.
-    let mut r: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut r) };
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(r.ru_utime) + tv(r.ru_stime)
 }
 
 fn record(run_id: &str, p: &Point, version: &str) -> PointRecord {
@@ -369,65 +361,92 @@ async fn run_one(
         return;
     }
     let c = b.conn.clone().expect("an open block has a connection");
-    if p.driver == "sysbench" {
-        let srv0 = b.server_cpu_seconds();
-        match sysbench_driver::run_point(spec, p.workload, p.threads, &c, rec).await {
-            Ok(intervals) => {
-                rec.server_cpu_s = match (srv0, b.server_cpu_seconds()) {
-                    (Some(a), Some(z)) => Some(r4(z - a)),
-                    _ => None,
-                };
-                let _ = dir.append_intervals(&p.id, &intervals);
-            }
-            Err(e) => {
-                rec.status = "failed".into();
-                rec.error = format!("{e:#}");
-            }
-        }
-        return;
-    }
-    let o = point_options(spec, p.workload, p.threads, &c);
-    let mut obs = PointObserver {
-        bar,
-        quiet,
-        percentile: o.percentile.max(1),
-        id: p.id.clone(),
+    let srv0 = b.server_cpu_seconds();
+    let measured = if p.driver == "sysbench" {
+        run_sysbench(spec, p, &c, rec, dir).await
+    } else {
+        run_native(spec, p, &c, rec, dir, bar, quiet).await
     };
-    let (cpu0, srv0) = (cpu_seconds(), b.server_cpu_seconds());
-    match exec::run(&o, &mut obs).await {
-        Ok(r) => {
-            fill(rec, &r, cpu_seconds() - cpu0);
-            rec.server_cpu_s = match (srv0, b.server_cpu_seconds()) {
-                (Some(a), Some(z)) => Some(r4(z - a)),
-                _ => None,
-            };
-            let _ = dir.append_intervals(&p.id, &r.intervals);
-            if let Err(e) = dir.write_histogram(&p.id, &r.hist, r.elapsed_s) {
-                say(bar, format!("warning: {e:#}"));
-            }
-            rec.status = match (&r.fatal, r.interrupted, r.unfinished) {
-                (Some(f), _, _) => {
-                    rec.error = f.clone();
-                    "failed".into()
-                }
-                (None, _, Some(n)) => {
-                    rec.error = format!(
-                        "point timeout: {n} event(s) still running {:.0}s after the point's end; ended by forced shutdown",
-                        point_grace_s(spec)
-                    );
-                    "failed".into()
-                }
-                (None, true, None) => "interrupted".into(),
-                (None, false, None) => "ok".into(),
-            };
-        }
-        Err(e) => rec.error = format!("{e:#}"),
+    if measured {
+        rec.server_cpu_s = match (srv0, b.server_cpu_seconds()) {
+            (Some(a), Some(z)) => Some(r4(z - a)),
+            _ => None,
+        };
     }
     if rec.status == "failed" {
         if let Some(note) = b.revive().await {
             rec.error = format!("{} | {note}", rec.error);
         }
     }
+}
+
+/// The sysbench binary measures the point. Returns whether it produced figures.
+async fn run_sysbench(
+    spec: &SweepSpec,
+    p: &Point,
+    c: &ConnInfo,
+    rec: &mut PointRecord,
+    dir: &mut RunDir,
+) -> bool {
+    match sysbench_driver::run_point(spec, p.workload, p.threads, c, rec).await {
+        Ok(intervals) => {
+            let _ = dir.append_intervals(&p.id, &intervals);
+            true
+        }
+        Err(e) => {
+            rec.status = "failed".into();
+            rec.error = format!("{e:#}");
+            false
+        }
+    }
+}
+
+/// The native engine measures the point. Returns whether it produced figures.
+async fn run_native(
+    spec: &SweepSpec,
+    p: &Point,
+    c: &ConnInfo,
+    rec: &mut PointRecord,
+    dir: &mut RunDir,
+    bar: &ProgressBar,
+    quiet: bool,
+) -> bool {
+    let o = point_options(spec, p.workload, p.threads, c);
+    let mut obs = PointObserver {
+        bar,
+        quiet,
+        percentile: o.percentile.max(1),
+        id: p.id.clone(),
+    };
+    let cpu0 = crate::usage::self_cpu_seconds();
+    let r = match exec::run(&o, &mut obs).await {
+        Ok(r) => r,
+        Err(e) => {
+            rec.error = format!("{e:#}");
+            return false;
+        }
+    };
+    fill(rec, &r, crate::usage::self_cpu_seconds() - cpu0);
+    let _ = dir.append_intervals(&p.id, &r.intervals);
+    if let Err(e) = dir.write_histogram(&p.id, &r.hist, r.elapsed_s) {
+        say(bar, format!("warning: {e:#}"));
+    }
+    rec.status = match (&r.fatal, r.interrupted, r.unfinished) {
+        (Some(f), _, _) => {
+            rec.error = f.clone();
+            "failed".into()
+        }
+        (None, _, Some(n)) => {
+            rec.error = format!(
+                "point timeout: {n} event(s) still running {:.0}s after the point's end; ended by forced shutdown",
+                point_grace_s(spec)
+            );
+            "failed".into()
+        }
+        (None, true, None) => "interrupted".into(),
+        (None, false, None) => "ok".into(),
+    };
+    true
 }
 
 fn host() -> serde_json::Value {

@@ -9,15 +9,6 @@ use crate::spec::SweepSpec;
 use crate::workload::WorkloadKind;
 use anyhow::{bail, Context};
 
-/// CPU seconds (user + system) of all waited-for children of this process.
-fn children_cpu_seconds() -> f64 {
-    // SAFETY: getrusage fills the zeroed struct.
-    let mut r: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut r) };
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(r.ru_utime) + tv(r.ru_stime)
-}
-
 fn args(spec: &SweepSpec, w: WorkloadKind, threads: u32, c: &ConnInfo, time_s: u64) -> Vec<String> {
     let mut a = vec![w.name().to_string()];
     match &c.socket {
@@ -84,9 +75,9 @@ pub async fn run_point(
     if spec.run.warmup_s > 0 {
         sysbench(&args(spec, w, threads, c, spec.run.warmup_s)).await?;
     }
-    let cpu0 = children_cpu_seconds();
+    let cpu0 = crate::usage::children_cpu_seconds();
     let out = sysbench(&args(spec, w, threads, c, spec.run.duration_s)).await?;
-    let cpu = children_cpu_seconds() - cpu0;
+    let cpu = crate::usage::children_cpu_seconds() - cpu0;
     let parsed = import::parse(&out);
     let mut r = import::record(&parsed, &rec.target, rec.repeat, Some(threads))?;
     r.point_id = rec.point_id.clone();
