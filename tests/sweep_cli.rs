@@ -27,6 +27,18 @@ fn sweep_file(dir: &Path, name: &str, body: &str) -> std::path::PathBuf {
     p
 }
 
+/// `sweepbench run FILE --results-dir RESULTS EXTRA…`.
+fn run_sweep(f: &Path, results: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "run",
+        f.to_str().unwrap(),
+        "--results-dir",
+        results.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    sweepbench(&args)
+}
+
 fn sweepbench(args: &[&str]) -> std::process::Output {
     Command::cargo_bin("sweepbench")
         .unwrap()
@@ -199,12 +211,7 @@ url = "mysql://bench:Sup3rS3cretPw@127.0.0.1:{}/pwtest"
     );
     let f = sweep_file(dir.path(), "pw", &body);
     let results = dir.path().join("results");
-    let out = sweepbench(&[
-        "run",
-        f.to_str().unwrap(),
-        "--results-dir",
-        results.to_str().unwrap(),
-    ]);
+    let out = run_sweep(&f, &results, &[]);
     assert!(out.status.success(), "{}", text(&out));
     assert!(
         !text(&out).contains("Sup3rS3cretPw"),
@@ -272,12 +279,7 @@ vars = {{ innodb_page_size = 8192 }}
     );
     let f = sweep_file(dir.path(), "vars", &body);
     let results = dir.path().join("results");
-    let out = sweepbench(&[
-        "run",
-        f.to_str().unwrap(),
-        "--results-dir",
-        results.to_str().unwrap(),
-    ]);
+    let out = run_sweep(&f, &results, &[]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let run = sweepbench::sweep::latest_run(&results, "vars").unwrap();
     let csv = std::fs::read_to_string(run.join("points.csv")).unwrap();
@@ -490,14 +492,7 @@ fn a_hung_point_is_ended_by_the_point_timeout() {
     let results = dir.path().join("results");
     // Prepare first, then hold every row lock so each UPDATE of the run waits (row locks
     // leave the preflight's consistent reads alone).
-    let prep = sweepbench(&[
-        "run",
-        f.to_str().unwrap(),
-        "--results-dir",
-        results.to_str().unwrap(),
-        "--only",
-        "threads=1",
-    ]);
+    let prep = run_sweep(&f, &results, &["--only", "threads=1"]);
     assert!(prep.status.success(), "{}", text(&prep));
     let holder = hold_lock(
         s,
@@ -505,14 +500,7 @@ fn a_hung_point_is_ended_by_the_point_timeout() {
         &["BEGIN", "SELECT * FROM sbtest1 FOR UPDATE"],
         std::time::Duration::from_secs(8),
     );
-    let out = sweepbench(&[
-        "run",
-        f.to_str().unwrap(),
-        "--results-dir",
-        results.to_str().unwrap(),
-        "--only",
-        "threads=2",
-    ]);
+    let out = run_sweep(&f, &results, &["--only", "threads=2"]);
     holder.join().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let run = sweepbench::sweep::latest_run(&results, "hung").unwrap();

@@ -81,6 +81,14 @@ pub fn bench_json(words: &str, conn: &[String]) -> serde_json::Value {
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("bad JSON ({e}):\n{out}"))
 }
 
+/// Root over the server's socket, optionally in database `db`.
+pub fn root_opts(s: &ManagedServer, db: Option<&str>) -> mysql_async::OptsBuilder {
+    mysql_async::OptsBuilder::default()
+        .socket(Some(s.socket().to_string_lossy().to_string()))
+        .user(Some("root"))
+        .db_name(db.map(str::to_string))
+}
+
 /// Runs a query as root on the shared server; returns the last column of each row as text.
 pub fn query_col(sql: &str) -> Vec<String> {
     query_col_on(server(), sql)
@@ -88,16 +96,13 @@ pub fn query_col(sql: &str) -> Vec<String> {
 
 pub fn query_col_on(s: &ManagedServer, sql: &str) -> Vec<String> {
     use mysql_async::prelude::Queryable;
-    let socket = s.socket().to_string_lossy().to_string();
+    let opts = root_opts(s, None);
     let sql = sql.to_string();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     rt.block_on(async move {
-        let opts = mysql_async::OptsBuilder::default()
-            .socket(Some(socket))
-            .user(Some("root"));
         let mut c = mysql_async::Conn::new(opts).await.unwrap();
         let rows: Vec<mysql_async::Row> = c.query(sql.as_str()).await.unwrap();
         let out = rows
@@ -146,9 +151,8 @@ pub fn hold_lock(
     hold: std::time::Duration,
 ) -> std::thread::JoinHandle<()> {
     use mysql_async::prelude::Queryable;
-    let socket = s.socket().to_string_lossy().to_string();
+    let opts = root_opts(s, Some(db));
     let stmts: Vec<String> = statements.iter().map(|x| x.to_string()).collect();
-    let db = db.to_string();
     let (tx, rx) = std::sync::mpsc::channel();
     let h = std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -156,10 +160,6 @@ pub fn hold_lock(
             .build()
             .unwrap();
         rt.block_on(async move {
-            let opts = mysql_async::OptsBuilder::default()
-                .socket(Some(socket))
-                .user(Some("root"))
-                .db_name(Some(db));
             let mut c = mysql_async::Conn::new(opts).await.unwrap();
             for st in &stmts {
                 c.query_drop(st.as_str()).await.unwrap();
