@@ -125,7 +125,7 @@ fn needs(spec: &SweepSpec, plan: &Plan, target: &str) -> Needs {
             if o.ps_mode == crate::bench::options::PsMode::Disable {
                 0
             } else {
-                (p.prepared.len() as u32 * o.wl.tables) + 2 * p.trx as u32 + 1
+                p.statements_per_connection(o.wl.tables)
             }
         })
         .max()

@@ -226,6 +226,16 @@ impl EventPlan {
         }
     }
 
+    /// Server-side prepared statements one connection holds: every per-table statement on
+    /// every table, BEGIN/COMMIT, and the random-select statement.
+    pub fn statements_per_connection(&self, tables: u32) -> u32 {
+        let random = self
+            .groups
+            .iter()
+            .any(|g| matches!(g, Group::RandomPoints | Group::RandomRanges));
+        self.prepared.len() as u32 * tables + 2 * self.trx as u32 + random as u32
+    }
+
     /// Reads, writes and other statements one event performs when nothing fails and every
     /// write changes a row (spec §3's table). oltp_delete's split depends on the data.
     pub fn expected_counts(&self) -> (u64, u64, u64) {

@@ -27,7 +27,8 @@ pub struct SessionConfig {
 impl SessionConfig {
     /// Statements one connection prepares: enough for mysql_async's statement cache size.
     fn statements_per_connection(&self) -> usize {
-        self.plan.prepared.len() * self.opts.wl.tables as usize + 4
+        // A little slack so the cache never evicts what we hold.
+        self.plan.statements_per_connection(self.opts.wl.tables) as usize + 4
     }
 }
 
