@@ -123,6 +123,17 @@ pub fn data_bytes(d: &DataSpec) -> u64 {
     d.tables as u64 * d.table_size as u64 * 300
 }
 
+/// Connections the sweep needs on the server: its largest thread count, what is already
+/// connected, and sweepbench's own.
+fn connections_needed(f: &ServerFacts, n: &Needs) -> u64 {
+    n.max_threads as u64 + f.threads_connected + n.margin as u64
+}
+
+/// What to set max_connections to: the need plus headroom.
+fn recommended_max_connections(f: &ServerFacts, n: &Needs) -> u64 {
+    connections_needed(f, n) + 16
+}
+
 /// Pure capacity rules over the facts, so they can be unit-tested.
 pub fn capacity_findings(target: &str, f: &ServerFacts, n: &Needs) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -136,7 +147,7 @@ pub fn capacity_findings(target: &str, f: &ServerFacts, n: &Needs) -> Vec<Findin
         })
     };
     let in_use = f.threads_connected;
-    let need = n.max_threads as u64 + in_use + n.margin as u64;
+    let need = connections_needed(f, n);
     if f.max_connections < need {
         let usable = f.max_connections.saturating_sub(in_use + n.margin as u64) as u32;
         add(
@@ -147,7 +158,11 @@ pub fn capacity_findings(target: &str, f: &ServerFacts, n: &Needs) -> Vec<Findin
                  Remedies: SET GLOBAL max_connections = {}; or set max_connections = {} under [mysqld] in my.cnf; \
                  or drop the points above {usable} threads (--only threads=…, [[exclude]], --on-capacity=skip); \
                  --on-capacity=raise does the SET GLOBAL for you",
-                f.max_connections, n.max_threads, n.margin, need + 16, need + 16
+                f.max_connections,
+                n.max_threads,
+                n.margin,
+                recommended_max_connections(f, n),
+                recommended_max_connections(f, n)
             ),
             Some(usable),
         );
@@ -334,8 +349,7 @@ pub async fn check_target(
     let mut cap = capacity_findings(target, &facts, needs);
     if on_capacity == OnCapacity::Raise {
         if let Some(i) = cap.iter().position(|f| f.check == "max_connections") {
-            let want =
-                needs.max_threads as u64 + facts.threads_connected + needs.margin as u64 + 16;
+            let want = recommended_max_connections(&facts, needs);
             match c
                 .query_drop(format!("SET GLOBAL max_connections = {want}"))
                 .await
