@@ -22,6 +22,7 @@ pub mod server;
 pub mod spec;
 pub mod sweep;
 pub mod usage;
+pub mod wire;
 pub mod workload;
 
 use cli::{Cli, Command};

@@ -5,7 +5,7 @@ use super::pacer::Pacer;
 use super::IntervalStats;
 use crate::metrics::{self, Counts, LiveCounts, TotalHist, WorkerHist};
 use std::sync::atomic::Ordering::Relaxed;
-use tokio::time::Instant;
+use std::time::Instant;
 
 pub(super) struct Intervals {
     pub total: TotalHist,

@@ -5,20 +5,20 @@
 
 mod interval;
 pub mod pacer;
-pub mod shards;
+mod worker;
 
 use crate::bench::options::{BenchOptions, ForcedShutdown};
-use crate::metrics::{self, Counts, LiveCounts, Tally, TotalHist, WorkerHist};
-use crate::workload::rand::{Rng, UniqueSeq};
-use crate::workload::session::{EventError, Session, SessionConfig};
+use crate::metrics::{self, Counts, LiveCounts, TotalHist, WorkerHist};
+use crate::wire::Sockets;
+use crate::workload::rand::UniqueSeq;
+use crate::workload::session::SessionConfig;
 use crate::workload::EventPlan;
 use pacer::Pacer;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
-use tokio::task::JoinSet;
-use tokio::time::Instant;
+use tokio::time::Instant as TokioInstant;
 
 /// Figures of one report interval (sysbench's interval line).
 #[derive(Debug, Clone, serde::Serialize)]
@@ -144,6 +144,8 @@ impl Baseline {
 
 struct RunCtx {
     stop: Arc<AtomicBool>,
+    /// Set by a forced shutdown: broken connections are then expected, not fatal.
+    forced: AtomicBool,
     epoch: AtomicU64,
     started_events: AtomicU64,
     events_limit: u64,
@@ -173,139 +175,18 @@ struct WorkerEnd {
     done: Instant,
 }
 
-/// Most runtime threads a run starts; connections beyond share them.
-const MAX_RUNTIME_THREADS: usize = 64;
-
-/// Opens every connection on the runtime its worker will run on, so each socket is polled by
-/// that runtime's own driver (a socket registered elsewhere costs a cross-thread wake-up per
-/// response).
-async fn open_sessions(
-    cfg: &Arc<SessionConfig>,
-    seed: u64,
-    shards: &shards::Shards,
-) -> anyhow::Result<Vec<Session>> {
-    let threads = cfg.opts.threads as usize;
-    // Bounded fan-out: a burst of thousands of connects can trip SYN-flood protection.
-    let gate = Arc::new(tokio::sync::Semaphore::new(64));
-    let mut set = JoinSet::new();
-    for i in 0..threads {
-        let (cfg, gate) = (cfg.clone(), gate.clone());
-        set.spawn_on(
-            async move {
-                let _permit = gate.acquire_owned().await;
-                let s = Session::open(cfg, i, seed.wrapping_add(i as u64 * 0x9E37)).await;
-                (i, s)
-            },
-            shards.handle(i),
-        );
-    }
-    let mut sessions: Vec<Option<Session>> = (0..threads).map(|_| None).collect();
-    let limit = Duration::from_secs(30u64.max(threads as u64 / 20));
-    let collect = async {
-        while let Some(r) = set.join_next().await {
-            let (i, s) = r.map_err(|e| anyhow::anyhow!("worker initialisation failed: {e}"))?;
-            sessions[i] =
-                Some(s.map_err(|e| e.context(format!("thread {i} failed to initialize")))?);
-        }
-        anyhow::Ok(())
-    };
-    match tokio::time::timeout(limit, collect).await {
-        Ok(r) => r?,
-        Err(_) => anyhow::bail!(
-            "FATAL: Worker threads failed to initialize within {} seconds!",
-            limit.as_secs()
-        ),
-    }
-    Ok(sessions.into_iter().flatten().collect())
+/// Ends the run's threads however `run` exits (an error before the start, a dropped future):
+/// nothing keeps load on the server after the run.
+struct Teardown {
+    cfg: Arc<SessionConfig>,
+    go: Arc<worker::Go>,
 }
 
-async fn worker(
-    ctx: Arc<RunCtx>,
-    idx: usize,
-    mut s: Session,
-    tx: mpsc::UnboundedSender<WorkerHist>,
-    seed: u64,
-) -> WorkerEnd {
-    let live = &ctx.live[idx];
-    let mut hist = metrics::worker_hist();
-    let mut seen_epoch = 0;
-    let mut rng = Rng::seeded(seed);
-    let mut ignored: Vec<(u16, u64)> = Vec::new();
-    while !ctx.stop.load(Relaxed) {
-        let intended = match &ctx.pacer {
-            Some(p) => {
-                let at = ctx.start + Duration::from_nanos(p.claim(&mut rng));
-                if ctx.deadline.is_some_and(|d| at >= d) {
-                    break;
-                }
-                let now = Instant::now();
-                if p.overflowed((now - ctx.start).as_nanos() as u64) {
-                    ctx.set_fatal("FATAL: The event queue is full. This means the worker threads are unable to keep up with the specified event generation rate".into());
-                    break;
-                }
-                if at > now {
-                    tokio::time::sleep_until(at).await;
-                }
-                at
-            }
-            None => Instant::now(),
-        };
-        if ctx.deadline.is_some_and(|d| intended >= d) || ctx.stop.load(Relaxed) {
-            break;
-        }
-        let counting = intended >= ctx.measure_start;
-        if counting
-            && ctx.events_limit > 0
-            && ctx.started_events.fetch_add(1, Relaxed) >= ctx.events_limit
-        {
-            break;
-        }
-        s.tally = Tally::default();
-        s.event_codes.clear();
-        live.busy.store(true, Relaxed);
-        let r = s.run_event().await;
-        live.busy.store(false, Relaxed);
-        if counting {
-            for &code in &s.event_codes {
-                match ignored.iter_mut().find(|(c, _)| *c == code) {
-                    Some(e) => e.1 += 1,
-                    None => ignored.push((code, 1)),
-                }
-            }
-        }
-        match r {
-            Ok(()) if counting => {
-                let ns = (Instant::now() - intended).as_nanos() as u64;
-                live.record_event(&s.tally, ns);
-                let _ = hist.record(ns.max(1));
-            }
-            Ok(()) => {}
-            Err(EventError::Fatal(m)) => {
-                if counting {
-                    live.add_statements(&s.tally);
-                }
-                ctx.set_fatal(m);
-                break;
-            }
-            Err(EventError::Stopped) => break,
-        }
-        let e = ctx.epoch.load(Relaxed);
-        if e != seen_epoch {
-            seen_epoch = e;
-            let _ = tx.send(std::mem::replace(&mut hist, metrics::worker_hist()));
-        }
-    }
-    s.tally = Tally::default();
-    if let Err(EventError::Fatal(m)) = s.finish().await {
-        ctx.set_fatal(m);
-    }
-    live.add_statements(&s.tally);
-    let done = Instant::now();
-    s.close().await;
-    WorkerEnd {
-        hist,
-        done,
-        ignored,
+impl Drop for Teardown {
+    fn drop(&mut self) {
+        self.cfg.stop.store(true, Relaxed);
+        self.go.set(None);
+        self.cfg.sockets.shutdown_all();
     }
 }
 
@@ -345,27 +226,60 @@ fn forced_after(o: &BenchOptions) -> Option<Duration> {
 pub async fn run(o: &BenchOptions, observer: &mut dyn Observer) -> anyhow::Result<RunReport> {
     let seed = crate::workload::rand::effective_seed(o.rand_seed);
     let stop = Arc::new(AtomicBool::new(false));
+    let threads = o.threads as usize;
     let cfg = Arc::new(SessionConfig {
         plan: EventPlan::new(o.workload, &o.wl),
         opts: o.clone(),
         unique: UniqueSeq::new(seed),
         stop: stop.clone(),
+        sockets: Sockets::new(threads),
     });
-    // One runtime thread per connection measured best on 2 cores up to 64 connections; above
-    // that, 64 threads sharing the connections gave more QPS with less memory (1,024
-    // connections: +30 % QPS, 133 MB instead of 233 MB; docs/performance.md).
-    // SWEEPBENCH_SHARDS overrides it for experiments.
-    let shard_count = std::env::var("SWEEPBENCH_SHARDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or((o.threads as usize).min(MAX_RUNTIME_THREADS));
-    let shards = shards::Shards::new(shard_count)?;
-    let sessions = open_sessions(&cfg, seed, &shards).await?;
-    let threads = sessions.len();
+    let go = Arc::new(worker::Go::default());
+    let _teardown = Teardown {
+        cfg: cfg.clone(),
+        go: go.clone(),
+    };
+    let (ready_tx, mut ready_rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (end_tx, mut end_rx) = mpsc::unbounded_channel();
+    let links = Arc::new(worker::Links {
+        cfg: cfg.clone(),
+        gate: Arc::new(worker::Gate::new()),
+        go: go.clone(),
+        ready: ready_tx,
+        hists: tx,
+        ends: end_tx,
+    });
+    for i in 0..threads {
+        worker::spawn(i, seed, links.clone())
+            .map_err(|e| anyhow::anyhow!("cannot start worker thread {i}: {e}"))?;
+    }
+    drop(links);
+    let limit = Duration::from_secs(30u64.max(threads as u64 / 20));
+    let opened = async {
+        for _ in 0..threads {
+            match ready_rx.recv().await {
+                Some((_, Ok(()))) => {}
+                Some((i, Err(e))) => {
+                    return Err(e.context(format!("thread {i} failed to initialize")))
+                }
+                None => anyhow::bail!("worker initialisation failed"),
+            }
+        }
+        Ok(())
+    };
+    match tokio::time::timeout(limit, opened).await {
+        Ok(r) => r?,
+        Err(_) => anyhow::bail!(
+            "FATAL: Worker threads failed to initialize within {} seconds!",
+            limit.as_secs()
+        ),
+    }
     let start = Instant::now();
     let measure_start = start + Duration::from_secs(o.warmup_s);
     let ctx = Arc::new(RunCtx {
         stop: stop.clone(),
+        forced: AtomicBool::new(false),
         epoch: AtomicU64::new(0),
         started_events: AtomicU64::new(0),
         events_limit: o.events,
@@ -376,26 +290,18 @@ pub async fn run(o: &BenchOptions, observer: &mut dyn Observer) -> anyhow::Resul
         live: (0..threads).map(|_| LiveCounts::new()).collect(),
         fatal: Mutex::new(None),
     });
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let mut set = JoinSet::new();
-    for (i, s) in sessions.into_iter().enumerate() {
-        let (ctx, tx) = (ctx.clone(), tx.clone());
-        set.spawn_on(
-            worker(ctx, i, s, tx, seed ^ (0xA5A5 + i as u64)),
-            shards.handle(i),
-        );
-    }
-    drop(tx);
+    go.set(Some(ctx.clone()));
     observer.threads_started();
 
     let mut iv = interval::Intervals::new(o.percentile, start, measure_start);
     let period = Duration::from_secs(o.report_interval_s.max(1));
-    let mut ticker = tokio::time::interval_at(measure_start + period, period);
+    let mut ticker =
+        tokio::time::interval_at(TokioInstant::from_std(measure_start + period), period);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let forced_at = forced_after(o).map(|d| start + d);
     let forced = async move {
         match forced_at {
-            Some(at) => tokio::time::sleep_until(at).await,
+            Some(at) => tokio::time::sleep_until(TokioInstant::from_std(at)).await,
             None => std::future::pending().await,
         }
     };
@@ -405,6 +311,8 @@ pub async fn run(o: &BenchOptions, observer: &mut dyn Observer) -> anyhow::Resul
     let mut interrupted = false;
     let mut unfinished = None;
     let mut ends = Vec::new();
+    // Workers that have left, including any that failed without a report.
+    let mut finished = 0;
     let mut base = Baseline::start(measure_start, threads);
     let mut checkpoints = o
         .checkpoints_s
@@ -414,34 +322,42 @@ pub async fn run(o: &BenchOptions, observer: &mut dyn Observer) -> anyhow::Resul
     loop {
         let checkpoint = async move {
             match next_checkpoint {
-                Some(at) => tokio::time::sleep_until(at).await,
+                Some(at) => tokio::time::sleep_until(TokioInstant::from_std(at)).await,
                 None => std::future::pending().await,
             }
         };
+        if finished == threads {
+            break;
+        }
         tokio::select! {
-            r = set.join_next() => match r {
+            r = end_rx.recv() => match r {
                 None => break,
-                Some(Ok(end)) => ends.push(end),
-                Some(Err(e)) => ctx.set_fatal(format!("FATAL: worker thread failed: {e}")),
+                Some(r) => {
+                    finished += 1;
+                    match r {
+                        Ok(end) => ends.push(end),
+                        Err(m) => ctx.set_fatal(m),
+                    }
+                }
             },
             Some(h) = rx.recv() => iv.absorb(&h),
             _ = ticker.tick(), if o.report_interval_s > 0 => {
                 ctx.epoch.fetch_add(1, Relaxed);
-                collect_handovers(&mut rx, &mut iv, set.len(), period).await;
+                collect_handovers(&mut rx, &mut iv, threads - finished, period).await;
                 let now = Instant::now();
                 // At the deadline's own tick workers are leaving because time is up, not
                 // because they failed: report them as running, as sysbench does.
                 let running = if ctx.deadline.is_some_and(|d| now + period / 4 >= d) {
                     threads
                 } else {
-                    set.len()
+                    threads - finished
                 };
                 let s = iv.report(now, &ctx.live, running as u32, ctx.pacer.as_ref());
                 observer.interval(s);
             }
             _ = checkpoint => {
                 ctx.epoch.fetch_add(1, Relaxed);
-                collect_handovers(&mut rx, &mut iv, set.len(), period).await;
+                collect_handovers(&mut rx, &mut iv, threads - finished, period).await;
                 let now = Instant::now();
                 let hist = std::mem::replace(&mut iv.total, metrics::total_hist());
                 let (report, next) = base.report(&ctx, hist, now);
@@ -452,11 +368,21 @@ pub async fn run(o: &BenchOptions, observer: &mut dyn Observer) -> anyhow::Resul
             _ = sigint.recv() => { interrupted = true; stop.store(true, Relaxed); }
             _ = sigterm.recv() => { interrupted = true; stop.store(true, Relaxed); }
             _ = &mut forced => {
+                ctx.forced.store(true, Relaxed);
                 stop.store(true, Relaxed);
                 unfinished = Some(ctx.live.iter().filter(|l| l.busy.load(Relaxed)).count() as u64);
-                set.abort_all();
-                while let Some(r) = set.join_next().await {
-                    if let Ok(end) = r { ends.push(end); }
+                cfg.sockets.shutdown_all();
+                // Shut sockets end blocked queries at once; a thread still stuck (a connect
+                // to a dead host) is left behind rather than holding up the report.
+                let give_up = TokioInstant::now() + Duration::from_secs(5);
+                while finished < threads {
+                    match tokio::time::timeout_at(give_up, end_rx.recv()).await {
+                        Ok(Some(r)) => {
+                            finished += 1;
+                            if let Ok(end) = r { ends.push(end); }
+                        }
+                        _ => break,
+                    }
                 }
                 break;
             }

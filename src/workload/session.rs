@@ -7,8 +7,7 @@ use super::{EventPlan, Group, Stmt, WorkloadKind};
 use crate::bench::options::{BenchOptions, IgnoreErrors, PsMode};
 use crate::db;
 use crate::metrics::Tally;
-use mysql_async::prelude::Queryable;
-use mysql_async::{Conn, Params, Statement, Value};
+use crate::wire::{self, Conn, Login, Outcome, Sockets, Statement};
 use std::fmt::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -22,15 +21,12 @@ pub struct SessionConfig {
     pub unique: UniqueSeq,
     /// Set when the run is ending; a reconnect loop gives up when it sees it.
     pub stop: Arc<AtomicBool>,
+    /// Every session's socket, for ending hung queries.
+    pub sockets: Sockets,
 }
 
-impl SessionConfig {
-    /// Statements one connection prepares: enough for mysql_async's statement cache size.
-    fn statements_per_connection(&self) -> usize {
-        // A little slack so the cache never evicts what we hold.
-        self.plan.statements_per_connection(self.opts.wl.tables) as usize + 4
-    }
-}
+/// How long a connect or a login read may take before the attempt counts as failed.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A statement ready to run: the server-side handle, or text to substitute when the server
 /// refused to prepare it or `--db-ps-mode=disable`.
@@ -38,7 +34,6 @@ impl SessionConfig {
 struct Prepared {
     handle: Option<Statement>,
     text: String,
-    returns_rows: bool,
 }
 
 /// Why an event did not complete.
@@ -59,7 +54,7 @@ enum Failure {
 /// A statement's failure before the query text is attached.
 enum Raw {
     Restart,
-    Fatal(mysql_async::Error),
+    Fatal(wire::Error),
     Stopped(Failure),
 }
 
@@ -69,8 +64,7 @@ impl Raw {
             Raw::Restart => Failure::Restart,
             Raw::Stopped(f) => f,
             Raw::Fatal(e) => Failure::Fatal(format!(
-                "FATAL: mysql_stmt_execute() returned {} for query '{query}'",
-                db::describe(&e)
+                "FATAL: mysql_stmt_execute() returned {e} for query '{query}'"
             )),
         }
     }
@@ -99,22 +93,29 @@ pub struct Session {
     pub event_codes: Vec<u16>,
 }
 
-fn values(args: &[Arg<'_>]) -> Params {
-    Params::Positional(
-        args.iter()
-            .map(|a| match *a {
-                Arg::Int(v) => Value::Int(v),
-                Arg::Str(s) => Value::Bytes(s.to_vec()),
-            })
-            .collect(),
-    )
+fn connect(cfg: &SessionConfig, index: usize) -> Result<Conn, wire::Error> {
+    let c = &cfg.opts.conn;
+    let login = Login {
+        user: &c.user,
+        password: c.password.as_deref().unwrap_or(""),
+        db: &c.db,
+    };
+    let conn = Conn::connect(&db::endpoint(c, index), &login, CONNECT_TIMEOUT)?;
+    cfg.sockets.set(index, conn.stream());
+    Ok(conn)
 }
 
 impl Session {
     /// Connects (connection `index` of the run, for host/port round-robin) and prepares every
     /// statement the workload uses on every table, as sysbench's thread_init does.
-    pub async fn open(cfg: Arc<SessionConfig>, index: usize, seed: u64) -> anyhow::Result<Self> {
-        let conn = db::connect(&cfg.opts.conn, index, cfg.statements_per_connection()).await?;
+    pub fn open(cfg: Arc<SessionConfig>, index: usize, seed: u64) -> anyhow::Result<Self> {
+        let conn = connect(&cfg, index).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot connect to MySQL server at {} as user '{}': {e}",
+                db::endpoint(&cfg.opts.conn, index),
+                cfg.opts.conn.user,
+            )
+        })?;
         let mut s = Session {
             cfg,
             index,
@@ -133,61 +134,47 @@ impl Session {
             tally: Tally::default(),
             event_codes: Vec::with_capacity(8),
         };
-        s.prepare_all().await.map_err(|e| anyhow::anyhow!(e))?;
+        s.prepare_all().map_err(|e| anyhow::anyhow!(e))?;
         Ok(s)
     }
 
-    async fn prepare_one(&mut self, text: String, returns_rows: bool) -> Result<Prepared, String> {
+    fn prepare_one(&mut self, text: String) -> Result<Prepared, String> {
         if self.cfg.opts.ps_mode == PsMode::Disable {
-            return Ok(Prepared {
-                handle: None,
-                text,
-                returns_rows,
-            });
+            return Ok(Prepared { handle: None, text });
         }
-        match self.conn.prep(text.as_str()).await {
+        match self.conn.prepare(text.as_str()) {
             Ok(st) => Ok(Prepared {
-                returns_rows: st.num_columns() > 0,
                 handle: Some(st),
                 text,
             }),
-            Err(e) if db::error_code(&e) == Some(db::ER_UNSUPPORTED_PS) => Ok(Prepared {
-                handle: None,
-                text,
-                returns_rows,
-            }),
+            Err(e) if e.code == db::ER_UNSUPPORTED_PS => Ok(Prepared { handle: None, text }),
             Err(e) => Err(format!(
-                "FATAL: mysql_stmt_prepare() returned {} for query '{text}'",
-                db::describe(&e)
+                "FATAL: mysql_stmt_prepare() returned {e} for query '{text}'"
             )),
         }
     }
 
-    async fn prepare_all(&mut self) -> Result<(), String> {
+    fn prepare_all(&mut self) -> Result<(), String> {
         let cfg = self.cfg.clone();
         let tables = cfg.opts.wl.tables;
         if cfg.plan.trx {
-            self.begin = Some(self.prepare_one("BEGIN".into(), false).await?);
-            self.commit = Some(self.prepare_one("COMMIT".into(), false).await?);
+            self.begin = Some(self.prepare_one("BEGIN".into())?);
+            self.commit = Some(self.prepare_one("COMMIT".into())?);
         }
         self.stmts = (0..Stmt::COUNT * tables as usize).map(|_| None).collect();
         for &stmt in &cfg.plan.prepared {
             for t in 1..=tables {
-                let p = self
-                    .prepare_one(sql::stmt_text(stmt, t), stmt.returns_rows())
-                    .await?;
+                let p = self.prepare_one(sql::stmt_text(stmt, t))?;
                 self.stmts[stmt.index() * tables as usize + t as usize - 1] = Some(p);
             }
         }
         self.random = match cfg.opts.workload {
-            WorkloadKind::SelectRandomPoints => Some(
-                self.prepare_one(sql::random_points_text(cfg.opts.wl.random_points), true)
-                    .await?,
-            ),
-            WorkloadKind::SelectRandomRanges => Some(
-                self.prepare_one(sql::random_ranges_text(cfg.opts.wl.number_of_ranges), true)
-                    .await?,
-            ),
+            WorkloadKind::SelectRandomPoints => {
+                Some(self.prepare_one(sql::random_points_text(cfg.opts.wl.random_points))?)
+            }
+            WorkloadKind::SelectRandomRanges => {
+                Some(self.prepare_one(sql::random_ranges_text(cfg.opts.wl.number_of_ranges))?)
+            }
             _ => None,
         };
         Ok(())
@@ -195,9 +182,9 @@ impl Session {
 
     /// Runs one event to completion, restarting it after ignorable errors (the latency the
     /// caller measures spans the retries, as in sysbench).
-    pub async fn run_event(&mut self) -> Result<(), EventError> {
+    pub fn run_event(&mut self) -> Result<(), EventError> {
         loop {
-            match self.try_event().await {
+            match self.try_event() {
                 Ok(()) => return Ok(()),
                 Err(Failure::Restart) => {
                     if self.cfg.stop.load(Ordering::Relaxed) {
@@ -219,30 +206,28 @@ impl Session {
         self.rng.default_dist(1, size, &self.cfg.opts.rand) as i64
     }
 
-    async fn try_event(&mut self) -> Result<(), Failure> {
+    fn try_event(&mut self) -> Result<(), Failure> {
         let cfg = self.cfg.clone();
         let range = cfg.opts.wl.range_size as i64;
         for &group in &cfg.plan.groups {
             match group {
-                Group::Begin => self.exec_special(true).await?,
-                Group::Commit => self.exec_special(false).await?,
+                Group::Begin => self.exec_special(true)?,
+                Group::Commit => self.exec_special(false)?,
                 Group::Run(stmt, count) => {
                     let t = self.table();
                     for _ in 0..count {
                         let id = self.id();
                         match stmt {
                             Stmt::PointSelect | Stmt::IndexUpdate => {
-                                self.exec_table(stmt, t, &[Arg::Int(id)]).await?
+                                self.exec_table(stmt, t, &[Arg::Int(id)])?
                             }
                             Stmt::NonIndexUpdate => {
                                 self.rng.fill_digit_groups(&mut self.c);
                                 let c = self.c;
-                                self.exec_table(stmt, t, &[Arg::Str(&c), Arg::Int(id)])
-                                    .await?
+                                self.exec_table(stmt, t, &[Arg::Str(&c), Arg::Int(id)])?
                             }
                             _ => {
-                                self.exec_table(stmt, t, &[Arg::Int(id), Arg::Int(id + range - 1)])
-                                    .await?
+                                self.exec_table(stmt, t, &[Arg::Int(id), Arg::Int(id + range - 1)])?
                             }
                         }
                     }
@@ -252,61 +237,53 @@ impl Session {
                     for _ in 0..count {
                         let id = self.id();
                         let k = self.id();
-                        self.exec_table(Stmt::Delete, t, &[Arg::Int(id)]).await?;
+                        self.exec_table(Stmt::Delete, t, &[Arg::Int(id)])?;
                         self.rng.fill_digit_groups(&mut self.c);
                         self.rng.fill_digit_groups(&mut self.pad);
                         let (c, pad) = (self.c, self.pad);
                         let args = [Arg::Int(id), Arg::Int(k), Arg::Str(&c), Arg::Str(&pad)];
-                        self.exec_table(Stmt::Insert, t, &args).await?;
+                        self.exec_table(Stmt::Insert, t, &args)?;
                     }
                 }
                 Group::SingleDelete => {
                     let t = self.table();
                     let id = self.id();
-                    self.exec_table(Stmt::Delete, t, &[Arg::Int(id)]).await?;
+                    self.exec_table(Stmt::Delete, t, &[Arg::Int(id)])?;
                 }
-                Group::TextInsert => self.text_insert().await?,
-                Group::BulkRow => self.bulk_row().await?,
-                Group::RandomPoints | Group::RandomRanges => self.random_select(group).await?,
+                Group::TextInsert => self.text_insert()?,
+                Group::BulkRow => self.bulk_row()?,
+                Group::RandomPoints | Group::RandomRanges => self.random_select(group)?,
             }
         }
         Ok(())
     }
 
-    async fn exec_special(&mut self, begin: bool) -> Result<(), Failure> {
+    fn exec_special(&mut self, begin: bool) -> Result<(), Failure> {
         let p = if begin { &self.begin } else { &self.commit };
         let p = p
             .as_ref()
             .expect("BEGIN/COMMIT prepared when the plan has them");
         let r = match &p.handle {
-            Some(h) => self.conn.exec_drop(h, ()).await,
-            None => self.conn.query_drop(p.text.as_str()).await,
+            Some(h) => self.conn.execute(h, &[]),
+            None => self.conn.query(p.text.as_str()),
         };
         let query = if begin { "BEGIN" } else { "COMMIT" };
-        self.classify(r, false)
-            .await
-            .map_err(|f| f.with_query(query))
+        self.classify(r).map_err(|f| f.with_query(query))
     }
 
-    async fn exec_table(
-        &mut self,
-        stmt: Stmt,
-        table: u32,
-        args: &[Arg<'_>],
-    ) -> Result<(), Failure> {
+    fn exec_table(&mut self, stmt: Stmt, table: u32, args: &[Arg<'_>]) -> Result<(), Failure> {
         let i = stmt.index() * self.cfg.opts.wl.tables as usize + table as usize - 1;
         let p = self.stmts[i]
             .as_ref()
             .expect("every planned statement is prepared for every table");
-        let returns_rows = p.returns_rows;
         let r = match &p.handle {
-            Some(h) => self.conn.exec_drop(h, values(args)).await,
+            Some(h) => self.conn.execute(h, args),
             None => {
                 sql::substitute(&mut self.text, &p.text, args);
-                self.conn.query_drop(self.text.as_str()).await
+                self.conn.query(self.text.as_str())
             }
         };
-        match self.classify(r, returns_rows).await {
+        match self.classify(r) {
             Err(Raw::Fatal(e)) => {
                 let p = self.stmts[i].as_ref().expect("prepared above");
                 Err(Raw::Fatal(e).with_query(if p.handle.is_some() {
@@ -319,7 +296,7 @@ impl Session {
         }
     }
 
-    async fn random_select(&mut self, group: Group) -> Result<(), Failure> {
+    fn random_select(&mut self, group: Group) -> Result<(), Failure> {
         let wl = &self.cfg.opts.wl;
         let threads = self.cfg.opts.threads as f64;
         // Each thread draws from its own slice of the key space (the scripts' partitioning).
@@ -343,13 +320,13 @@ impl Session {
         }
         let p = self.random.as_ref().expect("random statement prepared");
         let r = match &p.handle {
-            Some(h) => self.conn.exec_drop(h, values(&self.args)).await,
+            Some(h) => self.conn.execute(h, &self.args),
             None => {
                 sql::substitute(&mut self.text, &p.text, &self.args);
-                self.conn.query_drop(self.text.as_str()).await
+                self.conn.query(self.text.as_str())
             }
         };
-        match self.classify(r, true).await {
+        match self.classify(r) {
             Err(f) => {
                 let p = self.random.as_ref().expect("prepared above");
                 Err(f.with_query(&p.text))
@@ -358,7 +335,7 @@ impl Session {
         }
     }
 
-    async fn text_insert(&mut self) -> Result<(), Failure> {
+    fn text_insert(&mut self) -> Result<(), Failure> {
         let t = self.table();
         let k = self.id();
         self.rng.fill_digit_groups(&mut self.c);
@@ -375,8 +352,8 @@ impl Session {
             std::str::from_utf8(&self.c).unwrap_or_default(),
             std::str::from_utf8(&self.pad).unwrap_or_default()
         );
-        let r = self.conn.query_drop(self.text.as_str()).await;
-        match self.classify(r, false).await {
+        let r = self.conn.query(self.text.as_str());
+        match self.classify(r) {
             Err(f) => Err(f.with_query(&self.text)),
             Ok(()) => Ok(()),
         }
@@ -384,12 +361,12 @@ impl Session {
 
     /// bulk_insert: appends `(n,n)` to this thread's buffer and sends it when the next row
     /// would overflow sysbench's 512 KiB buffer.
-    async fn bulk_row(&mut self) -> Result<(), Failure> {
+    fn bulk_row(&mut self) -> Result<(), Failure> {
         self.bulk_rows += 1;
         let n = self.bulk_rows;
         let row_len = 2 * (n.checked_ilog10().unwrap_or(0) as usize + 1) + 3;
         if !self.bulk.is_empty() && self.bulk.len() + 1 + row_len > sql::BULK_BUFFER {
-            self.flush_bulk().await?;
+            self.flush_bulk()?;
         }
         if self.bulk.is_empty() {
             let _ = write!(
@@ -404,12 +381,12 @@ impl Session {
         Ok(())
     }
 
-    async fn flush_bulk(&mut self) -> Result<(), Failure> {
+    fn flush_bulk(&mut self) -> Result<(), Failure> {
         if self.bulk.is_empty() {
             return Ok(());
         }
-        let r = self.conn.query_drop(self.bulk.as_str()).await;
-        let out = match self.classify(r, false).await {
+        let r = self.conn.query(self.bulk.as_str());
+        let out = match self.classify(r) {
             Err(f) => Err(f.with_query(&self.bulk[..self.bulk.len().min(120)])),
             Ok(()) => Ok(()),
         };
@@ -418,24 +395,20 @@ impl Session {
     }
 
     /// Sends what bulk_insert still holds (sysbench's `bulk_insert_done` at thread end).
-    pub async fn finish(&mut self) -> Result<(), EventError> {
-        match self.flush_bulk().await {
+    pub fn finish(&mut self) -> Result<(), EventError> {
+        match self.flush_bulk() {
             Err(Failure::Fatal(m)) => Err(EventError::Fatal(m)),
             _ => Ok(()),
         }
     }
 
     /// Counts a statement by its result, or decides between restart and fatal (§4, §6).
-    async fn classify(
-        &mut self,
-        r: Result<(), mysql_async::Error>,
-        returns_rows: bool,
-    ) -> Result<(), Raw> {
+    fn classify(&mut self, r: Result<Outcome, wire::Error>) -> Result<(), Raw> {
         let e = match r {
-            Ok(()) => {
-                if returns_rows {
+            Ok(out) => {
+                if out.result_set {
                     self.tally.reads += 1;
-                } else if self.conn.affected_rows() > 0 {
+                } else if out.affected > 0 {
                     self.tally.writes += 1;
                 } else {
                     self.tally.other += 1;
@@ -444,46 +417,44 @@ impl Session {
             }
             Err(e) => e,
         };
-        let code = db::error_code(&e);
-        let ignorable = match (&self.cfg.opts.ignore_errors, code) {
-            (IgnoreErrors::All, _) => true,
-            (list, Some(c)) => list.ignores(c),
-            _ => false,
+        let code = e.code;
+        let ignorable = match &self.cfg.opts.ignore_errors {
+            IgnoreErrors::All => true,
+            list => list.ignores(code),
         };
         if !ignorable {
             return Err(Raw::Fatal(e));
         }
-        if code.is_some_and(|c| db::CONNECTION_LOST.contains(&c)) {
+        if db::CONNECTION_LOST.contains(&code) {
             self.tally.reconnects += 1;
-            self.reconnect().await.map_err(Raw::Stopped)?;
+            self.reconnect().map_err(Raw::Stopped)?;
         } else {
             self.tally.errors += 1;
-            self.event_codes.push(code.unwrap_or(0));
+            self.event_codes.push(code);
         }
         Err(Raw::Restart)
     }
 
     /// Reconnects every millisecond until it works (sysbench's behaviour), then prepares the
     /// statements again; gives up only when the run is stopping.
-    async fn reconnect(&mut self) -> Result<(), Failure> {
-        let cache = self.cfg.statements_per_connection();
+    fn reconnect(&mut self) -> Result<(), Failure> {
         loop {
             if self.cfg.stop.load(Ordering::Relaxed) {
                 return Err(Failure::Stopped);
             }
-            match mysql_async::Conn::new(db::opts(&self.cfg.opts.conn, self.index, cache)).await {
+            match connect(&self.cfg, self.index) {
                 Ok(c) => {
                     self.conn = c;
                     break;
                 }
-                Err(_) => tokio::time::sleep(Duration::from_millis(1)).await,
+                Err(_) => std::thread::sleep(Duration::from_millis(1)),
             }
         }
-        self.prepare_all().await.map_err(Failure::Fatal)
+        self.prepare_all().map_err(Failure::Fatal)
     }
 
-    /// Closes statements and the connection politely.
-    pub async fn close(self) {
-        let _ = self.conn.disconnect().await;
+    /// Says goodbye to the server (its statements go with the connection).
+    pub fn close(self) {
+        self.conn.close();
     }
 }

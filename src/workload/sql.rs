@@ -87,11 +87,7 @@ pub fn random_ranges_text(n: u32) -> String {
 }
 
 /// A parameter of one execution, borrowed from the worker's reusable buffers.
-#[derive(Debug, Clone, Copy)]
-pub enum Arg<'a> {
-    Int(i64),
-    Str(&'a [u8]),
-}
+pub use crate::wire::Arg;
 
 /// Replaces each `?` of `template` with the next argument, as sysbench's client-side emulation
 /// does (ints in decimal, strings in single quotes, no escaping), into a reused buffer.

@@ -1,0 +1,186 @@
+//! The connection phase: the server's greeting, our handshake response, and the
+//! authentication exchange for mysql_native_password, caching_sha2_password (fast and full,
+//! with the server's RSA key over TCP) and mysql_clear_password.
+
+use super::packet::{Framed, Reader};
+use super::{Error, Login};
+
+pub const CLIENT_LONG_PASSWORD: u32 = 0x1;
+pub const CLIENT_CONNECT_WITH_DB: u32 = 0x8;
+pub const CLIENT_PROTOCOL_41: u32 = 0x200;
+pub const CLIENT_TRANSACTIONS: u32 = 0x2000;
+pub const CLIENT_SECURE_CONNECTION: u32 = 0x8000;
+pub const CLIENT_MULTI_STATEMENTS: u32 = 0x1_0000;
+pub const CLIENT_MULTI_RESULTS: u32 = 0x2_0000;
+pub const CLIENT_PS_MULTI_RESULTS: u32 = 0x4_0000;
+pub const CLIENT_PLUGIN_AUTH: u32 = 0x8_0000;
+
+/// utf8mb4_general_ci.
+const CHARSET: u8 = 45;
+
+/// What the greeting told us that outlives the login.
+pub struct Greeting {
+    pub version: String,
+}
+
+fn response(plugin: &[u8], nonce: &[u8], password: &[u8]) -> Result<Vec<u8>, Error> {
+    Ok(match plugin {
+        b"mysql_native_password" => mysql_common::scramble::scramble_native(nonce, password)
+            .map(|s| s.to_vec())
+            .unwrap_or_default(),
+        b"caching_sha2_password" => mysql_common::scramble::scramble_sha256(nonce, password)
+            .map(|s| s.to_vec())
+            .unwrap_or_default(),
+        b"mysql_clear_password" => {
+            let mut p = password.to_vec();
+            p.push(0);
+            p
+        }
+        other => {
+            return Err(Error::client(
+                2059,
+                format!(
+                    "Authentication plugin '{}' is not supported by sweepbench (use mysql_native_password or caching_sha2_password for the benchmark user)",
+                    String::from_utf8_lossy(other)
+                ),
+            ))
+        }
+    })
+}
+
+/// Reads the greeting, logs in, and returns the server's version.
+pub fn handshake(f: &mut Framed, login: &Login<'_>, is_socket: bool) -> Result<Greeting, Error> {
+    let r = f.next()?;
+    let p = f.payload(r);
+    if p.first() == Some(&0xFF) {
+        // Refused before the greeting, e.g. "Too many connections".
+        return Err(Error::from_err_packet(p));
+    }
+    let mut rd = Reader { buf: p };
+    if rd.u8()? != 10 {
+        return Err(Error::client(
+            2027,
+            "Unsupported protocol version (sweepbench speaks protocol 10)".into(),
+        ));
+    }
+    let version = String::from_utf8_lossy(rd.nul_str()?).into_owned();
+    rd.u32()?;
+    let mut nonce = rd.bytes(8)?.to_vec();
+    rd.u8()?;
+    let mut server_caps = rd.u16()? as u32;
+    rd.u8()?;
+    rd.u16()?;
+    server_caps |= (rd.u16()? as u32) << 16;
+    let data_len = rd.u8()? as usize;
+    rd.bytes(10)?;
+    if server_caps & CLIENT_SECURE_CONNECTION != 0 {
+        let n = data_len.saturating_sub(8).max(13);
+        let more = rd.bytes(n.min(rd.buf.len()))?;
+        // The scramble's second part ends with a NUL that is not part of it.
+        let more = more.strip_suffix(&[0]).unwrap_or(more);
+        nonce.extend_from_slice(more);
+    }
+    let mut plugin: Vec<u8> = if server_caps & CLIENT_PLUGIN_AUTH != 0 {
+        let rest = rd.rest();
+        rest.split(|&b| b == 0).next().unwrap_or_default().to_vec()
+    } else {
+        b"mysql_native_password".to_vec()
+    };
+    if plugin.is_empty() {
+        plugin = b"mysql_native_password".to_vec();
+    }
+    if server_caps & CLIENT_PROTOCOL_41 == 0 {
+        return Err(Error::client(
+            2027,
+            "The server does not speak protocol 4.1".into(),
+        ));
+    }
+    let mut want = CLIENT_LONG_PASSWORD
+        | CLIENT_PROTOCOL_41
+        | CLIENT_TRANSACTIONS
+        | CLIENT_SECURE_CONNECTION
+        | CLIENT_MULTI_STATEMENTS
+        | CLIENT_MULTI_RESULTS
+        | CLIENT_PS_MULTI_RESULTS
+        | CLIENT_PLUGIN_AUTH;
+    if !login.db.is_empty() {
+        want |= CLIENT_CONNECT_WITH_DB;
+    }
+    let caps = want & server_caps;
+    let password = login.password.as_bytes();
+    let auth = response(&plugin, &nonce, password)?;
+    let b = f.begin_reply();
+    b.extend_from_slice(&caps.to_le_bytes());
+    b.extend_from_slice(&(16u32 << 20).to_le_bytes());
+    b.push(CHARSET);
+    b.extend_from_slice(&[0; 23]);
+    b.extend_from_slice(login.user.as_bytes());
+    b.push(0);
+    b.push(auth.len() as u8);
+    b.extend_from_slice(&auth);
+    if caps & CLIENT_CONNECT_WITH_DB != 0 {
+        b.extend_from_slice(login.db.as_bytes());
+        b.push(0);
+    }
+    if caps & CLIENT_PLUGIN_AUTH != 0 {
+        b.extend_from_slice(&plugin);
+        b.push(0);
+    }
+    f.send()?;
+    let mut switched = false;
+    loop {
+        let r = f.next()?;
+        let p = f.payload(r);
+        match p.first() {
+            Some(0x00) => return Ok(Greeting { version }),
+            Some(0xFF) => return Err(Error::from_err_packet(p)),
+            Some(0xFE) if !switched => {
+                // Auth switch request: another plugin, a fresh nonce.
+                switched = true;
+                let mut rd = Reader { buf: &p[1..] };
+                plugin = rd.nul_str()?.to_vec();
+                let rest = rd.rest();
+                nonce = rest.strip_suffix(&[0]).unwrap_or(rest).to_vec();
+                let auth = response(&plugin, &nonce, password)?;
+                f.begin_reply().extend_from_slice(&auth);
+                f.send()?;
+            }
+            Some(0x01) if plugin == b"caching_sha2_password" => match p.get(1) {
+                Some(0x03) => {} // fast path accepted; the OK follows
+                Some(0x04) => full_sha2_auth(f, password, &nonce, is_socket)?,
+                _ => return Err(Error::malformed()),
+            },
+            _ => return Err(Error::malformed()),
+        }
+    }
+}
+
+/// caching_sha2_password when the server has no cached hash: the password in clear over a
+/// Unix socket, else encrypted with the server's RSA public key.
+fn full_sha2_auth(
+    f: &mut Framed,
+    password: &[u8],
+    nonce: &[u8],
+    is_socket: bool,
+) -> Result<(), Error> {
+    let mut clear = password.to_vec();
+    clear.push(0);
+    if is_socket {
+        f.begin_reply().extend_from_slice(&clear);
+        return f.send();
+    }
+    f.begin_reply().push(0x02);
+    f.send()?;
+    let r = f.next()?;
+    let p = f.payload(r);
+    if p.first() != Some(&0x01) {
+        return Err(Error::malformed());
+    }
+    let key = p[1..].to_vec();
+    for (i, b) in clear.iter_mut().enumerate() {
+        *b ^= nonce[i % nonce.len().max(1)];
+    }
+    let sealed = mysql_common::crypto::encrypt(&clear, &key);
+    f.begin_reply().extend_from_slice(&sealed);
+    f.send()
+}

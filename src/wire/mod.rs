@@ -1,0 +1,391 @@
+//! The workload's own MySQL client: a blocking connection per worker thread that speaks just
+//! what the measured loop needs (COM_QUERY, COM_STMT_PREPARE/EXECUTE, COM_QUIT) and drains
+//! results without building rows, so a query costs one write, usually one read and no
+//! allocation. Administrative work (preflight, prepare, variables) stays on mysql_async.
+
+mod auth;
+mod packet;
+
+use crate::db::Endpoint;
+use packet::{put_lenenc, Framed, Reader};
+use std::io::{Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::os::unix::net::UnixStream;
+use std::sync::Arc;
+use std::time::Duration;
+
+const SERVER_MORE_RESULTS_EXISTS: u16 = 0x0008;
+const MYSQL_TYPE_LONGLONG: u8 = 0x08;
+const MYSQL_TYPE_STRING: u8 = 0xFE;
+
+/// A statement parameter (or a value substituted into statement text).
+#[derive(Debug, Clone, Copy)]
+pub enum Arg<'a> {
+    Int(i64),
+    Str(&'a [u8]),
+}
+
+/// Who logs in, and to which database (empty: none).
+pub struct Login<'a> {
+    pub user: &'a str,
+    pub password: &'a str,
+    pub db: &'a str,
+}
+
+/// A server error, or a client-side one with libmysqlclient's code (2013 lost connection,
+/// 2003 cannot connect, 2027 malformed packet, ...), so `--mysql-ignore-errors` lists mean
+/// what they mean with sysbench.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    pub code: u16,
+    pub message: String,
+}
+
+impl Error {
+    pub fn client(code: u16, message: String) -> Error {
+        Error { code, message }
+    }
+
+    fn malformed() -> Error {
+        Error::client(2027, "Malformed packet".into())
+    }
+
+    fn lost(e: &std::io::Error) -> Error {
+        match e.kind() {
+            std::io::ErrorKind::BrokenPipe => {
+                Error::client(2006, format!("MySQL server has gone away ({e})"))
+            }
+            _ => Error::client(
+                2013,
+                format!("Lost connection to MySQL server during query ({e})"),
+            ),
+        }
+    }
+
+    fn from_err_packet(p: &[u8]) -> Error {
+        let mut rd = Reader { buf: &p[1..] };
+        let code = rd.u16().unwrap_or(2000);
+        let mut rest = rd.rest();
+        if rest.first() == Some(&b'#') && rest.len() >= 6 {
+            rest = &rest[6..];
+        }
+        Error::client(code, String::from_utf8_lossy(rest).into_owned())
+    }
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "error {} ({})", self.code, self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// A connected socket. Shared so another thread can shut it down to end a hung query.
+#[derive(Debug)]
+pub enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Stream {
+    /// Ends any read or write in progress on this socket with an error.
+    pub fn shutdown(&self) {
+        let _ = match self {
+            Stream::Tcp(s) => s.shutdown(std::net::Shutdown::Both),
+            Stream::Unix(s) => s.shutdown(std::net::Shutdown::Both),
+        };
+    }
+
+    fn set_read_timeout(&self, t: Option<Duration>) -> std::io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_read_timeout(t),
+            Stream::Unix(s) => s.set_read_timeout(t),
+        }
+    }
+}
+
+impl Read for &Stream {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => (&*s).read(buf),
+            Stream::Unix(s) => (&*s).read(buf),
+        }
+    }
+}
+
+impl Write for &Stream {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => (&*s).write(buf),
+            Stream::Unix(s) => (&*s).write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A server-side prepared statement.
+#[derive(Debug, Clone, Copy)]
+pub struct Statement {
+    id: u32,
+    params: u16,
+    pub columns: u16,
+}
+
+/// What a statement returned: whether it produced a result set, and the affected rows of
+/// its last OK packet (changed rows: we do not set CLIENT_FOUND_ROWS, as libmysqlclient).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Outcome {
+    pub result_set: bool,
+    pub affected: u64,
+}
+
+/// The status flags of an EOF packet (0xFE, warnings, status); a pre-4.1 EOF has none.
+fn eof_status(p: &[u8]) -> u16 {
+    match p {
+        [_, _, _, a, b, ..] => u16::from_le_bytes([*a, *b]),
+        _ => 0,
+    }
+}
+
+pub struct Conn {
+    f: Framed,
+    pub server_version: String,
+}
+
+fn open(ep: &Endpoint, timeout: Duration) -> Result<Stream, Error> {
+    match ep {
+        Endpoint::Socket(path) => UnixStream::connect(path).map(Stream::Unix).map_err(|e| {
+            Error::client(
+                2002,
+                format!("Can't connect to local MySQL server through socket '{path}' ({e})"),
+            )
+        }),
+        Endpoint::Tcp(host, port) => {
+            let fail = |e: std::io::Error| {
+                Error::client(
+                    2003,
+                    format!("Can't connect to MySQL server on '{host}:{port}' ({e})"),
+                )
+            };
+            let mut last = None;
+            for addr in (host.as_str(), *port).to_socket_addrs().map_err(fail)? {
+                match TcpStream::connect_timeout(&addr, timeout) {
+                    Ok(s) => {
+                        let _ = s.set_nodelay(true);
+                        return Ok(Stream::Tcp(s));
+                    }
+                    Err(e) => last = Some(e),
+                }
+            }
+            Err(fail(last.unwrap_or_else(|| {
+                std::io::Error::new(std::io::ErrorKind::NotFound, "no address")
+            })))
+        }
+    }
+}
+
+impl Conn {
+    /// Connects and logs in; `timeout` bounds the TCP connect and each read of the login.
+    pub fn connect(ep: &Endpoint, login: &Login<'_>, timeout: Duration) -> Result<Conn, Error> {
+        let stream = Arc::new(open(ep, timeout)?);
+        let _ = stream.set_read_timeout(Some(timeout));
+        let mut f = Framed::new(stream);
+        let g = auth::handshake(&mut f, login, matches!(ep, Endpoint::Socket(_)))?;
+        let _ = f.stream.set_read_timeout(None);
+        Ok(Conn {
+            f,
+            server_version: g.version,
+        })
+    }
+
+    /// The socket, for shutting it down from another thread.
+    pub fn stream(&self) -> &Arc<Stream> {
+        &self.f.stream
+    }
+
+    /// Runs statement text (COM_QUERY) and drains its results.
+    pub fn query(&mut self, sql: &str) -> Result<Outcome, Error> {
+        let b = self.f.begin();
+        b.push(0x03);
+        b.extend_from_slice(sql.as_bytes());
+        self.f.send()?;
+        self.read_outcome()
+    }
+
+    /// Prepares a statement (COM_STMT_PREPARE), skipping its metadata.
+    pub fn prepare(&mut self, sql: &str) -> Result<Statement, Error> {
+        let b = self.f.begin();
+        b.push(0x16);
+        b.extend_from_slice(sql.as_bytes());
+        self.f.send()?;
+        let r = self.f.next()?;
+        let p = self.f.payload(r);
+        match p.first() {
+            Some(0x00) => {}
+            Some(0xFF) => return Err(Error::from_err_packet(p)),
+            _ => return Err(Error::malformed()),
+        }
+        let mut rd = Reader { buf: &p[1..] };
+        let st = Statement {
+            id: rd.u32()?,
+            columns: rd.u16()?,
+            params: rd.u16()?,
+        };
+        for n in [st.params, st.columns] {
+            if n > 0 {
+                for _ in 0..n {
+                    self.f.next()?;
+                }
+                self.eof()?;
+            }
+        }
+        Ok(st)
+    }
+
+    /// Executes a prepared statement with `args` in the binary protocol and drains its
+    /// results.
+    pub fn execute(&mut self, st: &Statement, args: &[Arg<'_>]) -> Result<Outcome, Error> {
+        if args.len() != st.params as usize {
+            return Err(Error::client(
+                2034,
+                format!(
+                    "Invalid parameter number: the statement takes {}, {} given",
+                    st.params,
+                    args.len()
+                ),
+            ));
+        }
+        let b = self.f.begin();
+        b.push(0x17);
+        b.extend_from_slice(&st.id.to_le_bytes());
+        b.push(0); // no cursor
+        b.extend_from_slice(&1u32.to_le_bytes());
+        if !args.is_empty() {
+            b.extend(std::iter::repeat_n(0u8, args.len().div_ceil(8)));
+            b.push(1); // types follow
+            for a in args {
+                let t = match a {
+                    Arg::Int(_) => MYSQL_TYPE_LONGLONG,
+                    Arg::Str(_) => MYSQL_TYPE_STRING,
+                };
+                b.extend_from_slice(&[t, 0]);
+            }
+            for a in args {
+                match a {
+                    Arg::Int(v) => b.extend_from_slice(&v.to_le_bytes()),
+                    Arg::Str(s) => {
+                        put_lenenc(b, s.len() as u64);
+                        b.extend_from_slice(s);
+                    }
+                }
+            }
+        }
+        self.f.send()?;
+        self.read_outcome()
+    }
+
+    /// Says goodbye (COM_QUIT); the server closes its end.
+    pub fn close(mut self) {
+        self.f.begin().push(0x01);
+        let _ = self.f.send();
+    }
+
+    fn eof(&mut self) -> Result<u16, Error> {
+        let r = self.f.next()?;
+        let p = self.f.payload(r);
+        match p.first() {
+            Some(0xFE) if p.len() < 9 => Ok(eof_status(p)),
+            Some(0xFF) => Err(Error::from_err_packet(p)),
+            _ => Err(Error::malformed()),
+        }
+    }
+
+    /// Reads every result of the command just sent.
+    fn read_outcome(&mut self) -> Result<Outcome, Error> {
+        let mut out = Outcome::default();
+        loop {
+            let r = self.f.next()?;
+            let p = self.f.payload(r);
+            let status = match p.first() {
+                Some(0x00) => {
+                    let mut rd = Reader { buf: &p[1..] };
+                    out.affected = rd.lenenc()?;
+                    rd.lenenc()?;
+                    rd.u16()?
+                }
+                Some(0xFF) => return Err(Error::from_err_packet(p)),
+                Some(0xFB) => {
+                    // LOAD DATA LOCAL: we send no file; the server answers with its result.
+                    self.f.begin_reply();
+                    self.f.send()?;
+                    continue;
+                }
+                _ => {
+                    out.result_set = true;
+                    let columns = Reader { buf: p }.lenenc()?;
+                    for _ in 0..columns {
+                        self.f.next()?;
+                    }
+                    self.eof()?;
+                    self.drain_rows()?
+                }
+            };
+            if status & SERVER_MORE_RESULTS_EXISTS == 0 {
+                return Ok(out);
+            }
+        }
+    }
+
+    /// Skips rows up to the EOF packet and returns its status flags.
+    fn drain_rows(&mut self) -> Result<u16, Error> {
+        loop {
+            let r = self.f.next()?;
+            let p = self.f.payload(r);
+            match p.first() {
+                Some(0xFE) if p.len() < 9 => return Ok(eof_status(p)),
+                Some(0xFF) => return Err(Error::from_err_packet(p)),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The live sockets of a run, one slot per connection, so the run can end queries that hang
+/// (forced shutdown, point timeout) by shutting their sockets down.
+#[derive(Debug, Default)]
+pub struct Sockets {
+    slots: Vec<std::sync::Mutex<Option<Arc<Stream>>>>,
+    closed: std::sync::atomic::AtomicBool,
+}
+
+impl Sockets {
+    pub fn new(n: usize) -> Sockets {
+        Sockets {
+            slots: (0..n).map(|_| Default::default()).collect(),
+            closed: Default::default(),
+        }
+    }
+
+    /// Records connection `i`'s current socket; one opened after `shutdown_all` is shut at once.
+    pub fn set(&self, i: usize, s: &Arc<Stream>) {
+        if let Some(slot) = self.slots.get(i) {
+            *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(s.clone());
+        }
+        if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
+            s.shutdown();
+        }
+    }
+
+    pub fn shutdown_all(&self) {
+        self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
+        for slot in &self.slots {
+            if let Some(s) = &*slot.lock().unwrap_or_else(|p| p.into_inner()) {
+                s.shutdown();
+            }
+        }
+    }
+}
