@@ -1,4 +1,5 @@
-//! mysql_async glue: connection options from sysbench's `--mysql-*` options, and error
+//! Where connections go and how they log in, from sysbench's `--mysql-*` options, for both
+//! clients (mysql_async for administration, `wire` for the workload), and error
 //! classification by server error code.
 
 use crate::bench::options::ConnOptions;
@@ -108,6 +109,19 @@ pub fn describe(e: &mysql_async::Error) -> String {
         },
     }
 }
+
+/// Opens workload connection `n` with our own client.
+pub fn wire_connect(c: &ConnOptions, n: usize) -> Result<crate::wire::Conn, crate::wire::Error> {
+    let login = crate::wire::Login {
+        user: &c.user,
+        password: c.password.as_deref().unwrap_or(""),
+        db: &c.db,
+    };
+    crate::wire::Conn::connect(&endpoint(c, n), &login, WIRE_CONNECT_TIMEOUT)
+}
+
+/// How long a connect or a login read may take before the attempt counts as failed.
+const WIRE_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Opens one connection, naming the endpoint and user on failure.
 pub async fn connect(c: &ConnOptions, n: usize, stmt_cache: usize) -> anyhow::Result<Conn> {

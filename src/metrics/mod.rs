@@ -6,13 +6,16 @@ pub mod sysbench_hist;
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
-/// Histogram a worker records into: nanoseconds, 3 significant digits, grows on demand.
+/// Histogram a worker records into: nanoseconds, 2 significant digits (buckets 0.8 % wide,
+/// finer than sysbench's 1.8 % and than the 10 µs its reports print), grows on demand.
+/// 12 KB instead of the 86 KB 3 digits take: at 1,024 connections that is most of the
+/// client's memory.
 pub type WorkerHist = Histogram<u32>;
-/// Histogram that merged results live in.
+/// Histogram that merged results live in: 3 significant digits.
 pub type TotalHist = Histogram<u64>;
 
 pub fn worker_hist() -> WorkerHist {
-    let mut h = Histogram::new_with_bounds(1, 1_000_000_000, 3).expect("valid HDR bounds");
+    let mut h = Histogram::new_with_bounds(1, 1_000_000_000, 2).expect("valid HDR bounds");
     h.auto(true);
     h
 }
@@ -178,7 +181,7 @@ pub fn percentile_ms<T: hdrhistogram::Counter>(h: &Histogram<T>, p: f64) -> f64 
 }
 
 impl LatencySummary {
-    /// Min, max and sum are exact; percentiles come from the histogram (3 significant digits).
+    /// Min, max and sum are exact; percentiles come from the histogram (0.8 % buckets).
     pub fn new(h: &TotalHist, events: u64, sum_ns: u64, min_max_ns: Option<(u64, u64)>) -> Self {
         let (min, max) = min_max_ns.unwrap_or((0, 0));
         LatencySummary {
@@ -257,7 +260,8 @@ mod tests {
             let want = exact[rank.clamp(1, exact.len()) - 1] as f64;
             let got = total.value_at_quantile(p / 100.0) as f64;
             let rel = (got - want).abs() / want;
-            assert!(rel <= 0.001, "p{p}: hdr {got} exact {want} rel {rel}");
+            // Worker buckets are 1/128 of their value wide.
+            assert!(rel <= 1.0 / 128.0, "p{p}: hdr {got} exact {want} rel {rel}");
         }
     }
 

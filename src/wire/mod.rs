@@ -288,6 +288,28 @@ impl Conn {
         self.read_outcome()
     }
 
+    /// Runs statement text given as bytes (a bulk load's batch).
+    pub fn query_bytes(&mut self, sql: &[u8]) -> Result<Outcome, Error> {
+        let b = self.f.begin();
+        b.push(0x03);
+        b.extend_from_slice(sql);
+        self.f.send()?;
+        self.read_outcome()
+    }
+
+    /// Executes `st` with a payload built by [`begin_execute`] and the `put_*` functions
+    /// (possibly on another thread, before the statement id was known).
+    pub fn execute_encoded(&mut self, st: &Statement, payload: &[u8]) -> Result<Outcome, Error> {
+        let b = self.f.begin();
+        b.extend_from_slice(payload);
+        if b.len() < 9 {
+            return Err(Error::client(2034, "Empty COM_STMT_EXECUTE payload".into()));
+        }
+        b[5..9].copy_from_slice(&st.id.to_le_bytes());
+        self.f.send()?;
+        self.read_outcome()
+    }
+
     /// Says goodbye (COM_QUIT); the server closes its end.
     pub fn close(mut self) {
         self.f.begin().push(0x01);
@@ -352,6 +374,41 @@ impl Conn {
             }
         }
     }
+}
+
+/// Starts a COM_STMT_EXECUTE payload (command byte included, statement id left for
+/// [`Conn::execute_encoded`]) whose parameters are `kinds` repeated `repeat` times: an integer
+/// for `true`, a string for `false`. The values follow with [`put_int`] and [`put_str`].
+pub fn begin_execute(buf: &mut Vec<u8>, kinds: &[bool], repeat: usize) {
+    let n = kinds.len() * repeat;
+    buf.clear();
+    buf.push(0x17);
+    buf.extend_from_slice(&[0; 4]);
+    buf.push(0);
+    buf.extend_from_slice(&1u32.to_le_bytes());
+    if n > 0 {
+        buf.extend(std::iter::repeat_n(0u8, n.div_ceil(8)));
+        buf.push(1);
+        for _ in 0..repeat {
+            for &int in kinds {
+                let t = if int {
+                    MYSQL_TYPE_LONGLONG
+                } else {
+                    MYSQL_TYPE_STRING
+                };
+                buf.extend_from_slice(&[t, 0]);
+            }
+        }
+    }
+}
+
+pub fn put_int(buf: &mut Vec<u8>, v: i64) {
+    buf.extend_from_slice(&v.to_le_bytes());
+}
+
+pub fn put_str(buf: &mut Vec<u8>, s: &[u8]) {
+    put_lenenc(buf, s.len() as u64);
+    buf.extend_from_slice(s);
 }
 
 /// The live sockets of a run, one slot per connection, so the run can end queries that hang

@@ -23,7 +23,8 @@ impl Framed {
     pub fn new(stream: Arc<Stream>) -> Framed {
         Framed {
             stream,
-            rbuf: vec![0; 16 * 1024],
+            // Grows to the largest response seen (a 100-row range select: ~13 KB), once.
+            rbuf: vec![0; 4 * 1024],
             rpos: 0,
             rend: 0,
             wbuf: Vec::with_capacity(1024),

@@ -7,7 +7,7 @@ use super::{EventPlan, Group, Stmt, WorkloadKind};
 use crate::bench::options::{BenchOptions, IgnoreErrors, PsMode};
 use crate::db;
 use crate::metrics::Tally;
-use crate::wire::{self, Conn, Login, Outcome, Sockets, Statement};
+use crate::wire::{self, Conn, Outcome, Sockets, Statement};
 use std::fmt::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -24,9 +24,6 @@ pub struct SessionConfig {
     /// Every session's socket, for ending hung queries.
     pub sockets: Sockets,
 }
-
-/// How long a connect or a login read may take before the attempt counts as failed.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A statement ready to run: the server-side handle, or text to substitute when the server
 /// refused to prepare it or `--db-ps-mode=disable`.
@@ -94,13 +91,7 @@ pub struct Session {
 }
 
 fn connect(cfg: &SessionConfig, index: usize) -> Result<Conn, wire::Error> {
-    let c = &cfg.opts.conn;
-    let login = Login {
-        user: &c.user,
-        password: c.password.as_deref().unwrap_or(""),
-        db: &c.db,
-    };
-    let conn = Conn::connect(&db::endpoint(c, index), &login, CONNECT_TIMEOUT)?;
+    let conn = db::wire_connect(&cfg.opts.conn, index)?;
     cfg.sockets.set(index, conn.stream());
     Ok(conn)
 }

@@ -50,6 +50,20 @@ pub fn load_prefix(table: u32, auto_inc: bool) -> String {
     }
 }
 
+/// Prepare's multi-row INSERT of `rows` rows with placeholders, for the binary protocol.
+pub fn load_statement(table: u32, auto_inc: bool, rows: u64) -> String {
+    let tuple = if auto_inc { "(?,?,?)" } else { "(?,?,?,?)" };
+    let mut s = load_prefix(table, auto_inc);
+    s.reserve(rows as usize * (tuple.len() + 1));
+    for i in 0..rows {
+        if i > 0 {
+            s.push(',');
+        }
+        s.push_str(tuple);
+    }
+    s
+}
+
 /// sysbench's bulk-insert buffer size: a statement is sent before it would exceed this.
 pub const BULK_BUFFER: usize = 512 * 1024;
 
