@@ -2,11 +2,12 @@
 # Measures sweepbench against sysbench 1.0.20 on one throwaway MariaDB (same server, same
 # tables, interleaved A-B-B-A): prepare rows/s, and point_select QPS with client CPU per query.
 # Usage: scripts/compare-sysbench.sh [tables] [table_size] [seconds per point]
+# ONLY=prepare or ONLY=point measures one part; THREADS="2 16 64" picks the point thread counts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TABLES=${1:-8} SIZE=${2:-250000} SECS=${3:-10}
 cargo build --release --quiet
-export BIN="$PWD/target/release/sweepbench" TABLES SIZE SECS
+export BIN="$PWD/target/release/sweepbench" TABLES SIZE SECS ONLY=${ONLY:-} THREADS=${THREADS:-"1 2 16 64"}
 "$BIN" sandbox --max-connections=300 --server-option=innodb_buffer_pool_size=2G \
   --server-option=innodb_log_file_size=512M -- bash -c '
   set -euo pipefail
@@ -22,7 +23,10 @@ export BIN="$PWD/target/release/sweepbench" TABLES SIZE SECS
     echo "prepare,$1,$(echo "$rows / ($t1 - $t0)" | bc -l | xargs printf %.0f)"
   }
   echo "what,tool,value"
-  for tool in sysbench sweepbench sweepbench sysbench; do prep $tool; done
+  if [ "$ONLY" != point ]; then
+    for tool in sysbench sweepbench sweepbench sysbench; do prep $tool; done
+  fi
+  [ "$ONLY" = prepare ] && exit 0
   "$BIN" bench oltp_read_write prepare $conn $data > /dev/null
   point() { # tool threads
     local out cpu
@@ -35,7 +39,7 @@ export BIN="$PWD/target/release/sweepbench" TABLES SIZE SECS
     echo "qps_t$2,$1,$qps"
     echo "cpu_us_per_query_t$2,$1,$(echo "$cpu * 1000000 / $q" | bc -l | xargs printf %.2f)"
   }
-  for t in 1 2 16 64; do
+  for t in $THREADS; do
     for tool in sysbench sweepbench sweepbench sysbench; do point $tool $t; done
   done
 '

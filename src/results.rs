@@ -44,6 +44,10 @@ pub struct PointRecord {
     pub lat_p999_ms: f64,
     pub lat_max_ms: f64,
     pub client_cpu_s: f64,
+    /// The client's CPU as a share of what it could use: client_cpu_s over duration ×
+    /// min(threads, cores), percent (0 when not measured).
+    #[serde(default)]
+    pub client_cpu_pct: f64,
     pub server_cpu_s: Option<f64>,
     /// Ignored errors by server error code, "1213:5 1205:2".
     #[serde(default)]
@@ -395,6 +399,7 @@ pub const POINT_COLUMNS: &[&str] = &[
     "lat_p999_ms",
     "lat_max_ms",
     "client_cpu_s",
+    "client_cpu_pct",
     "server_cpu_s",
     "errors_by_code",
 ];

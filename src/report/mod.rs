@@ -8,6 +8,24 @@ use crate::metrics::{change_pct, median, spread_pct};
 use crate::results::PointRecord;
 use std::collections::BTreeMap;
 
+/// A point is marked client-bound from this share of the CPU its client could use.
+pub const CLIENT_BOUND_PCT: f64 = 50.0;
+
+/// What the client-bound mark means, stated in the report.
+pub const CLIENT_BOUND_METHOD: &str = "‡ client-bound: the load generator used at least half of \
+the CPU it could use (client CPU ÷ (duration × min(threads, cores))), so it may have limited \
+the point, or taken CPU from a server on the same machine.";
+
+/// The client's CPU over what it could have used: one core per connection, at most all of
+/// them. Percent, two decimals; 0 when unknown.
+pub fn client_cpu_pct(cpu_s: f64, duration_s: f64, threads: u32, cores: u32) -> f64 {
+    let usable = duration_s * threads.min(cores).max(1) as f64;
+    if cpu_s <= 0.0 || usable <= 0.0 {
+        return 0.0;
+    }
+    (cpu_s / usable * 1e4).round() / 100.0
+}
+
 /// How a change against the baseline is judged, stated in the report.
 pub const NOISE_METHOD: &str = "A change is marked when it exceeds the noise: the larger spread \
 ((max − min) / median) of the two sides' repeats, at least 2 %; with a single repeat on either \
@@ -22,6 +40,10 @@ pub struct Cell {
     pub p99_ms: f64,
     /// Client CPU per query (the load generator's own cost), microseconds; None if unknown.
     pub client_us_per_query: Option<f64>,
+    /// The client's share of the CPU it could use, percent; None if unknown.
+    pub client_cpu_pct: Option<f64>,
+    /// The client may have limited this point (see CLIENT_BOUND_METHOD).
+    pub client_bound: bool,
     /// Repeats that ended ok.
     pub repeats: usize,
     /// (max − min) / median of tps over the repeats, percent; None with one repeat.
@@ -51,6 +73,8 @@ pub struct Peak {
     pub lat_avg_ms: f64,
     pub p95_ms: f64,
     pub client_us_per_query: Option<f64>,
+    pub client_cpu_pct: Option<f64>,
+    pub client_bound: bool,
     pub tps_delta_pct: Option<f64>,
 }
 
@@ -103,6 +127,7 @@ pub struct ReportModel {
     /// The same per series by server error code, e.g. "1213 × 5, 1205 × 2".
     pub ignored_by_code: Vec<String>,
     pub noise_method: &'static str,
+    pub client_bound_method: &'static str,
     pub points_total: usize,
     pub points_ok: usize,
 }
@@ -145,6 +170,14 @@ fn cell(recs: &[&PointRecord]) -> Option<Cell> {
     }
     let col = |f: fn(&PointRecord) -> f64| -> Vec<f64> { ok.iter().map(|r| f(r)).collect() };
     let tps = col(|r| r.tps);
+    let client_pct = {
+        let v: Vec<f64> = ok
+            .iter()
+            .filter(|r| r.client_cpu_pct > 0.0)
+            .map(|r| r.client_cpu_pct)
+            .collect();
+        (!v.is_empty()).then(|| median(&v))
+    };
     Some(Cell {
         tps: median(&tps),
         qps: median(&col(|r| r.qps)),
@@ -159,6 +192,8 @@ fn cell(recs: &[&PointRecord]) -> Option<Cell> {
                 .collect();
             (!v.is_empty()).then(|| median(&v))
         },
+        client_cpu_pct: client_pct,
+        client_bound: client_pct.is_some_and(|p| p >= CLIENT_BOUND_PCT),
         repeats: ok.len(),
         spread_pct: spread_pct(&tps),
         tps_delta_pct: None,
@@ -322,6 +357,7 @@ impl ReportModel {
             ignored_errors,
             ignored_by_code,
             noise_method: NOISE_METHOD,
+            client_bound_method: CLIENT_BOUND_METHOD,
             points_total: records.len(),
             points_ok: records.iter().filter(|r| r.status == "ok").count(),
             series,
@@ -375,6 +411,8 @@ impl ReportModel {
                     lat_avg_ms: c.lat_avg_ms,
                     p95_ms: c.p95_ms,
                     client_us_per_query: c.client_us_per_query,
+                    client_cpu_pct: c.client_cpu_pct,
+                    client_bound: c.client_bound,
                     tps_delta_pct: None,
                 });
             }

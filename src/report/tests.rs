@@ -179,3 +179,45 @@ fn markdown_and_html_render_the_tables() {
     // Self-contained: nothing loaded from elsewhere.
     assert!(!html.contains("<script src") && !html.contains("<link") && !html.contains("<img"));
 }
+
+#[test]
+fn points_whose_client_used_half_its_cpu_are_marked_client_bound() {
+    let mut v = records();
+    for r in v.iter_mut() {
+        // The new series' 8-thread point had a busy client; everything else an idle one.
+        r.client_cpu_pct = if r.target == "new" && r.threads == 8 {
+            72.5
+        } else {
+            12.0
+        };
+    }
+    let m = ReportModel::build("s", "r", "", &v, None, &BTreeMap::new());
+    let w = &m.workloads[0];
+    let bound: Vec<(u32, usize)> = w
+        .rows
+        .iter()
+        .flat_map(|r| {
+            r.cells.iter().enumerate().filter_map(move |(i, c)| {
+                c.as_ref()
+                    .filter(|c| c.client_bound)
+                    .map(|_| (r.threads, i))
+            })
+        })
+        .collect();
+    assert_eq!(bound, vec![(8, 1)]);
+    let md = render::markdown(&m).unwrap();
+    assert!(md.contains("302.0 (**−24.9 %**) ±0.66 % ‡ |"), "{md}");
+    assert!(md.contains(CLIENT_BOUND_METHOD), "{md}");
+    let html = render::html(&m).unwrap();
+    assert_eq!(html.matches("class=\"client-bound\"").count(), 1);
+}
+
+#[test]
+fn client_cpu_share_counts_the_cores_the_client_could_use() {
+    // 2 connections on 8 cores could use 2 cores: 10 s of CPU in 10 s is half.
+    assert_eq!(client_cpu_pct(10.0, 10.0, 2, 8), 50.0);
+    // 64 connections on 2 cores: at most 2 cores.
+    assert_eq!(client_cpu_pct(5.0, 10.0, 64, 2), 25.0);
+    assert_eq!(client_cpu_pct(0.0, 10.0, 4, 2), 0.0);
+    assert_eq!(client_cpu_pct(1.0, 0.0, 4, 2), 0.0);
+}

@@ -372,6 +372,9 @@ async fn run_one(
             (Some(a), Some(z)) => Some(r4(z - a)),
             _ => None,
         };
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+        rec.client_cpu_pct =
+            crate::report::client_cpu_pct(rec.client_cpu_s, rec.duration_s, rec.threads, cores);
     }
     if rec.status == "failed" {
         if let Some(note) = b.revive().await {
