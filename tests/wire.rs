@@ -1,0 +1,185 @@
+//! The workload's own MySQL client against a real MariaDB: logins (TCP and Unix socket,
+//! passwords, refusals with the server's codes), results drained whatever their size or
+//! number, affected-row semantics, errors that leave the connection usable, and a hung
+//! query ended from another thread.
+
+mod common;
+use common::*;
+use std::time::{Duration, Instant};
+use sweepbench::db::Endpoint;
+use sweepbench::server::managed::exec_root;
+use sweepbench::wire::{Arg, Conn, Login, Outcome};
+
+const T: Duration = Duration::from_secs(10);
+
+fn tcp() -> Endpoint {
+    Endpoint::Tcp("127.0.0.1".into(), server().port())
+}
+
+fn root(db: &str) -> Conn {
+    let login = Login {
+        user: "root",
+        password: "",
+        db,
+    };
+    Conn::connect(&tcp(), &login, T).expect("root login")
+}
+
+#[test]
+fn logs_in_with_a_password_over_tcp_and_the_socket_and_reports_refusals() {
+    fresh_db("wire_login");
+    exec_root(
+        server(),
+        &[
+            "CREATE USER IF NOT EXISTS 'wpw'@'%' IDENTIFIED BY 'p@ss w0rd'",
+            "CREATE USER IF NOT EXISTS 'wpw'@'localhost' IDENTIFIED BY 'p@ss w0rd'",
+            "GRANT ALL ON wire_login.* TO 'wpw'@'%'",
+            "GRANT ALL ON wire_login.* TO 'wpw'@'localhost'",
+        ],
+    )
+    .unwrap();
+    let good = Login {
+        user: "wpw",
+        password: "p@ss w0rd",
+        db: "wire_login",
+    };
+    let socket = Endpoint::Socket(server().socket().display().to_string());
+    for ep in [tcp(), socket] {
+        let mut c = Conn::connect(&ep, &good, T).unwrap_or_else(|e| panic!("{ep}: {e}"));
+        assert!(c.server_version.contains("MariaDB"), "{}", c.server_version);
+        assert!(c.query("SELECT 1").unwrap().result_set);
+        c.close();
+    }
+    let bad = Login {
+        password: "wrong",
+        ..good
+    };
+    assert_eq!(Conn::connect(&tcp(), &bad, T).err().unwrap().code, 1045);
+    let no_db = Login {
+        db: "wire_no_such_db",
+        ..good
+    };
+    assert_eq!(Conn::connect(&tcp(), &no_db, T).err().unwrap().code, 1044);
+    let closed = Endpoint::Tcp("127.0.0.1".into(), 1);
+    assert_eq!(Conn::connect(&closed, &good, T).err().unwrap().code, 2003);
+}
+
+#[test]
+fn statements_count_by_result_and_changed_rows() {
+    fresh_db("wire_rows");
+    let mut c = root("wire_rows");
+    c.query("CREATE TABLE t (id INT PRIMARY KEY, s CHAR(20))")
+        .unwrap();
+    let ins = c.prepare("INSERT INTO t VALUES (?, ?), (?, ?)").unwrap();
+    let out = c
+        .execute(
+            &ins,
+            &[
+                Arg::Int(1),
+                Arg::Str(b"one"),
+                Arg::Int(2),
+                Arg::Str(b"it's"),
+            ],
+        )
+        .unwrap();
+    assert_eq!(
+        out,
+        Outcome {
+            result_set: false,
+            affected: 2
+        }
+    );
+    let upd = c.prepare("UPDATE t SET s=? WHERE id=?").unwrap();
+    // Same value: matched but not changed, so 0 affected (no CLIENT_FOUND_ROWS).
+    assert_eq!(
+        c.execute(&upd, &[Arg::Str(b"one"), Arg::Int(1)])
+            .unwrap()
+            .affected,
+        0
+    );
+    assert_eq!(
+        c.execute(&upd, &[Arg::Str(b"uno"), Arg::Int(1)])
+            .unwrap()
+            .affected,
+        1
+    );
+    let sel = c.prepare("SELECT s FROM t WHERE id=?").unwrap();
+    assert_eq!(sel.columns, 1);
+    // A result set, with or without rows.
+    for id in [1, 99] {
+        assert!(c.execute(&sel, &[Arg::Int(id)]).unwrap().result_set);
+    }
+    assert_eq!(
+        query_col("SELECT GROUP_CONCAT(s ORDER BY id) FROM wire_rows.t"),
+        vec!["uno,it's"]
+    );
+    // Wrong argument count is refused before anything is sent.
+    assert_eq!(c.execute(&sel, &[]).unwrap_err().code, 2034);
+    assert!(c.execute(&sel, &[Arg::Int(2)]).unwrap().result_set);
+}
+
+#[test]
+fn large_and_multiple_results_are_drained_and_errors_leave_the_connection_usable() {
+    fresh_db("wire_results");
+    let mut c = root("wire_results");
+    // Larger than the initial read buffer, in one row and over many rows.
+    assert!(c.query("SELECT REPEAT('x', 1000000)").unwrap().result_set);
+    assert!(
+        c.query("SELECT seq, REPEAT('y', 200) FROM seq_1_to_20000")
+            .unwrap()
+            .result_set
+    );
+    c.query("CREATE TABLE t (id INT PRIMARY KEY)").unwrap();
+    // Several results in one go (CLIENT_MULTI_STATEMENTS): the last OK's count is kept.
+    let out = c
+        .query("SELECT 1; INSERT INTO t VALUES (1),(2),(3); SELECT 2")
+        .unwrap();
+    assert!(out.result_set);
+    let out = c.query("SELECT 1; INSERT INTO t VALUES (4),(5)").unwrap();
+    assert_eq!(out.affected, 2);
+    let e = c.query("SELECT * FROM no_such_table").unwrap_err();
+    assert_eq!(e.code, 1146);
+    assert!(e.message.contains("no_such_table"), "{}", e.message);
+    let e = c.query("INSERT INTO t VALUES (1)").unwrap_err();
+    assert_eq!(e.code, 1062);
+    let e = c.prepare("SELEC 1").unwrap_err();
+    assert_eq!(e.code, 1064);
+    assert_eq!(c.query("DELETE FROM t").unwrap().affected, 5);
+}
+
+#[test]
+fn shutting_the_socket_down_ends_a_hung_query_with_a_lost_connection() {
+    fresh_db("wire_hang");
+    let mut c = root("wire_hang");
+    let stream = c.stream().clone();
+    let killer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        stream.shutdown();
+    });
+    let t0 = Instant::now();
+    let e = c.query("SELECT SLEEP(30)").unwrap_err();
+    killer.join().unwrap();
+    assert_eq!(e.code, 2013, "{e}");
+    assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", t0.elapsed());
+}
+
+#[test]
+fn a_user_over_its_connection_limit_is_refused_with_the_servers_code() {
+    fresh_db("wire_full");
+    exec_root(
+        server(),
+        &[
+            "CREATE USER IF NOT EXISTS 'wone'@'%' WITH MAX_USER_CONNECTIONS 1",
+            "GRANT ALL ON wire_full.* TO 'wone'@'%'",
+        ],
+    )
+    .unwrap();
+    let login = Login {
+        user: "wone",
+        password: "",
+        db: "wire_full",
+    };
+    let first = Conn::connect(&tcp(), &login, T).unwrap();
+    assert_eq!(Conn::connect(&tcp(), &login, T).err().unwrap().code, 1226);
+    first.close();
+}
