@@ -10,6 +10,7 @@ pub mod compare;
 pub mod db;
 pub mod exec;
 pub mod import;
+pub mod interrupt;
 pub mod metrics;
 pub mod nightly;
 pub mod output;

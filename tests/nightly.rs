@@ -155,9 +155,10 @@ fn compare_and_history_across_two_runs() {
     );
 
     let worse = env.dir.path().join("worse");
-    // A copy of the first run made 40 % slower: a regression whatever this machine's noise
-    // did to the second run.
-    scaled_copy(&runs[0], &worse, 0.6, 1.6);
+    // A copy of the first run made 75 % slower: a regression whatever this machine's noise
+    // did to the second run, and beyond the spread of the repeats (up to 44 % in debug builds
+    // on a busy 2-core VM).
+    scaled_copy(&runs[0], &worse, 0.25, 4.0);
     let out = bin()
         .args([
             "compare",

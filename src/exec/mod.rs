@@ -224,6 +224,7 @@ fn forced_after(o: &BenchOptions) -> Option<Duration> {
 /// Runs the workload as `o` describes and returns what was measured. Errors before the start
 /// (connect, prepare) are returned as errors; a fatal error during the run is in the report.
 pub async fn run(o: &BenchOptions, observer: &mut dyn Observer) -> anyhow::Result<RunReport> {
+    crate::interrupt::install();
     let seed = crate::workload::rand::effective_seed(o.rand_seed);
     let stop = Arc::new(AtomicBool::new(false));
     let threads = o.threads as usize;
@@ -306,8 +307,9 @@ pub async fn run(o: &BenchOptions, observer: &mut dyn Observer) -> anyhow::Resul
         }
     };
     tokio::pin!(forced);
-    let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
-    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    // Signals are noticed by polling the process-wide request: one that came before this run
+    // (between two points of a sweep) ends it at once.
+    let mut signals = tokio::time::interval(Duration::from_millis(20));
     let mut interrupted = false;
     let mut unfinished = None;
     let mut ends = Vec::new();
@@ -365,8 +367,12 @@ pub async fn run(o: &BenchOptions, observer: &mut dyn Observer) -> anyhow::Resul
                 base = next;
                 next_checkpoint = checkpoints.next();
             }
-            _ = sigint.recv() => { interrupted = true; stop.store(true, Relaxed); }
-            _ = sigterm.recv() => { interrupted = true; stop.store(true, Relaxed); }
+            _ = signals.tick(), if !interrupted => {
+                if crate::interrupt::requested() {
+                    interrupted = true;
+                    stop.store(true, Relaxed);
+                }
+            }
             _ = &mut forced => {
                 ctx.forced.store(true, Relaxed);
                 stop.store(true, Relaxed);

@@ -269,7 +269,12 @@ async fn run_points(
         }
     };
     let mut current: Option<block::Block> = None;
+    crate::interrupt::install();
     for p in &plan.points {
+        if crate::interrupt::requested() {
+            t.interrupted = true;
+            break;
+        }
         bar.set_message(p.id.clone());
         let mut rec = record(&dir.run_id, p, "");
         if limits.get(&p.target).is_some_and(|&max| p.threads > max) {
@@ -301,6 +306,10 @@ async fn run_points(
             let b = current.as_mut().expect("block opened above");
             rec.server_version = b.version.clone();
             run_one(spec, p, b, &mut rec, dir, bar, quiet).await;
+        }
+        if rec.status == "failed" && crate::interrupt::requested() {
+            // The point failed because of the interrupt (a load cut short, say).
+            rec.status = "interrupted".into();
         }
         match rec.status.as_str() {
             "ok" => {

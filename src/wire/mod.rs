@@ -275,12 +275,9 @@ impl Conn {
                 b.extend_from_slice(&[t, 0]);
             }
             for a in args {
-                match a {
-                    Arg::Int(v) => b.extend_from_slice(&v.to_le_bytes()),
-                    Arg::Str(s) => {
-                        put_lenenc(b, s.len() as u64);
-                        b.extend_from_slice(s);
-                    }
+                match *a {
+                    Arg::Int(v) => put_int(b, v),
+                    Arg::Str(s) => put_str(b, s),
                 }
             }
         }

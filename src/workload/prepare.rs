@@ -303,6 +303,9 @@ impl Loader {
                 if self.failed.load(Ordering::Relaxed) {
                     bail!("stopped: another loader failed");
                 }
+                if crate::interrupt::requested() {
+                    bail!("interrupted while loading sbtest{}", chunk.table);
+                }
                 let r = match &full {
                     Some(st) if batch.rows == per => conn.execute_encoded(st, &batch.bytes),
                     Some(_) => {
