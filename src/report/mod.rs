@@ -44,6 +44,8 @@ pub struct Cell {
     pub client_cpu_pct: Option<f64>,
     /// The client may have limited this point (see CLIENT_BOUND_METHOD).
     pub client_bound: bool,
+    /// Server CPU per query (managed servers), microseconds; None if unknown.
+    pub server_us_per_query: Option<f64>,
     /// Repeats that ended ok.
     pub repeats: usize,
     /// (max − min) / median of tps over the repeats, percent; None with one repeat.
@@ -75,6 +77,7 @@ pub struct Peak {
     pub client_us_per_query: Option<f64>,
     pub client_cpu_pct: Option<f64>,
     pub client_bound: bool,
+    pub server_us_per_query: Option<f64>,
     pub tps_delta_pct: Option<f64>,
 }
 
@@ -194,6 +197,16 @@ fn cell(recs: &[&PointRecord]) -> Option<Cell> {
         },
         client_cpu_pct: client_pct,
         client_bound: client_pct.is_some_and(|p| p >= CLIENT_BOUND_PCT),
+        server_us_per_query: {
+            let v: Vec<f64> = ok
+                .iter()
+                .filter_map(|r| match r.server_cpu_s {
+                    Some(s) if s > 0.0 && r.queries > 0 => Some(s / r.queries as f64 * 1e6),
+                    _ => None,
+                })
+                .collect();
+            (!v.is_empty()).then(|| median(&v))
+        },
         repeats: ok.len(),
         spread_pct: spread_pct(&tps),
         tps_delta_pct: None,
@@ -413,6 +426,7 @@ impl ReportModel {
                     client_us_per_query: c.client_us_per_query,
                     client_cpu_pct: c.client_cpu_pct,
                     client_bound: c.client_bound,
+                    server_us_per_query: c.server_us_per_query,
                     tps_delta_pct: None,
                 });
             }

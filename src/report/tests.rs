@@ -190,6 +190,9 @@ fn points_whose_client_used_half_its_cpu_are_marked_client_bound() {
         } else {
             12.0
         };
+        r.queries = 1000;
+        r.client_cpu_s = 0.01;
+        r.server_cpu_s = Some(0.05);
     }
     let m = ReportModel::build("s", "r", "", &v, None, &BTreeMap::new());
     let w = &m.workloads[0];
@@ -205,6 +208,10 @@ fn points_whose_client_used_half_its_cpu_are_marked_client_bound() {
         })
         .collect();
     assert_eq!(bound, vec![(8, 1)]);
+    let peak = &w.peaks[1];
+    assert_eq!(peak.client_us_per_query, Some(10.0));
+    assert_eq!(peak.server_us_per_query, Some(50.0));
+    assert_eq!(peak.client_cpu_pct, Some(72.5));
     let md = render::markdown(&m).unwrap();
     assert!(md.contains("302.0 (**−24.9 %**) ±0.66 % ‡ |"), "{md}");
     assert!(md.contains(CLIENT_BOUND_METHOD), "{md}");
