@@ -70,10 +70,10 @@ fn statements_count_by_result_and_changed_rows() {
     let mut c = root("wire_rows");
     c.query("CREATE TABLE t (id INT PRIMARY KEY, s CHAR(20))")
         .unwrap();
-    let ins = c.prepare("INSERT INTO t VALUES (?, ?), (?, ?)").unwrap();
+    let mut ins = c.prepare("INSERT INTO t VALUES (?, ?), (?, ?)").unwrap();
     let out = c
         .execute(
-            &ins,
+            &mut ins,
             &[
                 Arg::Int(1),
                 Arg::Str(b"one"),
@@ -89,33 +89,68 @@ fn statements_count_by_result_and_changed_rows() {
             affected: 2
         }
     );
-    let upd = c.prepare("UPDATE t SET s=? WHERE id=?").unwrap();
+    let mut upd = c.prepare("UPDATE t SET s=? WHERE id=?").unwrap();
     // Same value: matched but not changed, so 0 affected (no CLIENT_FOUND_ROWS).
     assert_eq!(
-        c.execute(&upd, &[Arg::Str(b"one"), Arg::Int(1)])
+        c.execute(&mut upd, &[Arg::Str(b"one"), Arg::Int(1)])
             .unwrap()
             .affected,
         0
     );
     assert_eq!(
-        c.execute(&upd, &[Arg::Str(b"uno"), Arg::Int(1)])
+        c.execute(&mut upd, &[Arg::Str(b"uno"), Arg::Int(1)])
             .unwrap()
             .affected,
         1
     );
-    let sel = c.prepare("SELECT s FROM t WHERE id=?").unwrap();
+    let mut sel = c.prepare("SELECT s FROM t WHERE id=?").unwrap();
     assert_eq!(sel.columns, 1);
     // A result set, with or without rows.
     for id in [1, 99] {
-        assert!(c.execute(&sel, &[Arg::Int(id)]).unwrap().result_set);
+        assert!(c.execute(&mut sel, &[Arg::Int(id)]).unwrap().result_set);
     }
     assert_eq!(
         query_col("SELECT GROUP_CONCAT(s ORDER BY id) FROM wire_rows.t"),
         vec!["uno,it's"]
     );
     // Wrong argument count is refused before anything is sent.
-    assert_eq!(c.execute(&sel, &[]).unwrap_err().code, 2034);
-    assert!(c.execute(&sel, &[Arg::Int(2)]).unwrap().result_set);
+    assert_eq!(c.execute(&mut sel, &[]).unwrap_err().code, 2034);
+    assert!(c.execute(&mut sel, &[Arg::Int(2)]).unwrap().result_set);
+}
+
+#[test]
+fn parameter_types_are_sent_again_when_they_change() {
+    fresh_db("wire_types");
+    let mut c = root("wire_types");
+    c.query("CREATE TABLE t (n INT PRIMARY KEY, s VARCHAR(20))")
+        .unwrap();
+    let mut ins = c.prepare("INSERT INTO t VALUES (?, ?)").unwrap();
+    // The second execution leaves the types out; the third changes them.
+    for args in [
+        [Arg::Int(1), Arg::Str(b"a")],
+        [Arg::Int(2), Arg::Str(b"bb")],
+        [Arg::Int(3), Arg::Int(-42)],
+        [Arg::Str(b"4"), Arg::Str(b"dddd")],
+    ] {
+        assert_eq!(c.execute(&mut ins, &args).unwrap().affected, 1);
+    }
+    // A failed execution, then the same types again.
+    assert_eq!(
+        c.execute(&mut ins, &[Arg::Str(b"4"), Arg::Str(b"dup")])
+            .unwrap_err()
+            .code,
+        1062
+    );
+    assert_eq!(
+        c.execute(&mut ins, &[Arg::Str(b"5"), Arg::Str(b"e")])
+            .unwrap()
+            .affected,
+        1
+    );
+    assert_eq!(
+        query_col("SELECT GROUP_CONCAT(n, ':', s ORDER BY n) FROM wire_types.t"),
+        vec!["1:a,2:bb,3:-42,4:dddd,5:e"]
+    );
 }
 
 #[test]

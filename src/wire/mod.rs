@@ -133,6 +133,21 @@ pub struct Statement {
     id: u32,
     params: u16,
     pub columns: u16,
+    /// The parameter types the server holds for it (see `types_key`); 0: none yet.
+    bound: u64,
+}
+
+/// Parameter types as one number: the count, and which of the first 48 are strings. 0 when
+/// they cannot be told apart that way (more than 48), so they are always sent.
+fn types_key(args: &[Arg<'_>]) -> u64 {
+    if args.is_empty() || args.len() > 48 {
+        return 0;
+    }
+    let strings = args
+        .iter()
+        .enumerate()
+        .fold(0u64, |m, (i, a)| m | (matches!(a, Arg::Str(_)) as u64) << i);
+    (args.len() as u64) << 48 | strings
 }
 
 /// What a statement returned: whether it produced a result set, and the affected rows of
@@ -234,6 +249,7 @@ impl Conn {
             id: rd.u32()?,
             columns: rd.u16()?,
             params: rd.u16()?,
+            bound: 0,
         };
         for n in [st.params, st.columns] {
             if n > 0 {
@@ -247,8 +263,9 @@ impl Conn {
     }
 
     /// Executes a prepared statement with `args` in the binary protocol and drains its
-    /// results.
-    pub fn execute(&mut self, st: &Statement, args: &[Arg<'_>]) -> Result<Outcome, Error> {
+    /// results. Parameter types go with the first execution and again only when they change
+    /// (as libmysqlclient does), so the server need not set them up each time.
+    pub fn execute(&mut self, st: &mut Statement, args: &[Arg<'_>]) -> Result<Outcome, Error> {
         if args.len() != st.params as usize {
             return Err(Error::client(
                 2034,
@@ -264,15 +281,20 @@ impl Conn {
         b.extend_from_slice(&st.id.to_le_bytes());
         b.push(0); // no cursor
         b.extend_from_slice(&1u32.to_le_bytes());
+        let key = types_key(args);
         if !args.is_empty() {
             b.extend(std::iter::repeat_n(0u8, args.len().div_ceil(8)));
-            b.push(1); // types follow
-            for a in args {
-                let t = match a {
-                    Arg::Int(_) => MYSQL_TYPE_LONGLONG,
-                    Arg::Str(_) => MYSQL_TYPE_STRING,
-                };
-                b.extend_from_slice(&[t, 0]);
+            if key != 0 && key == st.bound {
+                b.push(0); // the server has the types
+            } else {
+                b.push(1);
+                for a in args {
+                    let t = match a {
+                        Arg::Int(_) => MYSQL_TYPE_LONGLONG,
+                        Arg::Str(_) => MYSQL_TYPE_STRING,
+                    };
+                    b.extend_from_slice(&[t, 0]);
+                }
             }
             for a in args {
                 match *a {
@@ -282,7 +304,10 @@ impl Conn {
             }
         }
         self.f.send()?;
-        self.read_outcome()
+        let out = self.read_outcome();
+        // After an error the server may not have kept them: send them again next time.
+        st.bound = if out.is_ok() { key } else { 0 };
+        out
     }
 
     /// Runs statement text given as bytes (a bulk load's batch).

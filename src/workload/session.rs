@@ -250,11 +250,15 @@ impl Session {
     }
 
     fn exec_special(&mut self, begin: bool) -> Result<(), Failure> {
-        let p = if begin { &self.begin } else { &self.commit };
+        let p = if begin {
+            &mut self.begin
+        } else {
+            &mut self.commit
+        };
         let p = p
-            .as_ref()
+            .as_mut()
             .expect("BEGIN/COMMIT prepared when the plan has them");
-        let r = match &p.handle {
+        let r = match &mut p.handle {
             Some(h) => self.conn.execute(h, &[]),
             None => self.conn.query(p.text.as_str()),
         };
@@ -265,9 +269,9 @@ impl Session {
     fn exec_table(&mut self, stmt: Stmt, table: u32, args: &[Arg<'_>]) -> Result<(), Failure> {
         let i = stmt.index() * self.cfg.opts.wl.tables as usize + table as usize - 1;
         let p = self.stmts[i]
-            .as_ref()
+            .as_mut()
             .expect("every planned statement is prepared for every table");
-        let r = match &p.handle {
+        let r = match &mut p.handle {
             Some(h) => self.conn.execute(h, args),
             None => {
                 sql::substitute(&mut self.text, &p.text, args);
@@ -309,8 +313,8 @@ impl Session {
                 self.args.push(Arg::Int(v + delta));
             }
         }
-        let p = self.random.as_ref().expect("random statement prepared");
-        let r = match &p.handle {
+        let p = self.random.as_mut().expect("random statement prepared");
+        let r = match &mut p.handle {
             Some(h) => self.conn.execute(h, &self.args),
             None => {
                 sql::substitute(&mut self.text, &p.text, &self.args);
