@@ -110,12 +110,18 @@ pub fn describe(e: &mysql_async::Error) -> String {
     }
 }
 
-/// Opens workload connection `n` with our own client.
-pub fn wire_connect(c: &ConnOptions, n: usize) -> Result<crate::wire::Conn, crate::wire::Error> {
+/// Opens workload connection `n` with our own client; `server_charset` as in
+/// [`crate::wire::Login`].
+pub fn wire_connect(
+    c: &ConnOptions,
+    n: usize,
+    server_charset: bool,
+) -> Result<crate::wire::Conn, crate::wire::Error> {
     let login = crate::wire::Login {
         user: &c.user,
         password: c.password.as_deref().unwrap_or(""),
         db: &c.db,
+        server_charset,
     };
     crate::wire::Conn::connect(&endpoint(c, n), &login, WIRE_CONNECT_TIMEOUT)
 }

@@ -21,6 +21,7 @@ fn root(db: &str) -> Conn {
         user: "root",
         password: "",
         db,
+        server_charset: false,
     };
     Conn::connect(&tcp(), &login, T).expect("root login")
 }
@@ -42,6 +43,7 @@ fn logs_in_with_a_password_over_tcp_and_the_socket_and_reports_refusals() {
         user: "wpw",
         password: "p@ss w0rd",
         db: "wire_login",
+        server_charset: false,
     };
     let socket = Endpoint::Socket(server().socket().display().to_string());
     for ep in [tcp(), socket] {
@@ -213,8 +215,32 @@ fn a_user_over_its_connection_limit_is_refused_with_the_servers_code() {
         user: "wone",
         password: "",
         db: "wire_full",
+        server_charset: false,
     };
     let first = Conn::connect(&tcp(), &login, T).unwrap();
     assert_eq!(Conn::connect(&tcp(), &login, T).err().unwrap().code, 1226);
     first.close();
+}
+
+#[test]
+fn the_load_can_talk_in_the_servers_character_set_and_runs_talk_utf8mb4() {
+    fresh_db("wire_cs");
+    for (server_charset, table) in [(false, "for_run"), (true, "for_load")] {
+        let login = Login {
+            user: "root",
+            password: "",
+            db: "wire_cs",
+            server_charset,
+        };
+        let mut c = Conn::connect(&tcp(), &login, T).unwrap();
+        c.query(&format!(
+            "CREATE TABLE {table} AS SELECT @@character_set_client AS cs"
+        ))
+        .unwrap();
+    }
+    let server = query_col("SELECT @@character_set_server");
+    // Our managed servers keep MariaDB's compiled-in default, latin1, so the two differ.
+    assert_eq!(server, vec!["latin1"]);
+    assert_eq!(query_col("SELECT cs FROM wire_cs.for_run"), vec!["utf8mb4"]);
+    assert_eq!(query_col("SELECT cs FROM wire_cs.for_load"), server);
 }

@@ -15,8 +15,17 @@ pub const CLIENT_MULTI_RESULTS: u32 = 0x2_0000;
 pub const CLIENT_PS_MULTI_RESULTS: u32 = 0x4_0000;
 pub const CLIENT_PLUGIN_AUTH: u32 = 0x8_0000;
 
-/// utf8mb4_general_ci.
+/// utf8mb4_general_ci, what libmysqlclient and sysbench connect with.
 const CHARSET: u8 = 45;
+
+/// Collations of character sets that store ASCII text unchanged (latin1, ascii, utf8mb3,
+/// utf8mb4), by id.
+fn ascii_safe(collation: u8) -> bool {
+    matches!(
+        collation,
+        5 | 8 | 11 | 15 | 31 | 33 | 45..=49 | 65 | 83 | 94 | 192..=215 | 224..=247 | 255
+    )
+}
 
 /// What the greeting told us that outlives the login.
 pub struct Greeting {
@@ -68,7 +77,7 @@ pub fn handshake(f: &mut Framed, login: &Login<'_>, is_socket: bool) -> Result<G
     let mut nonce = rd.bytes(8)?.to_vec();
     rd.u8()?;
     let mut server_caps = rd.u16()? as u32;
-    rd.u8()?;
+    let server_collation = rd.u8()?;
     rd.u16()?;
     server_caps |= (rd.u16()? as u32) << 16;
     let data_len = rd.u8()? as usize;
@@ -112,7 +121,11 @@ pub fn handshake(f: &mut Framed, login: &Login<'_>, is_socket: bool) -> Result<G
     let b = f.begin_reply();
     b.extend_from_slice(&caps.to_le_bytes());
     b.extend_from_slice(&(16u32 << 20).to_le_bytes());
-    b.push(CHARSET);
+    b.push(if login.server_charset && ascii_safe(server_collation) {
+        server_collation
+    } else {
+        CHARSET
+    });
     b.extend_from_slice(&[0; 23]);
     b.extend_from_slice(login.user.as_bytes());
     b.push(0);

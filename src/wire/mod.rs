@@ -30,6 +30,9 @@ pub struct Login<'a> {
     pub user: &'a str,
     pub password: &'a str,
     pub db: &'a str,
+    /// Talk in the server's default character set when it stores ASCII unchanged, so the
+    /// server converts nothing (prepare's ASCII rows); otherwise utf8mb4 as sysbench does.
+    pub server_charset: bool,
 }
 
 /// A server error, or a client-side one with libmysqlclient's code (2013 lost connection,

@@ -91,7 +91,9 @@ pub struct Session {
 }
 
 fn connect(cfg: &SessionConfig, index: usize) -> Result<Conn, wire::Error> {
-    let conn = db::wire_connect(&cfg.opts.conn, index)?;
+    // The measured statements use sysbench's connection character set, so the server does the
+    // same conversions for both tools.
+    let conn = db::wire_connect(&cfg.opts.conn, index, false)?;
     cfg.sockets.set(index, conn.stream());
     Ok(conn)
 }
