@@ -166,6 +166,11 @@ fn mark(delta: Option<f64>, threshold: f64, higher_is_better: bool) -> &'static 
     }
 }
 
+/// CPU seconds spread over a point's queries, microseconds each.
+fn per_query_us(cpu_s: f64, r: &PointRecord) -> Option<f64> {
+    (r.queries > 0).then(|| cpu_s / r.queries as f64 * 1e6)
+}
+
 fn cell(recs: &[&PointRecord]) -> Option<Cell> {
     let ok: Vec<&&PointRecord> = recs.iter().filter(|r| r.status == "ok").collect();
     if ok.is_empty() {
@@ -173,40 +178,26 @@ fn cell(recs: &[&PointRecord]) -> Option<Cell> {
     }
     let col = |f: fn(&PointRecord) -> f64| -> Vec<f64> { ok.iter().map(|r| f(r)).collect() };
     let tps = col(|r| r.tps);
-    let client_pct = {
+    // The median over the repeats that measured it (a figure of 0 or none was not measured).
+    let known = |f: fn(&PointRecord) -> Option<f64>| -> Option<f64> {
         let v: Vec<f64> = ok
             .iter()
-            .filter(|r| r.client_cpu_pct > 0.0)
-            .map(|r| r.client_cpu_pct)
+            .filter_map(|r| f(r))
+            .filter(|&x| x > 0.0)
             .collect();
         (!v.is_empty()).then(|| median(&v))
     };
+    let client_pct = known(|r| Some(r.client_cpu_pct));
     Some(Cell {
         tps: median(&tps),
         qps: median(&col(|r| r.qps)),
         lat_avg_ms: median(&col(|r| r.lat_avg_ms)),
         p95_ms: median(&col(|r| r.lat_p95_ms)),
         p99_ms: median(&col(|r| r.lat_p99_ms)),
-        client_us_per_query: {
-            let v: Vec<f64> = ok
-                .iter()
-                .filter(|r| r.client_cpu_s > 0.0 && r.queries > 0)
-                .map(|r| r.client_cpu_s / r.queries as f64 * 1e6)
-                .collect();
-            (!v.is_empty()).then(|| median(&v))
-        },
+        client_us_per_query: known(|r| per_query_us(r.client_cpu_s, r)),
         client_cpu_pct: client_pct,
         client_bound: client_pct.is_some_and(|p| p >= CLIENT_BOUND_PCT),
-        server_us_per_query: {
-            let v: Vec<f64> = ok
-                .iter()
-                .filter_map(|r| match r.server_cpu_s {
-                    Some(s) if s > 0.0 && r.queries > 0 => Some(s / r.queries as f64 * 1e6),
-                    _ => None,
-                })
-                .collect();
-            (!v.is_empty()).then(|| median(&v))
-        },
+        server_us_per_query: known(|r| per_query_us(r.server_cpu_s?, r)),
         repeats: ok.len(),
         spread_pct: spread_pct(&tps),
         tps_delta_pct: None,
