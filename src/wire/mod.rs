@@ -280,23 +280,15 @@ impl Conn {
             ));
         }
         let b = self.f.begin();
-        b.push(0x17);
-        b.extend_from_slice(&st.id.to_le_bytes());
-        b.push(0); // no cursor
-        b.extend_from_slice(&1u32.to_le_bytes());
+        put_execute_head(b, st.id, args.len());
         let key = types_key(args);
         if !args.is_empty() {
-            b.extend(std::iter::repeat_n(0u8, args.len().div_ceil(8)));
             if key != 0 && key == st.bound {
                 b.push(0); // the server has the types
             } else {
                 b.push(1);
                 for a in args {
-                    let t = match a {
-                        Arg::Int(_) => MYSQL_TYPE_LONGLONG,
-                        Arg::Str(_) => MYSQL_TYPE_STRING,
-                    };
-                    b.extend_from_slice(&[t, 0]);
+                    put_type(b, matches!(a, Arg::Int(_)));
                 }
             }
             for a in args {
@@ -407,24 +399,35 @@ impl Conn {
 pub fn begin_execute(buf: &mut Vec<u8>, kinds: &[bool], repeat: usize) {
     let n = kinds.len() * repeat;
     buf.clear();
-    buf.push(0x17);
-    buf.extend_from_slice(&[0; 4]);
-    buf.push(0);
-    buf.extend_from_slice(&1u32.to_le_bytes());
+    put_execute_head(buf, 0, n);
     if n > 0 {
-        buf.extend(std::iter::repeat_n(0u8, n.div_ceil(8)));
         buf.push(1);
         for _ in 0..repeat {
             for &int in kinds {
-                let t = if int {
-                    MYSQL_TYPE_LONGLONG
-                } else {
-                    MYSQL_TYPE_STRING
-                };
-                buf.extend_from_slice(&[t, 0]);
+                put_type(buf, int);
             }
         }
     }
+}
+
+/// COM_STMT_EXECUTE up to its types flag: command, statement id, no cursor, one iteration,
+/// and the null bitmap (no NULLs) of `params` parameters.
+fn put_execute_head(buf: &mut Vec<u8>, id: u32, params: usize) {
+    buf.push(0x17);
+    buf.extend_from_slice(&id.to_le_bytes());
+    buf.push(0);
+    buf.extend_from_slice(&1u32.to_le_bytes());
+    buf.extend(std::iter::repeat_n(0u8, params.div_ceil(8)));
+}
+
+/// A parameter's type: a signed 64-bit integer, or a string.
+fn put_type(buf: &mut Vec<u8>, int: bool) {
+    let t = if int {
+        MYSQL_TYPE_LONGLONG
+    } else {
+        MYSQL_TYPE_STRING
+    };
+    buf.extend_from_slice(&[t, 0]);
 }
 
 pub fn put_int(buf: &mut Vec<u8>, v: i64) {
