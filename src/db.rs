@@ -64,16 +64,15 @@ pub fn endpoint(c: &ConnOptions, n: usize) -> Endpoint {
     Endpoint::Tcp(host.to_string(), port)
 }
 
-/// mysql_async options for connection `n`. The statement cache must hold every statement a
-/// worker prepares, or eviction would close statements we still execute.
-pub fn opts(c: &ConnOptions, n: usize, stmt_cache: usize) -> Opts {
+/// mysql_async options for administrative connection `n` (it prepares no statements: the
+/// workload runs on `wire`).
+pub fn opts(c: &ConnOptions, n: usize) -> Opts {
     let b = OptsBuilder::default()
         .user(Some(c.user.clone()))
         .pass(c.password.clone())
         .db_name((!c.db.is_empty()).then(|| c.db.clone()))
         .prefer_socket(false)
-        .tcp_nodelay(true)
-        .stmt_cache_size(stmt_cache.max(16));
+        .tcp_nodelay(true);
     let b = match endpoint(c, n) {
         Endpoint::Socket(s) => b.socket(Some(s)),
         Endpoint::Tcp(h, p) => b.ip_or_hostname(h).tcp_port(p),
@@ -85,7 +84,7 @@ pub fn opts(c: &ConnOptions, n: usize, stmt_cache: usize) -> Opts {
 pub fn opts_no_db(c: &ConnOptions) -> Opts {
     let mut c = c.clone();
     c.db.clear();
-    opts(&c, 0, 16)
+    opts(&c, 0)
 }
 
 /// The server (or client-side) error code of a driver error, if it has one. Lost connections
@@ -129,16 +128,20 @@ pub fn wire_connect(
 /// How long a connect or a login read may take before the attempt counts as failed.
 const WIRE_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// Opens one connection, naming the endpoint and user on failure.
-pub async fn connect(c: &ConnOptions, n: usize, stmt_cache: usize) -> anyhow::Result<Conn> {
-    Conn::new(opts(c, n, stmt_cache)).await.map_err(|e| {
-        anyhow::anyhow!(
-            "cannot connect to MySQL server at {} as user '{}': {}",
-            endpoint(c, n),
-            c.user,
-            describe(&e)
-        )
-    })
+/// Why connection `n` could not be opened, naming the endpoint and the user.
+pub fn cannot_connect(c: &ConnOptions, n: usize, why: impl std::fmt::Display) -> anyhow::Error {
+    anyhow::anyhow!(
+        "cannot connect to MySQL server at {} as user '{}': {why}",
+        endpoint(c, n),
+        c.user
+    )
+}
+
+/// Opens one administrative connection, naming the endpoint and user on failure.
+pub async fn connect(c: &ConnOptions, n: usize) -> anyhow::Result<Conn> {
+    Conn::new(opts(c, n))
+        .await
+        .map_err(|e| cannot_connect(c, n, describe(&e)))
 }
 
 #[cfg(test)]

@@ -45,7 +45,7 @@ impl PrepareStats {
 
 /// Connects to the benchmark database, creating it first when the server says it is missing.
 pub async fn admin_conn(o: &BenchOptions, create_db: bool) -> anyhow::Result<Conn> {
-    match db::connect(&o.conn, 0, 16).await {
+    match db::connect(&o.conn, 0).await {
         Ok(c) => Ok(c),
         Err(e) if create_db && e.to_string().contains("error 1049") => {
             let mut c = Conn::new(db::opts_no_db(&o.conn))
@@ -62,7 +62,7 @@ pub async fn admin_conn(o: &BenchOptions, create_db: bool) -> anyhow::Result<Con
                 })?;
             say!(o, "Created database '{}'", o.conn.db);
             let _ = c.disconnect().await;
-            db::connect(&o.conn, 0, 16).await
+            db::connect(&o.conn, 0).await
         }
         Err(e) => Err(e),
     }
@@ -165,7 +165,7 @@ pub async fn prepare(o: &BenchOptions) -> anyhow::Result<PrepareStats> {
     });
     // Tables with no rows still get their index.
     if table_size == 0 && o.wl.create_secondary {
-        let mut c = db::connect(&o.conn, 0, 16).await?;
+        let mut c = db::connect(&o.conn, 0).await?;
         for t in 1..=o.wl.tables {
             say!(o, "Creating a secondary index on 'sbtest{t}'...");
             run_sql(&mut c, &sql::create_index(t)).await?;
@@ -245,13 +245,7 @@ impl Loader {
         let c = &self.opts.conn;
         // The rows are ASCII: in the server's own character set they are stored without a
         // conversion per value (+25–50 % rows/s where the server's default is latin1).
-        let mut conn = db::wire_connect(c, w, true).map_err(|e| {
-            anyhow::anyhow!(
-                "cannot connect to MySQL server at {} as user '{}': {e}",
-                db::endpoint(c, w),
-                c.user
-            )
-        })?;
+        let mut conn = db::wire_connect(c, w, true).map_err(|e| db::cannot_connect(c, w, e))?;
         loop {
             let i = self.next.fetch_add(1, Ordering::Relaxed);
             let Some(&chunk) = self.chunks.get(i) else {
@@ -434,7 +428,7 @@ pub async fn prewarm(o: &BenchOptions) -> anyhow::Result<()> {
     for w in 0..o.threads.min(tables).max(1) {
         let (o, next) = (o.clone(), next.clone());
         set.spawn(async move {
-            let mut conn = db::connect(&o.conn, w as usize, 16).await?;
+            let mut conn = db::connect(&o.conn, w as usize).await?;
             run_sql(
                 &mut conn,
                 "SET SESSION tmp_table_size=2*1024*1024*1024, max_heap_table_size=2*1024*1024*1024",
