@@ -23,6 +23,7 @@ pub mod server;
 pub mod spec;
 pub mod sweep;
 pub mod usage;
+pub mod verdict;
 pub mod wire;
 pub mod workload;
 

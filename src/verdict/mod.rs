@@ -1,0 +1,548 @@
+//! Whether a change is real: the one method every command that judges a change uses (compare,
+//! run --fail-on-regression, report cells and headlines). Pure: numbers in, verdicts out.
+//!
+//! The unit is one run (repeat) of a point: on a shared VM the spread between runs (server
+//! restarts, caches, neighbours) dwarfs the spread within one, so the within-run samples only
+//! set a floor under the run-to-run noise. Each metric is compared on the log scale
+//! (candidate/base ratios) with a Welch t interval; the interval's level is set by Holm over
+//! every question of one comparison; the verdict says where that interval lies against
+//! ±threshold. docs/statistics.md states the method, its assumptions and its validation.
+
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+/// Family-wise false-alarm rate of one comparison.
+pub const ALPHA: f64 = 0.05;
+/// Chance that a change the size of the MDE is called regressed.
+pub const POWER: f64 = 0.8;
+/// A latency percentile is judged only when every run has this many events beyond it.
+pub const MIN_TAIL_EVENTS: f64 = 10.0;
+/// The finest run-to-run difference the figures can show (HDR histograms keep 3 significant
+/// digits): identical repeats do not make the noise zero.
+pub const RESOLUTION: f64 = 0.001;
+/// Repeats beyond which `repeats_needed` stops counting.
+pub const MAX_REPEATS: u32 = 50;
+
+/// The method in one paragraph, printed with every comparison.
+pub const METHOD: &str = "Each run (repeat) of a point gives one figure per metric (tps; p95 and \
+p99 from the run's merged latency histogram). Candidate/base ratios are estimated on the log \
+scale with a Welch t interval over the repeats; the run-to-run noise is at least what the \
+per-second samples show within a run. Interval levels are Holm-adjusted over all points × \
+metrics of the comparison (family-wise false alarms ≤ 5 %). regressed / improved: the interval \
+lies wholly beyond the threshold; unchanged: wholly within ±threshold (an equivalence test); \
+inconclusive: anything else, or fewer than 2 repeats on a side (noise unknown). A latency \
+percentile is judged only with ≥ 10 events beyond it in every run. MDE: the smallest change \
+this comparison would call regressed 80 % of the time.";
+
+/// The four answers to "did it change?".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Regressed,
+    Improved,
+    Unchanged,
+    Inconclusive,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Regressed => "regressed",
+            Verdict::Improved => "improved",
+            Verdict::Unchanged => "unchanged",
+            Verdict::Inconclusive => "inconclusive",
+        }
+    }
+
+    /// One verdict for a point from its metrics' (the judged ones): any regression wins, then
+    /// any improvement; unchanged only when every metric is.
+    pub fn combine(vs: impl IntoIterator<Item = Verdict>) -> Verdict {
+        let vs: Vec<Verdict> = vs.into_iter().collect();
+        if vs.contains(&Verdict::Regressed) {
+            Verdict::Regressed
+        } else if vs.contains(&Verdict::Improved) {
+            Verdict::Improved
+        } else if !vs.is_empty() && vs.iter().all(|v| *v == Verdict::Unchanged) {
+            Verdict::Unchanged
+        } else {
+            Verdict::Inconclusive
+        }
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What is compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Metric {
+    Tps,
+    P95,
+    P99,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 3] = [Metric::Tps, Metric::P95, Metric::P99];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Tps => "tps",
+            Metric::P95 => "p95",
+            Metric::P99 => "p99",
+        }
+    }
+
+    fn higher_is_better(self) -> bool {
+        self == Metric::Tps
+    }
+
+    /// Share of events beyond the percentile.
+    fn tail(self) -> Option<f64> {
+        match self {
+            Metric::Tps => None,
+            Metric::P95 => Some(0.05),
+            Metric::P99 => Some(0.01),
+        }
+    }
+}
+
+/// One side's measurements of one metric at one point: one entry per run.
+#[derive(Debug, Clone, Default)]
+pub struct Side {
+    /// The figure of each run (values ≤ 0 or not finite were not measured and are left out).
+    pub runs: Vec<f64>,
+    /// Per run, the variance of ln(run figure) seen within the run, where known.
+    pub within_var: Vec<f64>,
+    /// Per run, the events counted (for the tail rule); empty when unknown.
+    pub events: Vec<u64>,
+}
+
+impl Side {
+    fn logs(&self) -> Vec<f64> {
+        self.runs
+            .iter()
+            .filter(|x| x.is_finite() && **x > 0.0)
+            .map(|x| x.ln())
+            .collect()
+    }
+}
+
+/// One question of a comparison.
+#[derive(Debug, Clone)]
+pub struct Question<'a> {
+    /// Questions of one group (the same series pair, workload and metric at other thread
+    /// counts) share their run-to-run variance where it is larger than a point's own.
+    pub group: usize,
+    pub metric: Metric,
+    pub base: &'a Side,
+    pub cand: &'a Side,
+}
+
+/// The answer to one question, with everything it rests on.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Judgement {
+    pub metric: Metric,
+    pub verdict: Verdict,
+    /// Estimated change, candidate/base − 1, percent (geometric means of the runs).
+    pub delta_pct: Option<f64>,
+    /// The interval of the change, percent.
+    pub lo_pct: Option<f64>,
+    pub hi_pct: Option<f64>,
+    /// Two-sided confidence of the interval, after Holm (e.g. 0.9967).
+    pub confidence: Option<f64>,
+    /// Run-to-run noise: standard deviation of ln(figure) across runs, percent, pooled over
+    /// the two sides (with the within-run floor). None when it could not be measured.
+    pub noise_pct: Option<f64>,
+    pub n_base: usize,
+    pub n_cand: usize,
+    /// Smallest change (in the worse direction, percent) this comparison calls regressed with
+    /// probability POWER.
+    pub mde_pct: Option<f64>,
+    /// Repeats per side that would call a steady point unchanged, and a change of twice the
+    /// threshold regressed, with the usual power, at this noise (None past MAX_REPEATS).
+    pub repeats_needed: Option<u32>,
+    /// False when the metric was not judged (too few repeats or tail events): it then takes no
+    /// part in the point's verdict.
+    pub judged: bool,
+    /// Why the verdict is what it is, when the interval alone does not say.
+    pub note: String,
+}
+
+/// How strict a comparison is.
+#[derive(Debug, Clone, Copy)]
+pub struct Method {
+    /// The smallest change that matters, percent.
+    pub threshold_pct: f64,
+    pub alpha: f64,
+}
+
+impl Method {
+    pub fn new(threshold_pct: f64) -> Method {
+        Method {
+            threshold_pct,
+            alpha: ALPHA,
+        }
+    }
+
+    fn margins(&self) -> (f64, f64) {
+        let t = (self.threshold_pct / 100.0).clamp(1e-6, 0.99);
+        ((1.0 - t).ln(), (1.0 + t).ln())
+    }
+}
+
+/// Mean and sample variance.
+fn mean_var(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let m = v.iter().sum::<f64>() / n;
+    let var = if v.len() > 1 {
+        v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
+    (m, var)
+}
+
+/// Quantile of Student's t with `df` degrees of freedom.
+fn t_quantile(p: f64, df: f64) -> f64 {
+    StudentsT::new(0.0, 1.0, df.max(1.0))
+        .map(|t| t.inverse_cdf(p))
+        .unwrap_or(f64::INFINITY)
+}
+
+fn t_cdf(x: f64, df: f64) -> f64 {
+    StudentsT::new(0.0, 1.0, df.max(1.0))
+        .map(|t| t.cdf(x))
+        .unwrap_or(0.5)
+}
+
+/// The variance of ln(mean) of one run from its per-second samples: the samples' squared
+/// coefficient of variation over their count, widened for lag-1 autocorrelation (checkpoints
+/// and flushes make neighbouring seconds alike). None with fewer than 3 samples.
+pub fn within_run_var(samples: &[f64]) -> Option<f64> {
+    let v: Vec<f64> = samples
+        .iter()
+        .copied()
+        .filter(|x| x.is_finite() && *x >= 0.0)
+        .collect();
+    if v.len() < 3 {
+        return None;
+    }
+    let (m, var) = mean_var(&v);
+    if m <= 0.0 {
+        return None;
+    }
+    let n = v.len() as f64;
+    let denom: f64 = v.iter().map(|x| (x - m).powi(2)).sum();
+    let rho = if denom > 0.0 {
+        v.windows(2).map(|w| (w[0] - m) * (w[1] - m)).sum::<f64>() / denom
+    } else {
+        0.0
+    }
+    .clamp(0.0, 0.9);
+    Some(var / (m * m) / n * (1.0 + rho) / (1.0 - rho))
+}
+
+/// What the interval of one question rests on.
+struct Estimate {
+    d: f64,
+    se: f64,
+    df: f64,
+    /// Per-run variance of ln(figure) used, averaged over the two sides.
+    s2: f64,
+    /// One-sided p of "beyond the threshold" (the smaller of the two directions).
+    p: f64,
+}
+
+/// One side's logs, their mean, sample variance and degrees of freedom.
+#[derive(Clone, Copy)]
+struct Spread {
+    n: f64,
+    mean: f64,
+    var: f64,
+    df: f64,
+}
+
+fn spread(s: &Side) -> Spread {
+    let l = s.logs();
+    let (mean, var) = mean_var(&l);
+    let w: Vec<f64> = s.within_var.iter().copied().filter(|x| x.is_finite()).collect();
+    let within = if w.is_empty() {
+        0.0
+    } else {
+        w.iter().sum::<f64>() / w.len() as f64
+    };
+    Spread {
+        n: l.len() as f64,
+        mean,
+        var: var.max(within).max(RESOLUTION * RESOLUTION),
+        df: l.len() as f64 - 1.0,
+    }
+}
+
+/// Why a question cannot be judged, if it cannot.
+fn unjudgeable(q: &Question) -> Option<String> {
+    let (b, c) = (q.base.logs().len(), q.cand.logs().len());
+    if b < 2 || c < 2 {
+        return Some(format!(
+            "noise unknown: {b} repeat(s) on the base, {c} on the candidate; run with repeats ≥ 3"
+        ));
+    }
+    let tail = q.metric.tail()?;
+    let fewest = q
+        .base
+        .events
+        .iter()
+        .chain(&q.cand.events)
+        .map(|&e| e as f64 * tail)
+        .fold(f64::INFINITY, f64::min);
+    (fewest < MIN_TAIL_EVENTS).then(|| {
+        format!(
+            "not judged: {fewest:.0} events beyond {} in the shortest run (needs {MIN_TAIL_EVENTS:.0}); run longer points",
+            q.metric.name()
+        )
+    })
+}
+
+/// The run-to-run variance pooled over a group's sides (one series, workload and metric at
+/// every thread count): (variance, degrees of freedom).
+fn pooled(spreads: &[Spread]) -> Option<(f64, f64)> {
+    let df: f64 = spreads.iter().map(|s| s.df).sum();
+    (df > 0.0).then(|| (spreads.iter().map(|s| s.var * s.df).sum::<f64>() / df, df))
+}
+
+/// A side's variance: its own, or its group's pooled one where that is larger. Pooling lends
+/// a point the degrees of freedom of its neighbours; taking the larger never lets a quiet
+/// neighbourhood hide a noisy point, nor a lucky point look quieter than its group.
+fn effective(own: Spread, pool: Option<(f64, f64)>) -> Spread {
+    match pool {
+        Some((var, df)) if var > own.var => Spread { var, df, ..own },
+        _ => own,
+    }
+}
+
+fn estimate(b: Spread, c: Spread, m: &Method) -> Estimate {
+    let (eb, ec) = (b.var / b.n, c.var / c.n);
+    let se = (eb + ec).sqrt();
+    let df = (eb + ec).powi(2) / (eb * eb / b.df + ec * ec / c.df);
+    let d = c.mean - b.mean;
+    let (lo, hi) = m.margins();
+    let p_below = t_cdf((d - lo) / se, df);
+    let p_above = 1.0 - t_cdf((d - hi) / se, df);
+    Estimate {
+        d,
+        se,
+        df,
+        s2: (b.var + c.var) / 2.0,
+        p: p_below.min(p_above),
+    }
+}
+
+fn pct(x: f64) -> f64 {
+    (x.exp() - 1.0) * 100.0
+}
+
+/// Smallest equal repeats per side at which, with per-run variance `s2`, an unchanged point's
+/// (1 − 2α) interval fits within ±threshold with probability POWER, and a change of twice the
+/// threshold lies wholly beyond it at the one-sided level `a` with probability 0.95.
+fn repeats_needed(s2: f64, a: f64, m: &Method) -> Option<u32> {
+    let (lo, hi) = m.margins();
+    let twice = (1.0 - 2.0 * m.threshold_pct / 100.0).max(0.01).ln();
+    let enough = |n: u32| {
+        let se = (2.0 * s2 / n as f64).sqrt();
+        let df = 2.0 * n as f64 - 2.0;
+        let ta = t_quantile(1.0 - a, df);
+        let te = t_quantile(1.0 - m.alpha, df);
+        let steady = (te + t_quantile(0.5 + POWER / 2.0, df)) * se <= hi.min(-lo);
+        let detect = lo - twice >= (ta + t_quantile(0.95, df)) * se;
+        steady && detect
+    };
+    // More repeats never hurt: search the smallest that is enough.
+    if !enough(MAX_REPEATS) {
+        return None;
+    }
+    let (mut bad, mut good) = (1, MAX_REPEATS);
+    while good - bad > 1 {
+        let mid = (bad + good) / 2;
+        if enough(mid) {
+            good = mid;
+        } else {
+            bad = mid;
+        }
+    }
+    Some(good)
+}
+
+/// Answers every question of one comparison. The levels are Holm-adjusted over the questions
+/// that could be judged, so the chance of any false regressed/improved is at most `alpha`.
+pub fn judge(questions: &[Question], m: &Method) -> Vec<Judgement> {
+    let why: Vec<Option<String>> = questions.iter().map(unjudgeable).collect();
+    let sides: Vec<(Spread, Spread)> = questions
+        .iter()
+        .map(|q| (spread(q.base), spread(q.cand)))
+        .collect();
+    let pool = |i: usize, pick: fn(&(Spread, Spread)) -> Spread| {
+        let v: Vec<Spread> = (0..questions.len())
+            .filter(|&k| why[k].is_none() && questions[k].group == questions[i].group)
+            .map(|k| pick(&sides[k]))
+            .collect();
+        pooled(&v)
+    };
+    let est: Vec<Result<Estimate, String>> = (0..questions.len())
+        .map(|i| match &why[i] {
+            Some(w) => Err(w.clone()),
+            None => Ok(estimate(
+                effective(sides[i].0, pool(i, |s| s.0)),
+                effective(sides[i].1, pool(i, |s| s.1)),
+                m,
+            )),
+        })
+        .collect();
+    let family = est.iter().filter(|e| e.is_ok()).count().max(1);
+    // Holm: the k-th smallest p is tested at alpha / (family − k); the first that fails
+    // stops the procedure, and every later one keeps that level.
+    let mut order: Vec<usize> = (0..est.len()).filter(|&i| est[i].is_ok()).collect();
+    let p = |i: usize| est[i].as_ref().map_or(1.0, |e| e.p);
+    order.sort_by(|&a, &b| p(a).total_cmp(&p(b)));
+    let mut level = vec![m.alpha / family as f64; est.len()];
+    let mut stopped: Option<f64> = None;
+    for (k, &i) in order.iter().enumerate() {
+        let a = m.alpha / (family - k) as f64;
+        match stopped {
+            Some(s) => level[i] = s,
+            None if p(i) <= a => level[i] = a,
+            None => {
+                level[i] = a;
+                stopped = Some(a);
+            }
+        }
+    }
+    let (lo_m, hi_m) = m.margins();
+    questions
+        .iter()
+        .zip(est)
+        .enumerate()
+        .map(|(i, (q, e))| {
+            let (nb, nc) = (q.base.logs().len(), q.cand.logs().len());
+            let point = {
+                let (b, c) = (q.base.logs(), q.cand.logs());
+                (!b.is_empty() && !c.is_empty()).then(|| mean_var(&c).0 - mean_var(&b).0)
+            };
+            let mut j = Judgement {
+                metric: q.metric,
+                verdict: Verdict::Inconclusive,
+                delta_pct: point.map(pct),
+                lo_pct: None,
+                hi_pct: None,
+                confidence: None,
+                noise_pct: None,
+                n_base: nb,
+                n_cand: nc,
+                mde_pct: None,
+                repeats_needed: None,
+                judged: false,
+                note: String::new(),
+            };
+            let e = match e {
+                Ok(e) => e,
+                Err(why) => {
+                    j.note = why;
+                    return j;
+                }
+            };
+            // Regressed / improved rest on the Holm-level interval; unchanged on the plain
+            // (1 − 2α) one: claiming "no change beyond ±threshold" at every point is an
+            // intersection of equivalence tests and needs no adjustment.
+            let interval = |a: f64| {
+                let t = t_quantile(1.0 - a, e.df);
+                (e.d - t * e.se, e.d + t * e.se, 1.0 - 2.0 * a)
+            };
+            let (lo, hi, conf) = interval(level[i]);
+            let (elo, ehi, econf) = interval(m.alpha);
+            let better_up = q.metric.higher_is_better();
+            let (below, above) = (hi < lo_m, lo > hi_m);
+            let (verdict, shown) = match (below, above) {
+                (true, _) if better_up => (Verdict::Regressed, (lo, hi, conf)),
+                (true, _) => (Verdict::Improved, (lo, hi, conf)),
+                (_, true) if better_up => (Verdict::Improved, (lo, hi, conf)),
+                (_, true) => (Verdict::Regressed, (lo, hi, conf)),
+                _ if elo >= lo_m && ehi <= hi_m => (Verdict::Unchanged, (elo, ehi, econf)),
+                _ => (Verdict::Inconclusive, (lo, hi, conf)),
+            };
+            j.verdict = verdict;
+            j.lo_pct = Some(pct(shown.0));
+            j.hi_pct = Some(pct(shown.1));
+            j.confidence = Some(shown.2);
+            j.noise_pct = Some(e.s2.sqrt() * 100.0);
+            j.judged = true;
+            let t = t_quantile(1.0 - level[i], e.df);
+            let worse_beyond = (t + t_quantile(POWER, e.df)) * e.se;
+            j.mde_pct = Some(if better_up {
+                -pct(lo_m - worse_beyond)
+            } else {
+                pct(hi_m + worse_beyond)
+            });
+            j.repeats_needed = repeats_needed(e.s2, m.alpha / family as f64, m);
+            if j.verdict == Verdict::Inconclusive {
+                j.note = match j.repeats_needed {
+                    Some(n) if n as usize > nb.min(nc) => {
+                        format!("{n} repeats per side would resolve ±{}", fmt_pct(m.threshold_pct))
+                    }
+                    Some(_) => "the change is close to the threshold".to_string(),
+                    None => format!(
+                        "noise {:.1} %: more than {MAX_REPEATS} repeats would be needed; quiet the machine",
+                        e.s2.sqrt() * 100.0
+                    ),
+                };
+            }
+            j
+        })
+        .collect()
+}
+
+/// "5 %", "2.5 %".
+pub fn fmt_pct(x: f64) -> String {
+    format!("{} %", (x * 100.0).round() / 100.0)
+}
+
+/// Counts of verdicts, for headlines: "unchanged at 6/8 points, inconclusive at 2".
+pub fn headline(verdicts: &[Verdict]) -> String {
+    let n = verdicts.len();
+    let mut parts = Vec::new();
+    for v in [
+        Verdict::Regressed,
+        Verdict::Improved,
+        Verdict::Unchanged,
+        Verdict::Inconclusive,
+    ] {
+        let k = verdicts.iter().filter(|x| **x == v).count();
+        if k > 0 {
+            if parts.is_empty() {
+                parts.push(format!("{v} at {k}/{n} points"));
+            } else {
+                parts.push(format!("{v} at {k}"));
+            }
+        }
+    }
+    if parts.is_empty() {
+        "no point to compare".to_string()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// "5%", "5" or "5 %" → 5.0: a threshold in percent, for clap.
+pub fn parse_threshold(s: &str) -> Result<f64, String> {
+    let t = s.trim().trim_end_matches('%').trim();
+    match t.parse::<f64>() {
+        Ok(v) if v > 0.0 && v < 100.0 => Ok(v),
+        _ => Err(format!(
+            "'{s}' is not a threshold: give a percentage between 0 and 100, such as 5%"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests;
