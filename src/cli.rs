@@ -26,6 +26,35 @@ pub struct SweepFileArgs {
     pub only: Vec<String>,
 }
 
+pub use crate::compare::Against;
+
+fn parse_against(s: &str) -> Result<Against, String> {
+    if s == "previous" {
+        return Ok(Against::Previous);
+    }
+    if let Some(n) = s.strip_prefix("last-") {
+        return match n.parse::<usize>() {
+            Ok(n) if n >= 1 => Ok(Against::Last(n)),
+            _ => Err(format!("'{s}': expected last-N with N ≥ 1, e.g. last-5")),
+        };
+    }
+    let p = PathBuf::from(s);
+    if p.join("points.csv").is_file() {
+        Ok(Against::Run(p))
+    } else {
+        Err(format!(
+            "'{s}' is neither previous, last-N nor a run directory (no points.csv there)"
+        ))
+    }
+}
+
+fn parse_map(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((a, b)) if !a.is_empty() && !b.is_empty() => Ok((a.to_string(), b.to_string())),
+        _ => Err(format!("'{s}': expected OLD=NEW, e.g. --map 10.11.18=10.11.19")),
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CompareFormat {
     Text,
@@ -75,33 +104,40 @@ pub enum Command {
         /// ended ok are kept, the rest run again.
         #[arg(long, value_name = "RUN_DIR")]
         resume: Option<PathBuf>,
-        /// Exit 3 when a target/config regresses against the sweep's baseline.
+        /// Exit 3 when a point regressed: each target/config against the sweep's baseline, or,
+        /// for a sweep with one series, this run against --against.
         #[arg(long)]
         fail_on_regression: bool,
-        /// Threshold for --fail-on-regression, e.g. 5%.
-        #[arg(long, default_value = "5%")]
-        threshold: String,
+        /// Smallest change that matters for --fail-on-regression, e.g. 5%.
+        #[arg(long, default_value = "5%", value_parser = crate::verdict::parse_threshold)]
+        threshold: f64,
+        /// What a one-series sweep is compared with: `previous` (the newest finished run of
+        /// the sweep before this one), `last-N` (the repeats of the last N runs pooled), or a
+        /// run directory.
+        #[arg(long, default_value = "previous", value_parser = parse_against)]
+        against: Against,
     },
     /// Compare two runs point by point (live or imported); exit 3 when something regressed.
     Compare {
         base: PathBuf,
         candidate: PathBuf,
-        /// Smallest change that counts, e.g. 5%.
-        #[arg(long, default_value = "5%")]
-        threshold: String,
+        /// Smallest change that matters, e.g. 5%: a point regressed when the interval of its
+        /// change lies wholly beyond it.
+        #[arg(long, default_value = "5%", value_parser = crate::verdict::parse_threshold)]
+        threshold: f64,
         #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
         format: CompareFormat,
         /// Match base target OLD with candidate target NEW (repeatable): --map old=new.
-        #[arg(long)]
-        map: Vec<String>,
+        #[arg(long, value_parser = parse_map)]
+        map: Vec<(String, String)>,
     },
     /// Every run of a sweep with its peak figures, and the runs where a change point appears.
     History {
         /// results/<sweep>
         sweep_dir: PathBuf,
         /// Peak change that marks a change point, e.g. 10%.
-        #[arg(long, default_value = "10%")]
-        threshold: String,
+        #[arg(long, default_value = "10%", value_parser = crate::verdict::parse_threshold)]
+        threshold: f64,
         /// Also write an HTML page with the trend chart to this file.
         #[arg(long)]
         html: Option<PathBuf>,

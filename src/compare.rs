@@ -1,18 +1,58 @@
-//! `sweepbench compare`: two runs' points.csv (live or imported), matched point by point, with
-//! a regression verdict per point. Pure except for `load`.
+//! `sweepbench compare` and `run --fail-on-regression`: two sets of points (live or imported
+//! runs, or two series of one run) matched point by point and judged by `verdict`. Pure
+//! except for `Run::load`.
 
-use crate::metrics::{change_pct, median, spread_pct};
+use crate::metrics::median;
 use crate::results::PointRecord;
-use std::collections::BTreeMap;
+use crate::verdict::{self, Judgement, Method, Metric, Question, Side, Verdict};
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
 
-pub const METHOD: &str = "Points match on target, config, workload and threads; figures are medians over \
-ok repeats. Noise = the larger (max − min) / median spread of the two sides' repeats, per metric (0 \
-with a single repeat; the noise column shows the tps one). A point regresses when tps drops, or p95 \
-or p99 latency rises, by more than both the threshold and that metric's noise (and latency by more \
-than 0.1 ms); it improves when tps rises by more than both.";
+/// A run's points with the per-second samples that go with them.
+#[derive(Debug, Clone, Default)]
+pub struct Run {
+    pub points: Vec<PointRecord>,
+    /// Per-second tps by point id (empty for imported runs).
+    pub tps_samples: HashMap<String, Vec<f64>>,
+}
 
-/// Latency increases smaller than this (ms) are never a regression.
-pub const LATENCY_FLOOR_MS: f64 = 0.1;
+impl Run {
+    pub fn load(dir: &Path) -> anyhow::Result<Run> {
+        Ok(Run {
+            points: crate::results::load_points(dir)?,
+            tps_samples: crate::results::load_tps_samples(dir)?,
+        })
+    }
+
+    /// Several runs as one side: their repeats pooled (for `--against last-N`).
+    pub fn pooled(runs: Vec<Run>) -> Run {
+        // Point ids repeat from run to run: prefix each with its run's place.
+        let mut out = Run::default();
+        for (i, r) in runs.into_iter().enumerate() {
+            out.points.extend(r.points.into_iter().map(|p| PointRecord {
+                point_id: format!("{i}:{}", p.point_id),
+                ..p
+            }));
+            out.tps_samples.extend(
+                r.tps_samples
+                    .into_iter()
+                    .map(|(id, v)| (format!("{i}:{id}"), v)),
+            );
+        }
+        out
+    }
+}
+
+/// What `run --fail-on-regression` compares a one-series sweep with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Against {
+    /// The newest finished run of the same sweep before this one.
+    Previous,
+    /// The last N finished runs, their repeats pooled.
+    Last(usize),
+    /// A run directory.
+    Run(std::path::PathBuf),
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct Key {
@@ -24,62 +64,36 @@ struct Key {
     threads: u32,
 }
 
-#[derive(Debug, Default, Clone)]
-struct Side {
-    tps: Vec<f64>,
-    p95: Vec<f64>,
-    p99: Vec<f64>,
-}
+impl Key {
+    fn name(&self) -> String {
+        let d = if self.driver.is_empty() {
+            String::new()
+        } else {
+            format!("{}/", self.driver)
+        };
+        format!(
+            "{}/{}/{d}{}/t{}",
+            self.target, self.config, self.workload, self.threads
+        )
+    }
 
-/// Spread of the repeats in percent, 0 with a single repeat.
-fn spread(v: &[f64]) -> f64 {
-    spread_pct(v).unwrap_or(0.0)
-}
-
-/// Change in percent, 0 when there is no base.
-fn pct(new: f64, base: f64) -> f64 {
-    change_pct(new, base).unwrap_or(0.0)
-}
-
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Row {
-    pub target: String,
-    pub config: String,
-    pub workload: String,
-    pub threads: u32,
-    pub base_tps: f64,
-    pub cand_tps: f64,
-    pub tps_delta_pct: f64,
-    pub p95_delta_pct: f64,
-    pub p99_delta_pct: f64,
-    pub noise_pct: f64,
-    /// "regressed", "improved" or "ok".
-    pub verdict: &'static str,
-    pub why: String,
-}
-
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Comparison {
-    pub threshold_pct: f64,
-    pub method: &'static str,
-    pub rows: Vec<Row>,
-    /// Point keys present on one side only.
-    pub only_base: Vec<String>,
-    pub only_candidate: Vec<String>,
-}
-
-impl Comparison {
-    pub fn regressed(&self) -> Vec<&Row> {
-        self.rows
-            .iter()
-            .filter(|r| r.verdict == "regressed")
-            .collect()
+    /// The series a point belongs to (its pooling group with the workload).
+    fn group(&self) -> (String, String, String, String) {
+        (
+            self.target.clone(),
+            self.config.clone(),
+            self.driver.clone(),
+            self.workload.clone(),
+        )
     }
 }
 
-fn sides(recs: &[PointRecord], map: &[(String, String)]) -> BTreeMap<Key, Side> {
-    let mut out: BTreeMap<Key, Side> = BTreeMap::new();
-    for r in recs.iter().filter(|r| r.status == "ok") {
+/// tps, p95, p99 of one point on one side.
+type Sides = [Side; 3];
+
+fn sides(run: &Run, map: &[(String, String)]) -> BTreeMap<Key, Sides> {
+    let mut out: BTreeMap<Key, Sides> = BTreeMap::new();
+    for r in run.points.iter().filter(|r| r.status == "ok") {
         let target = map
             .iter()
             .find(|(old, _)| *old == r.target)
@@ -97,161 +111,288 @@ fn sides(recs: &[PointRecord], map: &[(String, String)]) -> BTreeMap<Key, Side> 
                 threads: r.threads,
             })
             .or_default();
-        s.tps.push(r.tps);
-        s.p95.push(r.lat_p95_ms);
-        s.p99.push(r.lat_p99_ms);
+        for (side, v) in s.iter_mut().zip([r.tps, r.lat_p95_ms, r.lat_p99_ms]) {
+            side.runs.push(v);
+            side.events.push(r.transactions);
+        }
+        if let Some(w) = run
+            .tps_samples
+            .get(&r.point_id)
+            .and_then(|v| verdict::within_run_var(v))
+        {
+            s[0].within_var.push(w);
+        }
     }
     out
 }
 
-fn key_name(k: &Key) -> String {
-    let d = if k.driver.is_empty() {
-        String::new()
-    } else {
-        format!("{}/", k.driver)
-    };
-    format!("{}/{}/{d}{}/t{}", k.target, k.config, k.workload, k.threads)
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Row {
+    pub point: String,
+    pub target: String,
+    pub config: String,
+    pub workload: String,
+    pub threads: u32,
+    /// Medians over the ok repeats.
+    pub base_tps: f64,
+    pub cand_tps: f64,
+    /// The point's verdict: regressed, improved, unchanged or inconclusive.
+    pub verdict: Verdict,
+    /// One judgement per metric: tps, p95, p99.
+    pub metrics: Vec<Judgement>,
+    /// The reason in a few words.
+    pub why: String,
 }
 
-/// Compares candidate with base. `map` renames base targets (`--map old=new`).
+impl Row {
+    pub fn metric(&self, m: Metric) -> Option<&Judgement> {
+        self.metrics.iter().find(|j| j.metric == m)
+    }
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Comparison {
+    pub threshold_pct: f64,
+    pub method: &'static str,
+    /// "regressed at 1/10 points, unchanged at 3, inconclusive at 6".
+    pub headline: String,
+    pub rows: Vec<Row>,
+    /// Point keys present on one side only.
+    pub only_base: Vec<String>,
+    pub only_candidate: Vec<String>,
+}
+
+impl Comparison {
+    pub fn regressed(&self) -> Vec<&Row> {
+        self.rows
+            .iter()
+            .filter(|r| r.verdict == Verdict::Regressed)
+            .collect()
+    }
+}
+
+fn interval(j: &Judgement) -> String {
+    match (j.lo_pct, j.hi_pct) {
+        (Some(lo), Some(hi)) => format!("[{lo:+.1}, {hi:+.1}]"),
+        _ => String::new(),
+    }
+}
+
+fn why(verdict: Verdict, js: &[Judgement]) -> String {
+    match verdict {
+        Verdict::Regressed | Verdict::Improved => js
+            .iter()
+            .filter(|j| j.verdict == verdict)
+            .map(|j| {
+                format!(
+                    "{} {:+.1} % {}",
+                    j.metric.name(),
+                    j.delta_pct.unwrap_or(0.0),
+                    interval(j)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        Verdict::Unchanged => String::new(),
+        Verdict::Inconclusive => js
+            .iter()
+            .find(|j| j.verdict == Verdict::Inconclusive && !j.note.is_empty())
+            .map(|j| format!("{}: {}", j.metric.name(), j.note))
+            .unwrap_or_default(),
+    }
+}
+
+/// Compares candidate with base. `map` renames base targets (`--map old=new`); a rename onto
+/// a target the base also holds is refused, since the two would merge into one series.
 pub fn compare(
-    base: &[PointRecord],
-    cand: &[PointRecord],
+    base: &Run,
+    cand: &Run,
     threshold_pct: f64,
     map: &[(String, String)],
-) -> Comparison {
+) -> anyhow::Result<Comparison> {
+    for (old, new) in map {
+        if old != new && base.points.iter().any(|r| r.target == *new) {
+            anyhow::bail!(
+                "--map {old}={new}: the base run holds a target named {new} too, so the two would merge into one series; compare runs that hold one of them, or map {new} away as well"
+            );
+        }
+    }
     let b = sides(base, map);
     let c = sides(cand, &[]);
-    let mut rows = Vec::new();
-    for (k, bs) in &b {
-        let Some(cs) = c.get(k) else { continue };
-        // Each metric is judged against its own noise: latency percentiles scatter more
-        // between repeats than throughput does.
-        let noise = |b: &[f64], c: &[f64]| spread(b).max(spread(c));
-        let tps_noise = noise(&bs.tps, &cs.tps);
-        let limit = threshold_pct.max(tps_noise);
-        let tps_d = pct(median(&cs.tps), median(&bs.tps));
-        // Latency is compared only where both sides measured it (imported logs may lack p99).
-        let lat = |bv: &[f64], cv: &[f64]| {
-            if median(bv) > 0.0 && median(cv) > 0.0 {
-                pct(median(cv), median(bv))
-            } else {
-                0.0
-            }
-        };
-        let p95_d = lat(&bs.p95, &cs.p95);
-        let p99_d = lat(&bs.p99, &cs.p99);
-        let mut why = Vec::new();
-        if tps_d < -limit {
-            why.push(format!("tps {tps_d:+.1} %"));
+    let matched: Vec<(&Key, &Sides, &Sides)> = b
+        .iter()
+        .filter_map(|(k, bs)| c.get(k).map(|cs| (k, bs, cs)))
+        .collect();
+    let groups: Vec<(String, String, String, String)> = {
+        let mut g: Vec<_> = matched.iter().map(|(k, _, _)| k.group()).collect();
+        g.sort();
+        g.dedup();
+        g
+    };
+    let mut questions = Vec::new();
+    for (k, bs, cs) in &matched {
+        let g = groups.binary_search(&k.group()).unwrap_or(0);
+        for (i, m) in Metric::ALL.iter().enumerate() {
+            questions.push(Question {
+                group: g * Metric::ALL.len() + i,
+                metric: *m,
+                base: &bs[i],
+                cand: &cs[i],
+            });
         }
-        // A latency rise must also be large in absolute terms: sub-millisecond tails move by
-        // tens of microseconds between runs without meaning anything.
-        let lat_up = |d: f64, bv: &[f64], cv: &[f64]| {
-            d > threshold_pct.max(noise(bv, cv)) && median(cv) - median(bv) > LATENCY_FLOOR_MS
-        };
-        if lat_up(p95_d, &bs.p95, &cs.p95) {
-            why.push(format!("p95 {p95_d:+.1} %"));
-        }
-        if lat_up(p99_d, &bs.p99, &cs.p99) {
-            why.push(format!("p99 {p99_d:+.1} %"));
-        }
-        let verdict = if !why.is_empty() {
-            "regressed"
-        } else if tps_d > limit {
-            "improved"
-        } else {
-            "ok"
-        };
-        rows.push(Row {
-            target: k.target.clone(),
-            config: k.config.clone(),
-            workload: k.workload.clone(),
-            threads: k.threads,
-            base_tps: median(&bs.tps),
-            cand_tps: median(&cs.tps),
-            tps_delta_pct: tps_d,
-            p95_delta_pct: p95_d,
-            p99_delta_pct: p99_d,
-            noise_pct: tps_noise,
-            verdict,
-            why: why.join(", "),
-        });
     }
-    Comparison {
+    let judgements = verdict::judge(&questions, &Method::new(threshold_pct));
+    let rows: Vec<Row> = matched
+        .iter()
+        .zip(judgements.chunks(Metric::ALL.len()))
+        .map(|((k, bs, cs), js)| {
+            let v = Verdict::combine(js.iter().filter(|j| j.judged).map(|j| j.verdict));
+            Row {
+                point: k.name(),
+                target: k.target.clone(),
+                config: k.config.clone(),
+                workload: k.workload.clone(),
+                threads: k.threads,
+                base_tps: median(&bs[0].runs),
+                cand_tps: median(&cs[0].runs),
+                verdict: v,
+                why: why(v, js),
+                metrics: js.to_vec(),
+            }
+        })
+        .collect();
+    let verdicts: Vec<Verdict> = rows.iter().map(|r| r.verdict).collect();
+    Ok(Comparison {
         threshold_pct,
-        method: METHOD,
+        method: verdict::METHOD,
+        headline: verdict::headline(&verdicts),
         rows,
         only_base: b
             .keys()
             .filter(|k| !c.contains_key(*k))
-            .map(key_name)
+            .map(Key::name)
             .collect(),
         only_candidate: c
             .keys()
             .filter(|k| !b.contains_key(*k))
-            .map(key_name)
+            .map(Key::name)
             .collect(),
-    }
+    })
 }
 
-/// Within one run: every target/config against the baseline one, as if they were two runs.
-pub fn within_run(recs: &[PointRecord], baseline: &str, threshold_pct: f64) -> Comparison {
+/// Within one run: every target/config against the baseline one, judged as one comparison
+/// (one family for the false-alarm control).
+pub fn within_run(run: &Run, baseline: &str, threshold_pct: f64) -> anyhow::Result<Comparison> {
     let (bt, bc) = baseline.split_once('/').unwrap_or((baseline, "default"));
-    let base: Vec<PointRecord> = recs
-        .iter()
-        .filter(|r| r.target == bt && r.config == bc)
-        .cloned()
-        .collect();
-    let mut rows = Vec::new();
-    let mut groups: Vec<(String, String)> = recs
+    let mut groups: Vec<(String, String)> = run
+        .points
         .iter()
         .map(|r| (r.target.clone(), r.config.clone()))
+        .filter(|(t, c)| !(t == bt && c == bc))
         .collect();
     groups.sort();
     groups.dedup();
-    for (t, c) in groups.into_iter().filter(|(t, c)| !(t == bt && c == bc)) {
-        let cand: Vec<PointRecord> = recs
+    // Each series is compared as if it were the baseline's target/config under its own name:
+    // one base copy per series, all in one comparison.
+    let mut base = Run {
+        points: Vec::new(),
+        tps_samples: run.tps_samples.clone(),
+    };
+    let mut cand = Run {
+        points: Vec::new(),
+        tps_samples: run.tps_samples.clone(),
+    };
+    for (t, c) in &groups {
+        let name = format!("{t}/{c}");
+        for r in run
+            .points
             .iter()
-            .filter(|r| r.target == t && r.config == c)
-            .cloned()
-            .collect();
-        // Compare as the same target/config so the points match.
-        let renamed: Vec<PointRecord> = base
-            .iter()
-            .map(|r| PointRecord {
-                target: t.clone(),
-                config: c.clone(),
+            .filter(|r| r.target == bt && r.config == bc)
+        {
+            base.points.push(PointRecord {
+                target: name.clone(),
+                config: String::new(),
                 ..r.clone()
-            })
-            .collect();
-        rows.extend(compare(&renamed, &cand, threshold_pct, &[]).rows);
+            });
+        }
+        for r in run
+            .points
+            .iter()
+            .filter(|r| r.target == *t && r.config == *c)
+        {
+            cand.points.push(PointRecord {
+                target: name.clone(),
+                config: String::new(),
+                ..r.clone()
+            });
+        }
     }
-    Comparison {
-        threshold_pct,
-        method: METHOD,
-        rows,
-        only_base: vec![],
-        only_candidate: vec![],
+    let mut cmp = compare(&base, &cand, threshold_pct, &[])?;
+    for r in &mut cmp.rows {
+        if let Some((t, c)) = r.target.clone().split_once('/') {
+            r.target = t.to_string();
+            r.config = c.to_string();
+        }
+        r.point = format!("{}/{}/{}/t{}", r.target, r.config, r.workload, r.threads);
     }
+    Ok(cmp)
+}
+
+fn cell(j: Option<&Judgement>) -> String {
+    match j.and_then(|j| j.delta_pct) {
+        Some(d) => format!("{d:+.1}%"),
+        None => "—".into(),
+    }
+}
+
+fn noise(j: Option<&Judgement>) -> String {
+    match j.and_then(|j| j.noise_pct) {
+        Some(n) => format!("{n:.1}%"),
+        None => "?".into(),
+    }
+}
+
+fn mde(j: Option<&Judgement>) -> String {
+    match j.and_then(|j| j.mde_pct) {
+        Some(n) => format!("{n:.1}%"),
+        None => "?".into(),
+    }
+}
+
+fn footer(c: &Comparison) -> String {
+    format!(
+        "{}: {} (threshold ±{}; family-wise false alarms ≤ {} %).\nMethod: {}",
+        if c.regressed().is_empty() {
+            "verdict"
+        } else {
+            "REGRESSED"
+        },
+        c.headline,
+        verdict::fmt_pct(c.threshold_pct),
+        verdict::ALPHA * 100.0,
+        c.method
+    )
 }
 
 /// Plain-text table.
 pub fn text(c: &Comparison) -> String {
     let mut s = format!(
-        "{:<44} {:>10} {:>10} {:>8} {:>8} {:>8} {:>7}  verdict\n",
-        "point", "base tps", "cand tps", "Δ tps", "Δ p95", "Δ p99", "noise"
+        "{:<44} {:>10} {:>10} {:>8} {:>16} {:>8} {:>8} {:>6} {:>6}  verdict\n",
+        "point", "base tps", "cand tps", "Δ tps", "interval", "Δ p95", "Δ p99", "noise", "MDE"
     );
     for r in &c.rows {
+        let tps = r.metric(Metric::Tps);
         s.push_str(&format!(
-            "{:<44} {:>10.2} {:>10.2} {:>7.1}% {:>7.1}% {:>7.1}% {:>6.1}%  {}{}\n",
-            format!("{}/{}/{}/t{}", r.target, r.config, r.workload, r.threads),
+            "{:<44} {:>10.2} {:>10.2} {:>8} {:>16} {:>8} {:>8} {:>6} {:>6}  {}{}\n",
+            r.point,
             r.base_tps,
             r.cand_tps,
-            r.tps_delta_pct,
-            r.p95_delta_pct,
-            r.p99_delta_pct,
-            r.noise_pct,
+            cell(tps),
+            tps.map(interval).unwrap_or_default(),
+            cell(r.metric(Metric::P95)),
+            cell(r.metric(Metric::P99)),
+            noise(tps),
+            mde(tps),
             r.verdict,
             if r.why.is_empty() {
                 String::new()
@@ -266,38 +407,35 @@ pub fn text(c: &Comparison) -> String {
     for k in &c.only_candidate {
         s.push_str(&format!("unmatched, only in candidate: {k}\n"));
     }
-    let reg = c.regressed();
     s.push_str(&format!(
-        "\n{} regressed, {} matched points, threshold {} %.\n{}\n",
-        reg.len(),
+        "\n{} matched points. Δ: candidate/base − 1 (geometric means of the repeats); interval: of Δ tps at the confidence its verdict needs; noise: run-to-run SD of tps; MDE: smallest tps drop this comparison would catch 80 % of the time.\n{}\n",
         c.rows.len(),
-        c.threshold_pct,
-        c.method
+        footer(c)
     ));
     s
 }
 
 /// GitHub-flavoured Markdown table.
 pub fn markdown(c: &Comparison) -> String {
-    let mut s = String::from("| point | base tps | cand tps | Δ tps | Δ p95 | Δ p99 | noise | verdict |\n|---|---:|---:|---:|---:|---:|---:|---|\n");
+    let mut s = String::from("| point | base tps | cand tps | Δ tps [interval] | Δ p95 | Δ p99 | noise | MDE | verdict |\n|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
     for r in &c.rows {
-        let v = if r.verdict == "regressed" {
-            format!("**regressed** ({})", r.why)
-        } else {
-            r.verdict.to_string()
+        let tps = r.metric(Metric::Tps);
+        let v = match r.verdict {
+            Verdict::Regressed | Verdict::Improved => format!("**{}** ({})", r.verdict, r.why),
+            Verdict::Inconclusive if !r.why.is_empty() => format!("{} ({})", r.verdict, r.why),
+            _ => r.verdict.to_string(),
         };
         s.push_str(&format!(
-            "| {}/{}/{}/t{} | {:.2} | {:.2} | {:+.1} % | {:+.1} % | {:+.1} % | {:.1} % | {v} |\n",
-            r.target,
-            r.config,
-            r.workload,
-            r.threads,
+            "| {} | {:.2} | {:.2} | {} {} | {} | {} | {} | {} | {v} |\n",
+            r.point,
             r.base_tps,
             r.cand_tps,
-            r.tps_delta_pct,
-            r.p95_delta_pct,
-            r.p99_delta_pct,
-            r.noise_pct
+            cell(tps),
+            tps.map(interval).unwrap_or_default(),
+            cell(r.metric(Metric::P95)),
+            cell(r.metric(Metric::P99)),
+            noise(tps),
+            mde(tps),
         ));
     }
     for k in c
@@ -312,13 +450,7 @@ pub fn markdown(c: &Comparison) -> String {
     {
         s.push_str(&format!("\n- unmatched, {k}"));
     }
-    s.push_str(&format!(
-        "\n\n{} regressed of {} matched points (threshold {} %). {}\n",
-        c.regressed().len(),
-        c.rows.len(),
-        c.threshold_pct,
-        c.method
-    ));
+    s.push_str(&format!("\n\n{}\n", footer(c)));
     s
 }
 
@@ -329,107 +461,33 @@ pub fn html(c: &Comparison) -> String {
             .replace('<', "&lt;")
             .replace('>', "&gt;")
     };
-    let mut s = String::from("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>sweepbench compare</title><style>body{font-family:sans-serif}td,th{border:1px solid #ddd;padding:3px 8px;text-align:right}.regressed{background:#fbe3e3}.improved{background:#e3f4e1}table{border-collapse:collapse}</style></head><body><table><tr><th>point</th><th>base tps</th><th>cand tps</th><th>Δ tps</th><th>Δ p95</th><th>Δ p99</th><th>noise</th><th>verdict</th></tr>");
+    let mut s = String::from("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>sweepbench compare</title><style>body{font-family:sans-serif}td,th{border:1px solid #ddd;padding:3px 8px;text-align:right}.regressed{background:#fbe3e3}.improved{background:#e3f4e1}.inconclusive{color:#777}table{border-collapse:collapse}</style></head><body>");
+    s.push_str(&format!("<h2>{}</h2>", esc(&c.headline)));
+    s.push_str("<table><tr><th>point</th><th>base tps</th><th>cand tps</th><th>Δ tps</th><th>interval</th><th>Δ p95</th><th>Δ p99</th><th>noise</th><th>MDE</th><th>verdict</th></tr>");
     for r in &c.rows {
+        let tps = r.metric(Metric::Tps);
         s.push_str(&format!(
-            "<tr class=\"{}\"><td>{}</td><td>{:.2}</td><td>{:.2}</td><td>{:+.1} %</td><td>{:+.1} %</td><td>{:+.1} %</td><td>{:.1} %</td><td>{} {}</td></tr>",
+            "<tr class=\"{}\"><td>{}</td><td>{:.2}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} {}</td></tr>",
             r.verdict,
-            esc(&format!("{}/{}/{}/t{}", r.target, r.config, r.workload, r.threads)),
-            r.base_tps, r.cand_tps, r.tps_delta_pct, r.p95_delta_pct, r.p99_delta_pct, r.noise_pct, r.verdict, esc(&r.why)
+            esc(&r.point),
+            r.base_tps,
+            r.cand_tps,
+            cell(tps),
+            tps.map(interval).unwrap_or_default(),
+            cell(r.metric(Metric::P95)),
+            cell(r.metric(Metric::P99)),
+            noise(tps),
+            mde(tps),
+            r.verdict,
+            esc(&r.why)
         ));
     }
     s.push_str(&format!(
-        "</table><p>{} regressed of {} matched points (threshold {} %). {}</p></body></html>\n",
-        c.regressed().len(),
-        c.rows.len(),
-        c.threshold_pct,
-        esc(c.method)
+        "</table><p>{}</p></body></html>\n",
+        esc(&footer(c))
     ));
     s
 }
 
-/// "5%", "5" or "0.05"-style threshold → percent.
-pub fn parse_threshold(s: &str) -> Option<f64> {
-    let t = s.trim().trim_end_matches('%').trim();
-    t.parse::<f64>().ok().filter(|v| *v >= 0.0)
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn rec(target: &str, threads: u32, repeat: u32, tps: f64, p95: f64) -> PointRecord {
-        PointRecord {
-            target: target.into(),
-            config: "default".into(),
-            workload: "oltp_point_select".into(),
-            threads,
-            repeat,
-            status: "ok".into(),
-            tps,
-            lat_p95_ms: p95,
-            lat_p99_ms: p95 * 2.0,
-            ..PointRecord::default()
-        }
-    }
-
-    #[test]
-    fn regressions_need_both_threshold_and_noise() {
-        let base = vec![
-            rec("a", 1, 1, 100.0, 1.0),
-            rec("a", 1, 2, 102.0, 1.0),
-            rec("a", 8, 1, 400.0, 2.0),
-        ];
-        let cand = vec![
-            rec("a", 1, 1, 94.0, 1.0),
-            rec("a", 1, 2, 95.0, 1.0),
-            rec("a", 8, 1, 240.0, 3.2),
-            rec("a", 64, 1, 1.0, 1.0),
-        ];
-        let c = compare(&base, &cand, 5.0, &[]);
-        assert_eq!(c.rows.len(), 2);
-        // −6.4 % at 1 thread: beyond 5 %, and the repeats spread less (2.0 %, 1.1 %) → regressed.
-        assert_eq!(c.rows[0].verdict, "regressed");
-        assert_eq!(c.rows[1].verdict, "regressed");
-        assert!(c.rows[1].why.contains("tps -40.0 %") && c.rows[1].why.contains("p95 +60.0 %"));
-        assert_eq!(c.only_candidate, vec!["a/default/oltp_point_select/t64"]);
-        let c = compare(&base, &cand, 25.0, &[]);
-        assert_eq!(c.regressed().len(), 1);
-    }
-
-    #[test]
-    fn noise_raises_the_bar() {
-        let base = vec![rec("a", 1, 1, 100.0, 1.0), rec("a", 1, 2, 130.0, 1.0)];
-        let cand = vec![rec("a", 1, 1, 90.0, 1.0), rec("a", 1, 2, 100.0, 1.0)];
-        // −17 % but the repeats spread by 26 %: within the noise.
-        let c = compare(&base, &cand, 5.0, &[]);
-        assert_eq!(c.rows[0].verdict, "ok");
-        assert!((c.rows[0].noise_pct - 26.087).abs() < 0.01);
-    }
-
-    #[test]
-    fn map_renames_base_targets() {
-        let base = vec![rec("old", 1, 1, 100.0, 1.0)];
-        let cand = vec![rec("new", 1, 1, 100.0, 1.0)];
-        assert_eq!(compare(&base, &cand, 5.0, &[]).rows.len(), 0);
-        let c = compare(&base, &cand, 5.0, &[("old".into(), "new".into())]);
-        assert_eq!(c.rows.len(), 1);
-        assert_eq!(c.rows[0].verdict, "ok");
-    }
-
-    #[test]
-    fn within_a_run_each_series_faces_the_baseline() {
-        let mut v = vec![
-            rec("a", 1, 1, 100.0, 1.0),
-            rec("b", 1, 1, 50.0, 1.0),
-            rec("c", 1, 1, 101.0, 1.0),
-        ];
-        v[1].config = "default".into();
-        let c = within_run(&v, "a/default", 10.0);
-        assert_eq!(c.rows.len(), 2);
-        assert_eq!(c.regressed().len(), 1);
-        assert_eq!(c.regressed()[0].target, "b");
-        assert_eq!(parse_threshold("5%"), Some(5.0));
-        assert_eq!(parse_threshold("x"), None);
-    }
-}
+mod tests;

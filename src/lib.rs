@@ -88,16 +88,11 @@ pub async fn run(cli: Cli) -> i32 {
             resume,
             fail_on_regression,
             threshold,
+            against,
         } => {
-            let Some(th) = compare::parse_threshold(&threshold) else {
-                eprintln!(
-                    "sweepbench run: --threshold {threshold}: expected a percentage such as 5%"
-                );
-                return 2;
-            };
             let mut a = sweep_args(sweep, on_capacity, results_dir, quiet);
             a.resume = resume;
-            a.fail_on_regression = fail_on_regression.then_some(th);
+            a.fail_on_regression = fail_on_regression.then_some((threshold, against));
             sweep::run(&a).await
         }
         Command::Compare {
@@ -106,15 +101,12 @@ pub async fn run(cli: Cli) -> i32 {
             threshold,
             format,
             map,
-        } => run_compare(&base, &candidate, &threshold, format, &map),
+        } => run_compare(&base, &candidate, threshold, format, &map),
         Command::History {
             sweep_dir,
             threshold,
             html,
-        } => match compare::parse_threshold(&threshold)
-            .ok_or_else(|| anyhow::anyhow!("--threshold {threshold}: expected a percentage"))
-            .and_then(|t| nightly::history(&sweep_dir, t, html.as_deref()))
-        {
+        } => match nightly::history(&sweep_dir, threshold, html.as_deref()) {
             Ok(s) => {
                 print!("{s}");
                 0
@@ -165,31 +157,20 @@ pub async fn run(cli: Cli) -> i32 {
 fn run_compare(
     base: &std::path::Path,
     candidate: &std::path::Path,
-    threshold: &str,
+    threshold: f64,
     format: cli::CompareFormat,
-    map: &[String],
+    map: &[(String, String)],
 ) -> i32 {
-    let Some(th) = compare::parse_threshold(threshold) else {
-        eprintln!("sweepbench compare: --threshold {threshold}: expected a percentage such as 5%");
-        return 2;
-    };
-    let mut pairs = Vec::new();
-    for m in map {
-        match m.split_once('=') {
-            Some((a, b)) => pairs.push((a.to_string(), b.to_string())),
-            None => {
-                eprintln!("sweepbench compare: --map {m}: expected old=new");
-                return 2;
-            }
+    let cmp = compare::Run::load(base)
+        .and_then(|b| Ok((b, compare::Run::load(candidate)?)))
+        .and_then(|(b, c)| compare::compare(&b, &c, threshold, map));
+    let cmp = match cmp {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("sweepbench compare: {e:#}");
+            return 2;
         }
-    }
-    let load = |p: &std::path::Path| {
-        results::load_points(p).map_err(|e| eprintln!("sweepbench compare: {e:#}"))
     };
-    let (Ok(b), Ok(c)) = (load(base), load(candidate)) else {
-        return 2;
-    };
-    let cmp = compare::compare(&b, &c, th, &pairs);
     if cmp.rows.is_empty() {
         eprintln!("sweepbench compare: no point of the candidate matches the base (different targets? use --map old=new)");
         return 2;

@@ -295,6 +295,35 @@ pub fn load_points(run: &Path) -> anyhow::Result<Vec<PointRecord>> {
         .collect()
 }
 
+/// Per-second throughput samples of each point of a run (intervals.csv), keyed by point id.
+/// Empty when the run has none (imported logs, runs from before per-second sampling).
+pub fn load_tps_samples(
+    run: &Path,
+) -> anyhow::Result<std::collections::HashMap<String, Vec<f64>>> {
+    let mut out: std::collections::HashMap<String, Vec<f64>> = Default::default();
+    let path = run.join("intervals.csv");
+    if !path.is_file() {
+        return Ok(out);
+    }
+    let mut r =
+        csv::Reader::from_path(&path).with_context(|| format!("reading {}", path.display()))?;
+    let col = r
+        .headers()
+        .with_context(|| format!("reading {}", path.display()))?
+        .iter()
+        .position(|h| h == "tps");
+    let Some(col) = col else {
+        return Ok(out);
+    };
+    for (i, row) in r.records().enumerate() {
+        let row = row.with_context(|| format!("{}: row {}", path.display(), i + 2))?;
+        if let (Some(id), Some(Ok(tps))) = (row.get(0), row.get(col).map(str::parse::<f64>)) {
+            out.entry(id.to_string()).or_default().push(tps);
+        }
+    }
+    Ok(out)
+}
+
 /// servers/<target>__<config>/variables.tsv of a run, keyed by `target/config`.
 pub fn load_variables(
     run: &Path,
@@ -336,6 +365,7 @@ pub fn write_reports(run: &Path, baseline: Option<&str>) -> anyhow::Result<()> {
         &points,
         baseline.or(spec_baseline.as_deref()),
         &load_variables(run),
+        &load_tps_samples(run)?,
     );
     write_atomic(
         &run.join("report.md"),

@@ -6,7 +6,11 @@ pub mod render;
 
 use crate::metrics::{change_pct, median, spread_pct};
 use crate::results::PointRecord;
-use std::collections::BTreeMap;
+use crate::verdict::{self, Method, Metric, Question, Side, Verdict};
+use std::collections::{BTreeMap, HashMap};
+
+/// The smallest change a report calls regressed or improved, percent.
+pub const THRESHOLD_PCT: f64 = 5.0;
 
 /// A point is marked client-bound from this share of the CPU its client could use.
 pub const CLIENT_BOUND_PCT: f64 = 50.0;
@@ -25,11 +29,6 @@ pub fn client_cpu_pct(cpu_s: f64, duration_s: f64, threads: u32, cores: u32) -> 
     }
     (cpu_s / usable * 1e4).round() / 100.0
 }
-
-/// How a change against the baseline is judged, stated in the report.
-pub const NOISE_METHOD: &str = "A change is marked when it exceeds the noise: the larger spread \
-((max − min) / median) of the two sides' repeats, at least 2 %; with a single repeat on either \
-side the threshold is 5 %.";
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Cell {
@@ -54,9 +53,18 @@ pub struct Cell {
     pub tps_delta_pct: Option<f64>,
     pub qps_delta_pct: Option<f64>,
     pub p95_delta_pct: Option<f64>,
-    /// "better", "worse" or "" (within the noise, or the baseline itself).
-    pub tps_mark: &'static str,
-    pub p95_mark: &'static str,
+    /// The point against the baseline (tps, p95 and p99 judged together): regressed,
+    /// improved, unchanged, inconclusive; "" for the baseline itself.
+    pub verdict: &'static str,
+    /// The same per metric, and the interval of the tps and p95 changes, percent.
+    pub tps_verdict: &'static str,
+    pub p95_verdict: &'static str,
+    pub tps_lo_pct: Option<f64>,
+    pub tps_hi_pct: Option<f64>,
+    pub p95_lo_pct: Option<f64>,
+    pub p95_hi_pct: Option<f64>,
+    /// Why an undecided point is undecided ("noise unknown: 1 repeat …").
+    pub verdict_note: String,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -129,7 +137,10 @@ pub struct ReportModel {
     pub ignored_errors: Vec<u64>,
     /// The same per series by server error code, e.g. "1213 × 5, 1205 × 2".
     pub ignored_by_code: Vec<String>,
-    pub noise_method: &'static str,
+    /// One line per compared series: "b vs a: unchanged at 6/8 points, inconclusive at 2".
+    pub headlines: Vec<String>,
+    pub threshold_pct: f64,
+    pub verdict_method: &'static str,
     pub client_bound_method: &'static str,
     pub points_total: usize,
     pub points_ok: usize,
@@ -145,25 +156,99 @@ pub fn series_of(r: &PointRecord) -> String {
     }
 }
 
-/// The noise threshold for comparing two cells, percent.
-pub fn noise_threshold(a: &Cell, b: &Cell) -> f64 {
-    match (a.spread_pct, b.spread_pct) {
-        (Some(x), Some(y)) => x.max(y).max(2.0),
-        _ => 5.0,
+/// tps, p95 and p99 of one cell's ok repeats.
+fn cell_sides(
+    records: &[PointRecord],
+    workload: &str,
+    threads: u32,
+    series: &str,
+    tps_samples: &HashMap<String, Vec<f64>>,
+) -> [Side; 3] {
+    let mut out: [Side; 3] = Default::default();
+    for r in records.iter().filter(|r| {
+        r.status == "ok" && r.workload == workload && r.threads == threads && series_of(r) == series
+    }) {
+        for (side, v) in out.iter_mut().zip([r.tps, r.lat_p95_ms, r.lat_p99_ms]) {
+            side.runs.push(v);
+            side.events.push(r.transactions);
+        }
+        if let Some(w) = tps_samples
+            .get(&r.point_id)
+            .and_then(|v| verdict::within_run_var(v))
+        {
+            out[0].within_var.push(w);
+        }
     }
+    out
 }
 
-fn mark(delta: Option<f64>, threshold: f64, higher_is_better: bool) -> &'static str {
-    match delta {
-        Some(d) if d.abs() > threshold => {
-            if (d > 0.0) == higher_is_better {
-                "better"
-            } else {
-                "worse"
+/// Judges every cell against the baseline's at the same thread count, all cells of the report
+/// in one family (verdict's method), and returns a headline per compared series.
+fn judge_cells(
+    sections: &mut [WorkloadSection],
+    records: &[PointRecord],
+    series: &[String],
+    tps_samples: &HashMap<String, Vec<f64>>,
+) -> Vec<String> {
+    // (section, row, series index) of each compared cell, with its sides.
+    let mut at: Vec<(usize, usize, usize)> = Vec::new();
+    let mut sides: Vec<([Side; 3], [Side; 3])> = Vec::new();
+    for (w, sec) in sections.iter().enumerate() {
+        for (r, row) in sec.rows.iter().enumerate() {
+            if row.cells[0].is_none() {
+                continue;
+            }
+            let base = cell_sides(records, &sec.workload, row.threads, &series[0], tps_samples);
+            for (i, s) in series.iter().enumerate().skip(1) {
+                if row.cells[i].is_some() {
+                    at.push((w, r, i));
+                    sides.push((
+                        base.clone(),
+                        cell_sides(records, &sec.workload, row.threads, s, tps_samples),
+                    ));
+                }
             }
         }
-        _ => "",
     }
+    let mut questions = Vec::new();
+    for (k, (b, c)) in sides.iter().enumerate() {
+        let (w, _, i) = at[k];
+        for (m, metric) in Metric::ALL.iter().enumerate() {
+            questions.push(Question {
+                group: (w * series.len() + i) * Metric::ALL.len() + m,
+                metric: *metric,
+                base: &b[m],
+                cand: &c[m],
+            });
+        }
+    }
+    let js = verdict::judge(&questions, &Method::new(THRESHOLD_PCT));
+    let mut per_series: Vec<Vec<Verdict>> = vec![Vec::new(); series.len()];
+    for (k, j) in js.chunks(Metric::ALL.len()).enumerate() {
+        let (w, r, i) = at[k];
+        let Some(c) = sections[w].rows[r].cells[i].as_mut() else {
+            continue;
+        };
+        let v = Verdict::combine(j.iter().filter(|x| x.judged).map(|x| x.verdict));
+        per_series[i].push(v);
+        c.verdict = v.as_str();
+        c.tps_verdict = j[0].verdict.as_str();
+        c.p95_verdict = j[1].verdict.as_str();
+        (c.tps_lo_pct, c.tps_hi_pct) = (j[0].lo_pct, j[0].hi_pct);
+        (c.p95_lo_pct, c.p95_hi_pct) = (j[1].lo_pct, j[1].hi_pct);
+        c.verdict_note = j
+            .iter()
+            .find(|x| !x.note.is_empty())
+            .map(|x| format!("{}: {}", x.metric.name(), x.note))
+            .unwrap_or_default();
+    }
+    series
+        .iter()
+        .enumerate()
+        .skip(1)
+        .filter(|(i, _)| !per_series[*i].is_empty())
+        .map(|(i, s)| format!("{s} vs {}: {}", series[0], verdict::headline(&per_series[i])))
+        .collect()
 }
 
 /// CPU seconds spread over a point's queries, microseconds each.
@@ -203,8 +288,14 @@ fn cell(recs: &[&PointRecord]) -> Option<Cell> {
         tps_delta_pct: None,
         qps_delta_pct: None,
         p95_delta_pct: None,
-        tps_mark: "",
-        p95_mark: "",
+        verdict: "",
+        tps_verdict: "",
+        p95_verdict: "",
+        tps_lo_pct: None,
+        tps_hi_pct: None,
+        p95_lo_pct: None,
+        p95_hi_pct: None,
+        verdict_note: String::new(),
     })
 }
 
@@ -235,7 +326,8 @@ fn incidental(name: &str, values: &[String]) -> bool {
 
 impl ReportModel {
     /// Builds the model. `variables` maps a series to its SHOW GLOBAL VARIABLES; `baseline`
-    /// names the series the others are compared with (else the first one).
+    /// names the series the others are compared with (else the first one); `tps_samples` holds
+    /// the per-second throughput of each point id (may be empty).
     pub fn build(
         sweep: &str,
         run_id: &str,
@@ -243,6 +335,7 @@ impl ReportModel {
         records: &[PointRecord],
         baseline: Option<&str>,
         variables: &BTreeMap<String, BTreeMap<String, String>>,
+        tps_samples: &HashMap<String, Vec<f64>>,
     ) -> ReportModel {
         let key = series_of;
         let mut series: Vec<String> = Vec::new();
@@ -266,10 +359,11 @@ impl ReportModel {
                 workloads.push(r.workload.clone());
             }
         }
-        let sections = workloads
+        let mut sections: Vec<WorkloadSection> = workloads
             .iter()
             .map(|w| Self::section(w, records, &series))
             .collect();
+        let headlines = judge_cells(&mut sections, records, &series, tps_samples);
         let versions = series
             .iter()
             .map(|s| {
@@ -360,7 +454,9 @@ impl ReportModel {
             problems,
             ignored_errors,
             ignored_by_code,
-            noise_method: NOISE_METHOD,
+            headlines,
+            threshold_pct: THRESHOLD_PCT,
+            verdict_method: verdict::METHOD,
             client_bound_method: CLIENT_BOUND_METHOD,
             points_total: records.len(),
             points_ok: records.iter().filter(|r| r.status == "ok").count(),
@@ -389,12 +485,9 @@ impl ReportModel {
                     .collect();
                 if let Some(base) = cells[0].clone() {
                     for c in cells.iter_mut().skip(1).flatten() {
-                        let th = noise_threshold(&base, c);
                         c.tps_delta_pct = change_pct(c.tps, base.tps);
                         c.qps_delta_pct = change_pct(c.qps, base.qps);
                         c.p95_delta_pct = change_pct(c.p95_ms, base.p95_ms);
-                        c.tps_mark = mark(c.tps_delta_pct, th, true);
-                        c.p95_mark = mark(c.p95_delta_pct, th, false);
                     }
                 }
                 Row { threads: t, cells }

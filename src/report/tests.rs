@@ -1,5 +1,6 @@
 //! Unit tests of the report model and its rendering.
 use super::*;
+use std::collections::HashMap;
 
 fn rec(
     target: &str,
@@ -23,6 +24,7 @@ fn rec(
         lat_avg_ms: p95 / 2.0,
         lat_p95_ms: p95,
         lat_p99_ms: p95 * 1.5,
+        transactions: 10_000,
         server_version: format!("10.11.{}", if target == "old" { 18 } else { 19 }),
         ..PointRecord::default()
     }
@@ -81,6 +83,7 @@ fn cells_are_medians_compared_with_the_baseline() {
         &records(),
         Some("old/default"),
         &BTreeMap::new(),
+        &HashMap::new(),
     );
     assert_eq!(m.series, vec!["old/default", "new/default"]);
     assert_eq!(m.versions, vec!["10.11.18", "10.11.19"]);
@@ -95,10 +98,16 @@ fn cells_are_medians_compared_with_the_baseline() {
     assert_eq!(new.tps, 302.0);
     let d = new.tps_delta_pct.unwrap();
     assert!((d - (302.0 - 402.0) / 402.0 * 100.0).abs() < 1e-9);
-    assert_eq!(new.tps_mark, "worse");
-    assert_eq!(new.p95_mark, "worse");
-    // 1 thread: +1 % is inside the 2 % floor.
-    assert_eq!(w.rows[0].cells[1].as_ref().unwrap().tps_mark, "");
+    assert_eq!(new.verdict, "regressed");
+    assert_eq!((new.tps_verdict, new.p95_verdict), ("regressed", "regressed"));
+    assert!(new.tps_hi_pct.unwrap() < -5.0 && new.tps_lo_pct.unwrap() < new.tps_hi_pct.unwrap());
+    assert_eq!(base.verdict, "", "the baseline is not judged against itself");
+    // 1 thread: +1 % with 1 % noise over three repeats: within ±5 % with confidence.
+    assert_eq!(w.rows[0].cells[1].as_ref().unwrap().verdict, "unchanged");
+    assert_eq!(
+        m.headlines,
+        vec!["new/default vs old/default: regressed at 1/2 points, unchanged at 1"]
+    );
     assert_eq!(w.peaks[0].threads, 8);
     assert!((w.peaks[1].tps_delta_pct.unwrap() + 24.88).abs() < 0.01);
     assert!(w.scaling_svg.starts_with("<svg") && w.latency_svg.contains("new/default"));
@@ -121,7 +130,7 @@ fn differing_variables_are_listed_and_paths_are_not() {
         m.insert("max_connections".to_string(), "151".to_string());
         vars.insert(s.to_string(), m);
     }
-    let m = ReportModel::build("s", "r", "", &records(), None, &vars);
+    let m = ReportModel::build("s", "r", "", &records(), None, &vars, &HashMap::new());
     let names: Vec<&str> = m.var_diffs.iter().map(|v| v.name.as_str()).collect();
     assert_eq!(names, vec!["innodb_flush_log_at_trx_commit"]);
     assert_eq!(m.var_diffs[0].values, vec!["1", "2"]);
@@ -140,7 +149,7 @@ fn failed_points_are_grouped_by_error_code() {
         error: "FATAL: mysql_stmt_execute() returned error 1062 (Duplicate entry) for query".into(),
         ..PointRecord::default()
     });
-    let m = ReportModel::build("s", "r", "", &v, None, &BTreeMap::new());
+    let m = ReportModel::build("s", "r", "", &v, None, &BTreeMap::new(), &HashMap::new());
     assert_eq!(m.errors_by_code.len(), 1);
     assert_eq!(m.errors_by_code[0].code, "1062");
     assert_eq!(m.problems.len(), 1);
@@ -162,19 +171,24 @@ fn markdown_and_html_render_the_tables() {
         &records(),
         Some("old/default"),
         &BTreeMap::new(),
+        &HashMap::new(),
     );
     let md = render::markdown(&m).unwrap();
     assert!(
         md.contains("| threads | old/default | new/default |"),
         "{md}"
     );
+    assert!(md.contains("| 8 | 402.0 ±0.50 % | 302.0 (**−24.9 %** [−"), "{md}");
+    assert!(md.contains(" regressed) ±0.66 % |"), "{md}");
     assert!(
-        md.contains("| 8 | 402.0 ±0.50 % | 302.0 (**−24.9 %**) ±0.66 % |"),
+        md.contains("- new/default vs old/default: regressed at 1/2 points, unchanged at 1"),
         "{md}"
     );
     let html = render::html(&m).unwrap();
     assert!(html.contains("<table class=\"tps\">"));
-    assert!(html.contains("<td class=\"worse\">302.0"), "{html}");
+    assert!(html.contains("<td class=\"regressed\">302.0"), "{html}");
+    assert!(html.contains("<span class=\"verdict\">unchanged</span>"), "{html}");
+    assert!(html.contains("class=\"headline has-regressed\""), "{html}");
     assert_eq!(html.matches("<svg").count(), 2);
     // Self-contained: nothing loaded from elsewhere.
     assert!(!html.contains("<script src") && !html.contains("<link") && !html.contains("<img"));
@@ -194,7 +208,7 @@ fn points_whose_client_used_half_its_cpu_are_marked_client_bound() {
         r.client_cpu_s = 0.01;
         r.server_cpu_s = Some(0.05);
     }
-    let m = ReportModel::build("s", "r", "", &v, None, &BTreeMap::new());
+    let m = ReportModel::build("s", "r", "", &v, None, &BTreeMap::new(), &HashMap::new());
     let w = &m.workloads[0];
     let bound: Vec<(u32, usize)> = w
         .rows
@@ -213,7 +227,7 @@ fn points_whose_client_used_half_its_cpu_are_marked_client_bound() {
     assert_eq!(peak.server_us_per_query, Some(50.0));
     assert_eq!(peak.client_cpu_pct, Some(72.5));
     let md = render::markdown(&m).unwrap();
-    assert!(md.contains("302.0 (**−24.9 %**) ±0.66 % ‡ |"), "{md}");
+    assert!(md.contains(" regressed) ±0.66 % ‡ |"), "{md}");
     assert!(md.contains(CLIENT_BOUND_METHOD), "{md}");
     let html = render::html(&m).unwrap();
     assert_eq!(html.matches("class=\"client-bound\"").count(), 1);

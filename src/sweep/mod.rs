@@ -3,6 +3,7 @@
 //! before starting the next.
 
 mod block;
+mod gate;
 mod run;
 mod sysbench_driver;
 mod vars;
@@ -35,7 +36,8 @@ pub struct SweepArgs {
     /// Continue this run directory.
     pub resume: Option<PathBuf>,
     /// Exit 3 when a series regresses against the baseline by more than this (percent).
-    pub fail_on_regression: Option<f64>,
+    /// Threshold (percent) and what a one-series sweep is compared with.
+    pub fail_on_regression: Option<(f64, crate::compare::Against)>,
 }
 
 fn load(a: &SweepArgs) -> Result<(SweepSpec, Plan), String> {

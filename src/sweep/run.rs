@@ -215,19 +215,22 @@ pub async fn run(a: &SweepArgs) -> i32 {
         dir.path.display()
     );
     let mut regressed = false;
-    if let Some(th) = a.fail_on_regression {
-        let baseline = spec
-            .baseline
-            .clone()
-            .unwrap_or_else(|| format!("{}/{}", spec.targets[0].name, spec.configs[0].name));
-        let cmp = crate::compare::within_run(dir.points(), &baseline, th);
-        for r in cmp.regressed() {
-            println!(
-                "REGRESSION {}/{}/{}/t{} against {baseline}: {}",
-                r.target, r.config, r.workload, r.threads, r.why
-            );
+    if let (Some((th, against)), false) = (&a.fail_on_regression, t.interrupted) {
+        match super::gate::judge(&spec, &dir, *th, against) {
+            Ok(Some((what, cmp))) => {
+                println!("\n--fail-on-regression: compared {what}");
+                print!("{}", crate::compare::text(&cmp));
+                regressed = !cmp.regressed().is_empty();
+            }
+            Ok(None) => println!(
+                "\n--fail-on-regression: the first finished run of '{}': nothing to compare with yet",
+                spec.name
+            ),
+            Err(e) => {
+                eprintln!("sweepbench run: --fail-on-regression: {e:#}");
+                return EXIT_BAD_INPUT;
+            }
         }
-        regressed = !cmp.regressed().is_empty();
     }
     if t.interrupted {
         EXIT_INTERRUPTED

@@ -1,0 +1,124 @@
+//! Matching, --map and within-run comparisons; the statistics themselves are verdict's.
+use super::*;
+
+fn rec(target: &str, threads: u32, repeat: u32, tps: f64, p95: f64) -> PointRecord {
+    PointRecord {
+        point_id: format!("{target}/default/oltp_point_select/t{threads}/r{repeat}"),
+        target: target.into(),
+        config: "default".into(),
+        workload: "oltp_point_select".into(),
+        threads,
+        repeat,
+        status: "ok".into(),
+        transactions: 50_000,
+        tps,
+        lat_p95_ms: p95,
+        lat_p99_ms: p95 * 2.0,
+        ..PointRecord::default()
+    }
+}
+
+fn run(points: Vec<PointRecord>) -> Run {
+    Run {
+        points,
+        tps_samples: HashMap::new(),
+    }
+}
+
+/// Three repeats of a point with about 1 % spread.
+fn three(target: &str, threads: u32, tps: f64, p95: f64) -> Vec<PointRecord> {
+    [1.0, 1.01, 0.99]
+        .iter()
+        .enumerate()
+        .map(|(i, k)| rec(target, threads, i as u32 + 1, tps * k, p95 / k))
+        .collect()
+}
+
+#[test]
+fn points_match_and_get_one_of_four_verdicts() {
+    let mut base = three("a", 1, 100.0, 1.0);
+    base.extend(three("a", 8, 400.0, 2.0));
+    base.extend(three("a", 16, 500.0, 3.0));
+    let mut cand = three("a", 1, 100.5, 1.0);
+    cand.extend(three("a", 8, 240.0, 3.2));
+    cand.extend(three("a", 64, 1.0, 1.0));
+    let c = compare(&run(base), &run(cand), 5.0, &[]).unwrap();
+    assert_eq!(c.rows.len(), 2);
+    assert_eq!(c.rows[0].verdict, Verdict::Unchanged, "{:?}", c.rows[0]);
+    assert_eq!(c.rows[1].verdict, Verdict::Regressed);
+    assert!(
+        c.rows[1].why.contains("tps -40.0 %") && c.rows[1].why.contains("p95 +60.0 %"),
+        "{}",
+        c.rows[1].why
+    );
+    assert_eq!(c.only_base, vec!["a/default/oltp_point_select/t16"]);
+    assert_eq!(c.only_candidate, vec!["a/default/oltp_point_select/t64"]);
+    assert_eq!(c.headline, "regressed at 1/2 points, unchanged at 1");
+    let t = text(&c);
+    assert!(t.contains("REGRESSED: regressed at 1/2 points"), "{t}");
+    let json: serde_json::Value = serde_json::to_value(&c).unwrap();
+    assert_eq!(json["rows"][1]["verdict"], "regressed");
+    assert_eq!(json["rows"][1]["metrics"][0]["metric"], "tps");
+}
+
+#[test]
+fn one_repeat_is_never_a_regression() {
+    let base = vec![rec("a", 1, 1, 100.0, 1.0)];
+    let cand = vec![rec("a", 1, 1, 50.0, 3.0)];
+    let c = compare(&run(base), &run(cand), 5.0, &[]).unwrap();
+    assert_eq!(c.rows[0].verdict, Verdict::Inconclusive);
+    assert!(c.rows[0].why.contains("noise unknown"), "{}", c.rows[0].why);
+    assert!(c.regressed().is_empty());
+    assert!(text(&c).contains("?"), "noise shown as unknown");
+}
+
+#[test]
+fn map_renames_base_targets_and_refuses_a_merge() {
+    let base = run(three("old", 1, 100.0, 1.0));
+    let cand = run(three("new", 1, 100.0, 1.0));
+    assert_eq!(compare(&base, &cand, 5.0, &[]).unwrap().rows.len(), 0);
+    let c = compare(&base, &cand, 5.0, &[("old".into(), "new".into())]).unwrap();
+    assert_eq!(c.rows.len(), 1);
+    assert_eq!(c.rows[0].verdict, Verdict::Unchanged);
+    // The base holds both: mapping one onto the other would pool their repeats.
+    let mut both = three("old", 1, 100.0, 1.0);
+    both.extend(three("new", 1, 50.0, 1.0));
+    let e = compare(&run(both), &cand, 5.0, &[("old".into(), "new".into())])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--map old=new") && e.contains("merge"), "{e}");
+}
+
+#[test]
+fn within_a_run_each_series_faces_the_baseline() {
+    let mut v = three("a", 1, 100.0, 1.0);
+    v.extend(three("b", 1, 50.0, 1.0));
+    v.extend(three("c", 1, 100.5, 1.0));
+    let c = within_run(&run(v), "a/default", 10.0).unwrap();
+    assert_eq!(c.rows.len(), 2);
+    assert_eq!(c.regressed().len(), 1);
+    assert_eq!(c.regressed()[0].target, "b");
+    assert_eq!(c.regressed()[0].config, "default");
+    assert_eq!(c.rows[1].point, "c/default/oltp_point_select/t1");
+    assert_eq!(c.rows[1].verdict, Verdict::Unchanged);
+}
+
+#[test]
+fn within_run_samples_widen_a_suspiciously_tight_side() {
+    let base = three("a", 1, 100.0, 1.0);
+    let cand = three("a", 1, 93.0, 1.0);
+    let tight = compare(&run(base.clone()), &run(cand.clone()), 5.0, &[]).unwrap();
+    // Per-second samples that swing ±30 %: the repeats' 1 % agreement is luck.
+    let mut noisy = run(base);
+    for p in &noisy.points {
+        noisy
+            .tps_samples
+            .insert(p.point_id.clone(), vec![70.0, 130.0, 70.0, 130.0, 100.0]);
+    }
+    let wide = compare(&noisy, &run(cand), 5.0, &[]).unwrap();
+    let w = |c: &Comparison| {
+        let j = c.rows[0].metric(Metric::Tps).unwrap();
+        j.hi_pct.unwrap() - j.lo_pct.unwrap()
+    };
+    assert!(w(&wide) > 2.0 * w(&tight), "{} vs {}", w(&wide), w(&tight));
+}
