@@ -51,7 +51,9 @@ fn parse_against(s: &str) -> Result<Against, String> {
 fn parse_map(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some((a, b)) if !a.is_empty() && !b.is_empty() => Ok((a.to_string(), b.to_string())),
-        _ => Err(format!("'{s}': expected OLD=NEW, e.g. --map 10.11.18=10.11.19")),
+        _ => Err(format!(
+            "'{s}': expected OLD=NEW, e.g. --map 10.11.18=10.11.19"
+        )),
     }
 }
 
@@ -131,11 +133,12 @@ pub enum Command {
         #[arg(long, value_parser = parse_map)]
         map: Vec<(String, String)>,
     },
-    /// Every run of a sweep with its peak figures, and the runs where a change point appears.
+    /// Every run of a sweep point by point: shifts in each series, and whether the newest run
+    /// moved one for the worse (exit 3).
     History {
         /// results/<sweep>
         sweep_dir: PathBuf,
-        /// Peak change that marks a change point, e.g. 10%.
+        /// Smallest change of the newest run that counts, e.g. 10%.
         #[arg(long, default_value = "10%", value_parser = crate::verdict::parse_threshold)]
         threshold: f64,
         /// Also write an HTML page with the trend chart to this file.

@@ -14,6 +14,8 @@ pub struct Run {
     pub points: Vec<PointRecord>,
     /// Per-second tps by point id (empty for imported runs).
     pub tps_samples: HashMap<String, Vec<f64>>,
+    /// The host that measured it (manifest.json), when known.
+    pub host: Option<crate::host::Fingerprint>,
 }
 
 impl Run {
@@ -21,6 +23,7 @@ impl Run {
         Ok(Run {
             points: crate::results::load_points(dir)?,
             tps_samples: crate::results::load_tps_samples(dir)?,
+            host: crate::host::load(dir),
         })
     }
 
@@ -29,6 +32,7 @@ impl Run {
         // Point ids repeat from run to run: prefix each with its run's place.
         let mut out = Run::default();
         for (i, r) in runs.into_iter().enumerate() {
+            out.host = r.host.clone();
             out.points.extend(r.points.into_iter().map(|p| PointRecord {
                 point_id: format!("{i}:{}", p.point_id),
                 ..p
@@ -74,16 +78,6 @@ impl Key {
         format!(
             "{}/{}/{d}{}/t{}",
             self.target, self.config, self.workload, self.threads
-        )
-    }
-
-    /// The series a point belongs to (its pooling group with the workload).
-    fn group(&self) -> (String, String, String, String) {
-        (
-            self.target.clone(),
-            self.config.clone(),
-            self.driver.clone(),
-            self.workload.clone(),
         )
     }
 }
@@ -160,6 +154,10 @@ pub struct Comparison {
     /// Point keys present on one side only.
     pub only_base: Vec<String>,
     pub only_candidate: Vec<String>,
+    /// Why a difference may be the host's (different machine, probe moved).
+    pub host_warnings: Vec<String>,
+    /// What the per-second samples suggest (a warmup too short).
+    pub notes: Vec<String>,
 }
 
 impl Comparison {
@@ -223,18 +221,10 @@ pub fn compare(
         .iter()
         .filter_map(|(k, bs)| c.get(k).map(|cs| (k, bs, cs)))
         .collect();
-    let groups: Vec<(String, String, String, String)> = {
-        let mut g: Vec<_> = matched.iter().map(|(k, _, _)| k.group()).collect();
-        g.sort();
-        g.dedup();
-        g
-    };
     let mut questions = Vec::new();
-    for (k, bs, cs) in &matched {
-        let g = groups.binary_search(&k.group()).unwrap_or(0);
+    for (_, bs, cs) in &matched {
         for (i, m) in Metric::ALL.iter().enumerate() {
             questions.push(Question {
-                group: g * Metric::ALL.len() + i,
                 metric: *m,
                 base: &bs[i],
                 cand: &cs[i],
@@ -262,7 +252,29 @@ pub fn compare(
         })
         .collect();
     let verdicts: Vec<Verdict> = rows.iter().map(|r| r.verdict).collect();
+    let host_warnings = match (&base.host, &cand.host) {
+        (Some(a), Some(b)) => crate::host::differences(a, b),
+        _ => Vec::new(),
+    };
+    let slow_in = |r: &Run| {
+        r.points
+            .iter()
+            .filter(|p| p.status == "ok")
+            .filter_map(|p| r.tps_samples.get(&p.point_id))
+            .filter(|v| verdict::slow_start(v))
+            .count()
+    };
+    let slow = slow_in(base) + slow_in(cand);
+    let notes = if slow > 0 {
+        vec![format!(
+            "the first second of {slow} run(s) was much slower than the rest: the warmup may be too short for these points (raise [run] warmup)"
+        )]
+    } else {
+        Vec::new()
+    };
     Ok(Comparison {
+        host_warnings,
+        notes,
         threshold_pct,
         method: verdict::METHOD,
         headline: verdict::headline(&verdicts),
@@ -297,10 +309,12 @@ pub fn within_run(run: &Run, baseline: &str, threshold_pct: f64) -> anyhow::Resu
     let mut base = Run {
         points: Vec::new(),
         tps_samples: run.tps_samples.clone(),
+        host: None,
     };
     let mut cand = Run {
         points: Vec::new(),
         tps_samples: run.tps_samples.clone(),
+        host: None,
     };
     for (t, c) in &groups {
         let name = format!("{t}/{c}");
@@ -360,8 +374,14 @@ fn mde(j: Option<&Judgement>) -> String {
 }
 
 fn footer(c: &Comparison) -> String {
-    format!(
-        "{}: {} (threshold ±{}; family-wise false alarms ≤ {} %).\nMethod: {}",
+    let warn: String = c
+        .host_warnings
+        .iter()
+        .map(|w| format!("warning: {w}\n"))
+        .chain(c.notes.iter().map(|n| format!("note: {n}\n")))
+        .collect();
+    warn + &format!(
+        "{}: {} (threshold ±{}; false alarms ≤ {} % per comparison).\nMethod: {}",
         if c.regressed().is_empty() {
             "verdict"
         } else {

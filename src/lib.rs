@@ -9,6 +9,8 @@ pub mod cli;
 pub mod compare;
 pub mod db;
 pub mod exec;
+pub mod history;
+pub mod host;
 pub mod import;
 pub mod interrupt;
 pub mod metrics;
@@ -106,10 +108,14 @@ pub async fn run(cli: Cli) -> i32 {
             sweep_dir,
             threshold,
             html,
-        } => match nightly::history(&sweep_dir, threshold, html.as_deref()) {
-            Ok(s) => {
-                print!("{s}");
-                0
+        } => match history::history(&sweep_dir, threshold, html.as_deref()) {
+            Ok(o) => {
+                print!("{}", o.text);
+                if o.newest_regressed {
+                    3
+                } else {
+                    0
+                }
             }
             Err(e) => {
                 eprintln!("sweepbench history: {e:#}");

@@ -1,9 +1,7 @@
-//! What unattended runs need around a sweep: a lock per sweep, `history` across runs, and
-//! `prune`.
+//! What unattended runs need around a sweep: a lock per sweep, the list of its runs, and
+//! `prune` (`history` is its own module).
 
-use crate::results::load_points;
 use anyhow::{bail, Context};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// results/<sweep>/.lock, holding the pid of the run. Removed on drop.
@@ -71,114 +69,6 @@ pub fn runs(sweep_dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
         .collect();
     v.sort();
     Ok(v)
-}
-
-/// Peak (tps, threads) per workload of one run.
-type Peaks = BTreeMap<String, (f64, u32)>;
-
-/// `sweepbench history`: each run's peak tps per workload, and the runs where a workload's
-/// peak moved by more than `threshold_pct` from the median of the runs before it. With `html`,
-/// also writes a page with the trend chart there.
-pub fn history(
-    sweep_dir: &Path,
-    threshold_pct: f64,
-    html: Option<&Path>,
-) -> anyhow::Result<String> {
-    let runs = runs(sweep_dir)?;
-    if runs.is_empty() {
-        bail!("no runs under {}", sweep_dir.display());
-    }
-    let mut table: Vec<(String, Peaks)> = Vec::new();
-    let mut workloads: Vec<String> = Vec::new();
-    for r in &runs {
-        let points = load_points(r)?;
-        let mut peaks = Peaks::new();
-        for p in points.iter().filter(|p| p.status == "ok") {
-            if !workloads.contains(&p.workload) {
-                workloads.push(p.workload.clone());
-            }
-            let e = peaks.entry(p.workload.clone()).or_insert((0.0, 0));
-            if p.tps > e.0 {
-                *e = (p.tps, p.threads);
-            }
-        }
-        let name = r
-            .file_name()
-            .map(|n| n.to_string_lossy().to_string())
-            .unwrap_or_default();
-        table.push((name, peaks));
-    }
-    let mut s = format!("{:<20}", "run");
-    for w in &workloads {
-        s.push_str(&format!(" {:>28}", format!("{w} peak tps @threads")));
-    }
-    s.push('\n');
-    let mut changes = Vec::new();
-    for (i, (name, peaks)) in table.iter().enumerate() {
-        s.push_str(&format!("{name:<20}"));
-        for w in &workloads {
-            match peaks.get(w) {
-                Some((tps, t)) => {
-                    let before: Vec<f64> = table[..i]
-                        .iter()
-                        .filter_map(|(_, p)| p.get(w).map(|x| x.0))
-                        .collect();
-                    let mut mark = "";
-                    if !before.is_empty() {
-                        let mut b = before.clone();
-                        b.sort_by(|a, c| a.total_cmp(c));
-                        let med = b[b.len() / 2];
-                        let d = if med > 0.0 {
-                            (tps - med) / med * 100.0
-                        } else {
-                            0.0
-                        };
-                        if d.abs() > threshold_pct {
-                            mark = "*";
-                            changes.push(format!("{name}: {w} peak {d:+.1} % against the median of the runs before it"));
-                        }
-                    }
-                    s.push_str(&format!(" {:>28}", format!("{tps:.1} @{t}{mark}")));
-                }
-                None => s.push_str(&format!(" {:>28}", "—")),
-            }
-        }
-        s.push('\n');
-    }
-    if let Some(path) = html {
-        let lines: Vec<(String, Vec<(u32, f64)>)> = workloads
-            .iter()
-            .map(|w| {
-                let pts = table
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, (_, p))| p.get(w).map(|x| (i as u32 + 1, x.0)))
-                    .collect();
-                (w.clone(), pts)
-            })
-            .collect();
-        let name = sweep_dir
-            .file_name()
-            .map(|n| n.to_string_lossy().to_string())
-            .unwrap_or_default();
-        let esc = |x: &str| x.replace('&', "&amp;").replace('<', "&lt;");
-        let page = format!(
-            "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{n} history</title><style>body{{font-family:sans-serif;max-width:1000px;margin:2rem auto}}pre{{background:#f6f6f6;padding:1rem}}</style></head><body><h1>{n}: history</h1>{svg}<pre>{text}</pre></body></html>\n",
-            n = esc(&name),
-            svg = crate::report::chart::trend_svg(&format!("{name}: peak throughput per run"), &lines),
-            text = esc(&s),
-        );
-        crate::results::write_atomic(path, page.as_bytes())?;
-    }
-    if changes.is_empty() {
-        s.push_str(&format!("\nno change point beyond {threshold_pct} %\n"));
-    } else {
-        s.push_str(&format!("\nchange points (* beyond {threshold_pct} %):\n"));
-        for c in changes {
-            s.push_str(&format!("  {c}\n"));
-        }
-    }
-    Ok(s)
 }
 
 /// `sweepbench prune`: keeps the newest `keep` runs, removes the rest; returns what it removed.

@@ -207,6 +207,43 @@ pub fn capacity_findings(target: &str, f: &ServerFacts, n: &Needs) -> Vec<Findin
     out
 }
 
+/// Server variables that do nothing while the binary log is off.
+pub const NEED_BINLOG: &[&str] = &[
+    "sync_binlog",
+    "binlog_format",
+    "binlog_row_image",
+    "binlog_cache_size",
+    "binlog_checksum",
+    "max_binlog_size",
+    "expire_logs_days",
+    "binlog_expire_logs_seconds",
+];
+
+/// Whether a variable's value turns a feature on ("ON", "1", a log name).
+pub fn is_on(value: &str) -> bool {
+    let v = value.trim().trim_matches(['\'', '"']);
+    !(v.is_empty() || v.eq_ignore_ascii_case("off") || v == "0")
+}
+
+/// One message per variable of a config that will have no effect on a server whose binary
+/// log is on or off as `log_bin_on` says (a config that sets log_bin itself turns it on).
+pub fn ineffective_vars(vars: &[(String, String)], log_bin_on: bool) -> Vec<String> {
+    let sets_log_bin = vars
+        .iter()
+        .any(|(k, v)| (k == "log_bin" || k == "log-bin") && is_on(v));
+    if log_bin_on || sets_log_bin {
+        return Vec::new();
+    }
+    vars.iter()
+        .filter(|(k, _)| NEED_BINLOG.contains(&k.as_str()))
+        .map(|(k, v)| {
+            format!(
+                "{k} = {v} has no effect: the binary log is off (log_bin = OFF); add log_bin = \"mysql-bin\" to the config's vars, or drop {k}"
+            )
+        })
+        .collect()
+}
+
 /// The client's open-file limit: raises the soft limit when the hard one allows.
 pub fn fd_findings(total_connections: u64) -> Vec<Finding> {
     let need = total_connections + 64;

@@ -239,12 +239,15 @@ impl RunDir {
     }
 
     /// histograms/<point>.hlog: the point's latency histogram (nanoseconds) as an HdrHistogram
-    /// interval log, mergeable and readable by HdrHistogram tools.
+    /// interval log, mergeable and readable by HdrHistogram tools. The first entry, tagged with
+    /// the point, is the whole measured window; then one entry per second tagged `second`
+    /// (the samples the verdicts use), so tools that sum entries should pick one tag.
     pub fn write_histogram(
         &self,
         point_id: &str,
         h: &crate::metrics::TotalHist,
         duration_s: f64,
+        seconds: &[(f64, &crate::metrics::TotalHist)],
     ) -> anyhow::Result<()> {
         use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
         use hdrhistogram::serialization::V2DeflateSerializer;
@@ -266,6 +269,17 @@ impl RunDir {
                 tag,
             )
             .map_err(|e| anyhow::anyhow!("encoding the histogram of {point_id}: {e:?}"))?;
+            let mut start = 0.0f64;
+            for (end, sh) in seconds {
+                w.write_histogram(
+                    *sh,
+                    std::time::Duration::from_secs_f64(start.max(0.0)),
+                    std::time::Duration::from_secs_f64((end - start).max(0.0)),
+                    Tag::new("second"),
+                )
+                .map_err(|e| anyhow::anyhow!("encoding the histograms of {point_id}: {e:?}"))?;
+                start = *end;
+            }
         }
         write_atomic(
             &self
@@ -297,9 +311,7 @@ pub fn load_points(run: &Path) -> anyhow::Result<Vec<PointRecord>> {
 
 /// Per-second throughput samples of each point of a run (intervals.csv), keyed by point id.
 /// Empty when the run has none (imported logs, runs from before per-second sampling).
-pub fn load_tps_samples(
-    run: &Path,
-) -> anyhow::Result<std::collections::HashMap<String, Vec<f64>>> {
+pub fn load_tps_samples(run: &Path) -> anyhow::Result<std::collections::HashMap<String, Vec<f64>>> {
     let mut out: std::collections::HashMap<String, Vec<f64>> = Default::default();
     let path = run.join("intervals.csv");
     if !path.is_file() {

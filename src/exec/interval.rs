@@ -16,6 +16,9 @@ pub(super) struct Intervals {
     start: Instant,
     measure_start: Instant,
     pub series: Vec<IntervalStats>,
+    /// Each closed interval's histogram (kept for the results' .hlog; one clone per interval,
+    /// on the reporter's thread).
+    pub hists: Vec<TotalHist>,
 }
 
 impl Intervals {
@@ -29,6 +32,7 @@ impl Intervals {
             start,
             measure_start,
             series: Vec::new(),
+            hists: Vec::new(),
         }
     }
 
@@ -79,6 +83,7 @@ impl Intervals {
             queue_length: pacer.map(|p| p.queue_length((now - self.start).as_nanos() as u64)),
             concurrency: pacer.map(|_| live.iter().filter(|l| l.busy.load(Relaxed)).count() as u64),
         };
+        self.hists.push(self.interval.clone());
         self.interval.reset();
         self.last = cur;
         self.last_t = now;

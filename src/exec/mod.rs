@@ -57,6 +57,8 @@ pub struct RunReport {
     pub min_max_ns: Option<(u64, u64)>,
     pub per_thread: Vec<Counts>,
     pub intervals: Vec<IntervalStats>,
+    /// The latency histogram of each interval, in the order of `intervals`.
+    pub interval_hists: Vec<TotalHist>,
     /// The FATAL line that ended the run early.
     pub fatal: Option<String>,
     /// Events still running when `--forced-shutdown` fired.
@@ -133,6 +135,7 @@ impl Baseline {
             min_max_ns,
             per_thread,
             intervals: Vec::new(),
+            interval_hists: Vec::new(),
             fatal: None,
             unfinished: None,
             interrupted: false,
@@ -437,6 +440,7 @@ pub async fn run(o: &BenchOptions, observer: &mut dyn Observer) -> anyhow::Resul
     }
     report.threads = threads as u32;
     report.intervals = iv.series;
+    report.interval_hists = iv.hists;
     report.fatal = ctx.fatal.lock().unwrap_or_else(|p| p.into_inner()).take();
     report.unfinished = unfinished;
     report.interrupted = interrupted;

@@ -205,6 +205,7 @@ mod tests {
                 },
             ],
             intervals: vec![],
+            interval_hists: vec![],
             fatal: None,
             unfinished: None,
             interrupted: false,

@@ -1,5 +1,6 @@
 //! Charts as SVG strings (plotters): a metric against thread count on a log2 axis, one line
-//! per series.
+//! per series with the spread of its repeats as a band and its peak marked; and history
+//! trends against run dates.
 
 use plotters::prelude::*;
 
@@ -12,26 +13,54 @@ const COLORS: [RGBColor; 6] = [
     RGBColor(140, 86, 75),
 ];
 
-/// Draws `lines` (x = u32, y = f64) on `x_range` with markers and a legend; empty when there
-/// is nothing to draw.
+/// One line of a chart.
+#[derive(Debug, Clone, Default)]
+pub struct Line {
+    pub name: String,
+    pub points: Vec<(u32, f64)>,
+    /// (x, low, high): the spread drawn as a band behind the line (min–max of repeats).
+    pub band: Vec<(u32, f64, f64)>,
+    /// A point to mark and label, e.g. the peak.
+    pub mark: Option<(u32, f64, String)>,
+}
+
+impl Line {
+    pub fn plain(name: &str, points: Vec<(u32, f64)>) -> Line {
+        Line {
+            name: name.to_string(),
+            points,
+            ..Line::default()
+        }
+    }
+}
+
+/// Draws `lines` on `x_range` with markers, bands, marks and a legend; empty when there is
+/// nothing to draw. `x_label` formats the x axis' ticks.
 fn plot<X>(
     title: &str,
     x_desc: &str,
     y_desc: &str,
-    lines: &[(String, Vec<(u32, f64)>)],
+    lines: &[Line],
     x_range: impl Fn(u32) -> X,
+    x_label: &dyn Fn(&u32) -> String,
 ) -> String
 where
     X: plotters::coord::ranged1d::AsRangedCoord<Value = u32>,
     <X as plotters::coord::ranged1d::AsRangedCoord>::CoordDescType:
         plotters::coord::ranged1d::ValueFormatter<u32>,
 {
-    let all: Vec<&(u32, f64)> = lines.iter().flat_map(|l| l.1.iter()).collect();
+    let all: Vec<&(u32, f64)> = lines.iter().flat_map(|l| l.points.iter()).collect();
     if all.is_empty() {
         return String::new();
     }
     let max_x = all.iter().map(|p| p.0).max().unwrap_or(1).max(2);
-    let max_y = all.iter().map(|p| p.1).fold(0.0, f64::max).max(1e-9) * 1.1;
+    let max_y = all
+        .iter()
+        .map(|p| p.1)
+        .chain(lines.iter().flat_map(|l| l.band.iter().map(|b| b.2)))
+        .fold(0.0, f64::max)
+        .max(1e-9)
+        * 1.12;
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (720, 380)).into_drawing_area();
@@ -49,21 +78,48 @@ where
             .configure_mesh()
             .x_desc(x_desc)
             .y_desc(y_desc)
+            .x_label_formatter(x_label)
             .light_line_style(WHITE.mix(0.0))
             .draw();
-        for (i, (name, pts)) in lines.iter().enumerate() {
+        for (i, line) in lines.iter().enumerate() {
             let color = COLORS[i % COLORS.len()];
-            if let Ok(series) =
-                chart.draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
-            {
-                series.label(name.as_str()).legend(move |(x, y)| {
+            if line.band.len() > 1 {
+                let outline: Vec<(u32, f64)> = line
+                    .band
+                    .iter()
+                    .map(|b| (b.0, b.2))
+                    .chain(line.band.iter().rev().map(|b| (b.0, b.1)))
+                    .collect();
+                let _ = chart.draw_series(std::iter::once(Polygon::new(
+                    outline,
+                    color.mix(0.15).filled(),
+                )));
+            }
+            if let Ok(series) = chart.draw_series(LineSeries::new(
+                line.points.iter().copied(),
+                color.stroke_width(2),
+            )) {
+                series.label(line.name.as_str()).legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
                 });
             }
             let _ = chart.draw_series(
-                pts.iter()
+                line.points
+                    .iter()
                     .map(|&(x, y)| Circle::new((x, y), 3, color.filled())),
             );
+            if let Some((x, y, label)) = &line.mark {
+                let _ = chart.draw_series(std::iter::once(Circle::new(
+                    (*x, *y),
+                    7,
+                    color.stroke_width(2),
+                )));
+                let _ = chart.draw_series(std::iter::once(Text::new(
+                    label.clone(),
+                    (*x, *y * 1.04),
+                    ("sans-serif", 12).into_font().color(&color),
+                )));
+            }
         }
         let _ = chart
             .configure_series_labels()
@@ -77,19 +133,20 @@ where
 }
 
 /// A metric against thread count (log2 axis), one line per series.
-pub fn svg(title: &str, y_label: &str, lines: &[(String, Vec<(u32, f64)>)]) -> String {
-    plot(title, "threads", y_label, lines, |max| {
-        (1u32..max).log_scale().base(2.0)
-    })
-}
-
-/// Peak throughput per run (x = run number, oldest first), one line per workload.
-pub fn trend_svg(title: &str, lines: &[(String, Vec<(u32, f64)>)]) -> String {
+pub fn svg(title: &str, y_label: &str, lines: &[Line]) -> String {
     plot(
         title,
-        "run (oldest first)",
-        "peak transactions/s",
+        "threads",
+        y_label,
         lines,
-        |max| 1u32..max,
+        |max| (1u32..max).log_scale().base(2.0),
+        &|x| x.to_string(),
     )
+}
+
+/// A figure per run (x = the runs' dates, oldest first), one line per thread count.
+pub fn trend_svg(title: &str, y_label: &str, dates: &[String], lines: &[Line]) -> String {
+    plot(title, "run", y_label, lines, |max| 0u32..max, &|x| {
+        dates.get(*x as usize).cloned().unwrap_or_default()
+    })
 }

@@ -137,6 +137,9 @@ pub struct ReportModel {
     pub ignored_errors: Vec<u64>,
     /// The same per series by server error code, e.g. "1213 × 5, 1205 × 2".
     pub ignored_by_code: Vec<String>,
+    /// Settings that differ between series but cannot matter (e.g. sync_binlog with the
+    /// binary log off).
+    pub warnings: Vec<String>,
     /// One line per compared series: "b vs a: unchanged at 6/8 points, inconclusive at 2".
     pub headlines: Vec<String>,
     pub threshold_pct: f64,
@@ -211,11 +214,9 @@ fn judge_cells(
         }
     }
     let mut questions = Vec::new();
-    for (k, (b, c)) in sides.iter().enumerate() {
-        let (w, _, i) = at[k];
+    for (b, c) in &sides {
         for (m, metric) in Metric::ALL.iter().enumerate() {
             questions.push(Question {
-                group: (w * series.len() + i) * Metric::ALL.len() + m,
                 metric: *metric,
                 base: &b[m],
                 cand: &c[m],
@@ -247,7 +248,13 @@ fn judge_cells(
         .enumerate()
         .skip(1)
         .filter(|(i, _)| !per_series[*i].is_empty())
-        .map(|(i, s)| format!("{s} vs {}: {}", series[0], verdict::headline(&per_series[i])))
+        .map(|(i, s)| {
+            format!(
+                "{s} vs {}: {}",
+                series[0],
+                verdict::headline(&per_series[i])
+            )
+        })
         .collect()
 }
 
@@ -391,6 +398,28 @@ impl ReportModel {
                 }
             }
         }
+        let warnings = var_diffs
+            .iter()
+            .filter(|d| crate::preflight::NEED_BINLOG.contains(&d.name.as_str()))
+            .filter_map(|d| {
+                let off: Vec<&str> = series
+                    .iter()
+                    .filter(|s| {
+                        variables[s.as_str()]
+                            .get("log_bin")
+                            .is_some_and(|v| !crate::preflight::is_on(v))
+                    })
+                    .map(String::as_str)
+                    .collect();
+                (!off.is_empty()).then(|| {
+                    format!(
+                        "{} differs between series but has no effect where the binary log is off (log_bin = OFF on {})",
+                        d.name,
+                        off.join(", ")
+                    )
+                })
+            })
+            .collect();
         let problems: Vec<Problem> = records
             .iter()
             .filter(|r| r.status != "ok")
@@ -455,6 +484,7 @@ impl ReportModel {
             ignored_errors,
             ignored_by_code,
             headlines,
+            warnings,
             threshold_pct: THRESHOLD_PCT,
             verdict_method: verdict::METHOD,
             client_bound_method: CLIENT_BOUND_METHOD,
@@ -524,31 +554,56 @@ impl ReportModel {
                 p.tps_delta_pct = change_pct(p.tps, base);
             }
         }
-        let line = |f: fn(&Cell) -> f64| -> Vec<(String, Vec<(u32, f64)>)> {
+        // One line per series; throughput also gets its repeats' min–max band and its peak.
+        let lines = |f: fn(&Cell) -> f64, spread: bool| -> Vec<chart::Line> {
             series
                 .iter()
                 .enumerate()
                 .map(|(i, s)| {
-                    (
-                        s.clone(),
-                        rows.iter()
-                            .filter_map(|r| r.cells[i].as_ref().map(|c| (r.threads, f(c))))
-                            .collect(),
-                    )
+                    let pts: Vec<(u32, f64)> = rows
+                        .iter()
+                        .filter_map(|r| r.cells[i].as_ref().map(|c| (r.threads, f(c))))
+                        .collect();
+                    let mut line = chart::Line::plain(s, pts);
+                    if spread {
+                        line.band = rows
+                            .iter()
+                            .filter(|r| r.cells[i].is_some())
+                            .filter_map(|r| {
+                                let v: Vec<f64> = mine
+                                    .iter()
+                                    .filter(|p| {
+                                        p.status == "ok"
+                                            && p.threads == r.threads
+                                            && series_of(p) == *s
+                                    })
+                                    .map(|p| p.tps)
+                                    .collect();
+                                let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+                                let hi = v.iter().copied().fold(0.0, f64::max);
+                                lo.is_finite().then_some((r.threads, lo, hi))
+                            })
+                            .collect();
+                        line.mark = peaks
+                            .iter()
+                            .find(|p| p.series == *s)
+                            .map(|p| (p.threads, p.tps, format!("peak {}", p.threads)));
+                    }
+                    line
                 })
                 .collect()
         };
         WorkloadSection {
             workload: workload.to_string(),
             scaling_svg: chart::svg(
-                &format!("{workload}: throughput"),
+                &format!("{workload}: throughput (band: min–max of repeats)"),
                 "transactions/s",
-                &line(|c| c.tps),
+                &lines(|c| c.tps, true),
             ),
             latency_svg: chart::svg(
                 &format!("{workload}: p95 latency"),
                 "p95 latency (ms)",
-                &line(|c| c.p95_ms),
+                &lines(|c| c.p95_ms, false),
             ),
             rows,
             peaks,

@@ -99,9 +99,15 @@ fn cells_are_medians_compared_with_the_baseline() {
     let d = new.tps_delta_pct.unwrap();
     assert!((d - (302.0 - 402.0) / 402.0 * 100.0).abs() < 1e-9);
     assert_eq!(new.verdict, "regressed");
-    assert_eq!((new.tps_verdict, new.p95_verdict), ("regressed", "regressed"));
+    assert_eq!(
+        (new.tps_verdict, new.p95_verdict),
+        ("regressed", "regressed")
+    );
     assert!(new.tps_hi_pct.unwrap() < -5.0 && new.tps_lo_pct.unwrap() < new.tps_hi_pct.unwrap());
-    assert_eq!(base.verdict, "", "the baseline is not judged against itself");
+    assert_eq!(
+        base.verdict, "",
+        "the baseline is not judged against itself"
+    );
     // 1 thread: +1 % with 1 % noise over three repeats: within ±5 % with confidence.
     assert_eq!(w.rows[0].cells[1].as_ref().unwrap().verdict, "unchanged");
     assert_eq!(
@@ -178,7 +184,10 @@ fn markdown_and_html_render_the_tables() {
         md.contains("| threads | old/default | new/default |"),
         "{md}"
     );
-    assert!(md.contains("| 8 | 402.0 ±0.50 % | 302.0 (**−24.9 %** [−"), "{md}");
+    assert!(
+        md.contains("| 8 | 402.0 ±0.50 % | 302.0 (**−24.9 %** [−"),
+        "{md}"
+    );
     assert!(md.contains(" regressed) ±0.66 % |"), "{md}");
     assert!(
         md.contains("- new/default vs old/default: regressed at 1/2 points, unchanged at 1"),
@@ -187,7 +196,10 @@ fn markdown_and_html_render_the_tables() {
     let html = render::html(&m).unwrap();
     assert!(html.contains("<table class=\"tps\">"));
     assert!(html.contains("<td class=\"regressed\">302.0"), "{html}");
-    assert!(html.contains("<span class=\"verdict\">unchanged</span>"), "{html}");
+    assert!(
+        html.contains("<span class=\"verdict\">unchanged</span>"),
+        "{html}"
+    );
     assert!(html.contains("class=\"headline has-regressed\""), "{html}");
     assert_eq!(html.matches("<svg").count(), 2);
     // Self-contained: nothing loaded from elsewhere.

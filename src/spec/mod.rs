@@ -63,6 +63,17 @@ pub struct DataSpec {
     pub prepare: PreparePolicy,
 }
 
+/// Repeats per point when a sweep file does not say: the fewest with which the verdicts
+/// (docs/statistics.md) can measure run-to-run noise and reach a verdict at 5 % on a quiet
+/// machine.
+pub const DEFAULT_REPEATS: u32 = 3;
+
+/// Warmup when a sweep file does not say: a tenth of the duration, 1 to 10 s, so the samples
+/// the verdicts use start after connections, caches and the buffer pool settled.
+pub fn default_warmup_s(duration_s: u64) -> u64 {
+    (duration_s / 10).clamp(1, 10)
+}
+
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RunSpec {
     pub workloads: Vec<WorkloadKind>,
@@ -71,6 +82,8 @@ pub struct RunSpec {
     pub duration_s: u64,
     pub warmup_s: u64,
     pub repeats: u32,
+    /// How often progress lines are printed, seconds (0: never). Samples are taken every
+    /// second whatever this says.
     pub report_interval_s: u64,
     pub rate: u64,
     pub order: Order,
@@ -581,7 +594,7 @@ impl SweepSpec {
                 ))
             }
         };
-        let repeats = r.repeats.as_ref().map_or(1, |x| *x.get_ref());
+        let repeats = r.repeats.as_ref().map_or(DEFAULT_REPEATS, |x| *x.get_ref());
         if repeats == 0 {
             return Err(cx.err(
                 r.repeats.as_ref().map_or(0..0, |x| x.span()),
@@ -592,7 +605,7 @@ impl SweepSpec {
             workloads,
             threads,
             duration_s,
-            warmup_s: dur(&r.warmup, "warmup", 0)?,
+            warmup_s: dur(&r.warmup, "warmup", default_warmup_s(duration_s))?,
             repeats,
             report_interval_s: dur(&r.report_interval, "report_interval", 10)?,
             rate: r.rate.as_ref().map_or(0, |x| *x.get_ref()),

@@ -15,9 +15,7 @@ fn finished(run: &Path) -> bool {
         .is_some_and(|m| {
             !m["ended_at"].is_null() && m["summary"]["interrupted"].as_bool() != Some(true)
         });
-    ended
-        && crate::results::load_points(run)
-            .is_ok_and(|p| p.iter().any(|r| r.status == "ok"))
+    ended && crate::results::load_points(run).is_ok_and(|p| p.iter().any(|r| r.status == "ok"))
 }
 
 /// Finished runs of the sweep older than `this`, oldest first.
@@ -78,7 +76,12 @@ pub fn judge(
             let last: Vec<PathBuf> = runs[runs.len().saturating_sub(*n)..].to_vec();
             let names: Vec<String> = last
                 .iter()
-                .map(|p| p.file_name().unwrap_or_default().to_string_lossy().to_string())
+                .map(|p| {
+                    p.file_name()
+                        .unwrap_or_default()
+                        .to_string_lossy()
+                        .to_string()
+                })
                 .collect();
             let loaded = last
                 .iter()

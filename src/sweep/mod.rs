@@ -150,7 +150,9 @@ fn point_options(
     let (pos, raw, _) = parse_args(&spec.bench_args(w, threads)).expect("validated sweep options");
     let mut o = BenchOptions::build(&pos[0], &raw).expect("validated sweep options");
     o.conn = c.conn_options();
-    o.report_interval_s = spec.run.report_interval_s;
+    // Per-second samples for every point (intervals.csv, the verdicts' within-run noise);
+    // report_interval only sets how often a progress line is printed.
+    o.report_interval_s = 1;
     o.forced_shutdown = crate::bench::options::ForcedShutdown::Seconds(point_grace_s(spec));
     o
 }
@@ -193,6 +195,7 @@ async fn preflight_all(
             TargetKind::External(c) => c,
             TargetKind::Managed(m) => {
                 all.push(managed_finding(target, &m));
+                all.extend(ineffective_findings(spec, target));
                 continue;
             }
         };
@@ -229,6 +232,31 @@ fn managed_finding(target: &str, m: &crate::spec::target::ManagedTarget) -> Find
         message,
         max_threads: None,
     }
+}
+
+/// Config variables that will do nothing on a managed server: its my.cnf template decides
+/// whether the binary log is on.
+fn ineffective_findings(spec: &SweepSpec, target: &str) -> Vec<Finding> {
+    spec.configs
+        .iter()
+        .flat_map(|c| {
+            let template_logs = c
+                .mycnf
+                .as_deref()
+                .and_then(|p| std::fs::read_to_string(p).ok())
+                .is_some_and(|t| t.contains("log_bin") || t.contains("log-bin"));
+            preflight::ineffective_vars(&c.vars, template_logs)
+                .into_iter()
+                .map(|m| Finding {
+                    target: target.to_string(),
+                    severity: Severity::Warning,
+                    check: "vars",
+                    message: format!("config {}: {m}", c.name),
+                    max_threads: None,
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }
 
 /// `sweepbench check`: preflight only. Exit 2 on a blocking finding.

@@ -30,11 +30,14 @@ struct PointObserver<'a> {
     quiet: bool,
     percentile: u32,
     id: String,
+    /// Print every this many seconds' sample (`report_interval`; 0: none).
+    print_every: u64,
 }
 
 impl Observer for PointObserver<'_> {
     fn interval(&mut self, s: &IntervalStats) {
-        if !self.quiet {
+        let second = s.t_s.round() as u64;
+        if !self.quiet && self.print_every > 0 && second > 0 && second % self.print_every == 0 {
             say(
                 self.bar,
                 format!(
@@ -170,8 +173,18 @@ pub async fn run(a: &SweepArgs) -> i32 {
         );
     }
     let started_at = chrono::Utc::now();
-    if let Err(e) = dir.write_manifest(&manifest(&spec, &plan, &dir.run_id, started_at, None, None))
-    {
+    // Who measured: the host and its speed now, so compare can tell a slower VM from a slower
+    // server.
+    let host = serde_json::to_value(crate::host::fingerprint(Some(&dir.path)))
+        .unwrap_or(serde_json::Value::Null);
+    if let Err(e) = dir.write_manifest(&manifest(
+        &spec,
+        &plan,
+        &dir.run_id,
+        (started_at, None),
+        &host,
+        None,
+    )) {
         eprintln!("sweepbench run: {e:#}");
         return EXIT_BAD_INPUT;
     }
@@ -192,8 +205,8 @@ pub async fn run(a: &SweepArgs) -> i32 {
         &spec,
         &plan,
         &dir.run_id,
-        started_at,
-        Some(chrono::Utc::now()),
+        (started_at, Some(chrono::Utc::now())),
+        &host,
         Some(&t),
     );
     if let Err(e) = dir.write_manifest(&end) {
@@ -432,6 +445,7 @@ async fn run_native(
         quiet,
         percentile: o.percentile.max(1),
         id: p.id.clone(),
+        print_every: spec.run.report_interval_s,
     };
     let cpu0 = crate::usage::self_cpu_seconds();
     let r = match exec::run(&o, &mut obs).await {
@@ -443,7 +457,13 @@ async fn run_native(
     };
     fill(rec, &r, crate::usage::self_cpu_seconds() - cpu0);
     let _ = dir.append_intervals(&p.id, &r.intervals);
-    if let Err(e) = dir.write_histogram(&p.id, &r.hist, r.elapsed_s) {
+    let seconds: Vec<(f64, &crate::metrics::TotalHist)> = r
+        .intervals
+        .iter()
+        .map(|s| s.t_s)
+        .zip(&r.interval_hists)
+        .collect();
+    if let Err(e) = dir.write_histogram(&p.id, &r.hist, r.elapsed_s, &seconds) {
         say(bar, format!("warning: {e:#}"));
     }
     rec.status = match (&r.fatal, r.interrupted, r.unfinished) {
@@ -464,37 +484,16 @@ async fn run_native(
     true
 }
 
-fn host() -> serde_json::Value {
-    let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
-    let cpu = read("/proc/cpuinfo")
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("model name")
-                .and_then(|r| r.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-        })
-        .unwrap_or_default();
-    let mem_kb: u64 = read("/proc/meminfo")
-        .lines()
-        .find_map(|l| l.strip_prefix("MemTotal:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0);
-    serde_json::json!({
-        "hostname": read("/proc/sys/kernel/hostname").trim(),
-        "cpu": cpu,
-        "cores": std::thread::available_parallelism().map_or(0, |n| n.get()),
-        "memory_bytes": mem_kb * 1024,
-        "kernel": read("/proc/sys/kernel/osrelease").trim(),
-    })
-}
-
 /// manifest.json: what ran, where, when. Addresses are redacted.
 fn manifest(
     spec: &SweepSpec,
     plan: &Plan,
     run_id: &str,
-    started: chrono::DateTime<chrono::Utc>,
-    ended: Option<chrono::DateTime<chrono::Utc>>,
+    (started, ended): (
+        chrono::DateTime<chrono::Utc>,
+        Option<chrono::DateTime<chrono::Utc>>,
+    ),
+    host: &serde_json::Value,
     t: Option<&Tally>,
 ) -> serde_json::Value {
     let targets: Vec<serde_json::Value> = spec
@@ -517,7 +516,7 @@ fn manifest(
         "run_id": run_id,
         "started_at": started.to_rfc3339(),
         "ended_at": ended.map(|e| e.to_rfc3339()),
-        "host": host(),
+        "host": host,
         "data": spec.data,
         "run": spec.run,
         "workload_options": spec.workload_options,

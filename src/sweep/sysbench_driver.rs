@@ -29,7 +29,8 @@ fn args(spec: &SweepSpec, w: WorkloadKind, threads: u32, c: &ConnInfo, time_s: u
         format!("--table-size={}", spec.data.table_size),
         format!("--threads={threads}"),
         format!("--time={time_s}"),
-        format!("--report-interval={}", spec.run.report_interval_s),
+        // Per-second samples, as the native driver takes.
+        "--report-interval=1".to_string(),
     ]);
     if spec.run.rate > 0 {
         a.push(format!("--rate={}", spec.run.rate));

@@ -2,11 +2,13 @@
 //! run --fail-on-regression, report cells and headlines). Pure: numbers in, verdicts out.
 //!
 //! The unit is one run (repeat) of a point: on a shared VM the spread between runs (server
-//! restarts, caches, neighbours) dwarfs the spread within one, so the within-run samples only
-//! set a floor under the run-to-run noise. Each metric is compared on the log scale
-//! (candidate/base ratios) with a Welch t interval; the interval's level is set by Holm over
-//! every question of one comparison; the verdict says where that interval lies against
-//! ±threshold. docs/statistics.md states the method, its assumptions and its validation.
+//! restarts, caches, neighbours) dwarfs the spread within one, so inference rests on the runs
+//! and the within-run samples are reported beside them. Each metric is compared on the log
+//! scale (candidate/base ratios) with a Welch t interval; the interval's level is set by
+//! Benjamini–Hochberg over every question of one comparison; the verdict says where that
+//! interval lies against ±threshold. docs/statistics.md states the method, its assumptions and its validation.
+
+pub mod changepoint;
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
@@ -25,9 +27,9 @@ pub const MAX_REPEATS: u32 = 50;
 /// The method in one paragraph, printed with every comparison.
 pub const METHOD: &str = "Each run (repeat) of a point gives one figure per metric (tps; p95 and \
 p99 from the run's merged latency histogram). Candidate/base ratios are estimated on the log \
-scale with a Welch t interval over the repeats; the run-to-run noise is at least what the \
-per-second samples show within a run. Interval levels are Holm-adjusted over all points × \
-metrics of the comparison (family-wise false alarms ≤ 5 %). regressed / improved: the interval \
+scale with a Welch t interval over the repeats. Interval levels are adjusted over all points × \
+metrics of the comparison (Benjamini–Hochberg at 5 %: with no real change, any false alarm at \
+most 5 % of the time). regressed / improved: the interval \
 lies wholly beyond the threshold; unchanged: wholly within ±threshold (an equivalence test); \
 inconclusive: anything else, or fewer than 2 repeats on a side (noise unknown). A latency \
 percentile is judged only with ≥ 10 events beyond it in every run. MDE: the smallest change \
@@ -114,7 +116,8 @@ impl Metric {
 pub struct Side {
     /// The figure of each run (values ≤ 0 or not finite were not measured and are left out).
     pub runs: Vec<f64>,
-    /// Per run, the variance of ln(run figure) seen within the run, where known.
+    /// Per run, the variance of ln(run figure) seen within the run (from its per-second
+    /// samples), where known: reported beside the run-to-run noise, not used for the interval.
     pub within_var: Vec<f64>,
     /// Per run, the events counted (for the tail rule); empty when unknown.
     pub events: Vec<u64>,
@@ -133,9 +136,6 @@ impl Side {
 /// One question of a comparison.
 #[derive(Debug, Clone)]
 pub struct Question<'a> {
-    /// Questions of one group (the same series pair, workload and metric at other thread
-    /// counts) share their run-to-run variance where it is larger than a point's own.
-    pub group: usize,
     pub metric: Metric,
     pub base: &'a Side,
     pub cand: &'a Side,
@@ -151,11 +151,15 @@ pub struct Judgement {
     /// The interval of the change, percent.
     pub lo_pct: Option<f64>,
     pub hi_pct: Option<f64>,
-    /// Two-sided confidence of the interval, after Holm (e.g. 0.9967).
+    /// Two-sided confidence of the interval, after the adjustment for many questions (e.g.
+    /// 0.9967).
     pub confidence: Option<f64>,
-    /// Run-to-run noise: standard deviation of ln(figure) across runs, percent, pooled over
-    /// the two sides (with the within-run floor). None when it could not be measured.
+    /// Run-to-run noise: standard deviation of ln(figure) across runs, percent, averaged over
+    /// the two sides. None when it could not be measured.
     pub noise_pct: Option<f64>,
+    /// The same as a single run's per-second samples show it (tps only), percent: when it is
+    /// far below the run-to-run noise, longer points will not help, more repeats will.
+    pub within_noise_pct: Option<f64>,
     pub n_base: usize,
     pub n_cand: usize,
     /// Smallest change (in the worse direction, percent) this comparison calls regressed with
@@ -245,18 +249,34 @@ pub fn within_run_var(samples: &[f64]) -> Option<f64> {
     Some(var / (m * m) / n * (1.0 + rho) / (1.0 - rho))
 }
 
+/// Whether a run's first second stands out as slow against the rest (modified Z-score below
+/// −3.5, as Iglewicz and Hoaglin, and at least 10 % below their median): a sign that the
+/// warmup was too short. Outliers are reported, never dropped.
+pub fn slow_start(samples: &[f64]) -> bool {
+    let Some((&first, rest)) = samples.split_first() else {
+        return false;
+    };
+    if rest.len() < 3 {
+        return false;
+    }
+    let med = crate::metrics::median(rest);
+    let dev: Vec<f64> = rest.iter().map(|x| (x - med).abs()).collect();
+    let mad = crate::metrics::median(&dev) * 1.4826;
+    first < 0.9 * med && (mad == 0.0 || (first - med) / mad < -3.5)
+}
+
 /// What the interval of one question rests on.
 struct Estimate {
     d: f64,
     se: f64,
     df: f64,
-    /// Per-run variance of ln(figure) used, averaged over the two sides.
+    /// Per-run variance of ln(figure), averaged over the two sides.
     s2: f64,
     /// One-sided p of "beyond the threshold" (the smaller of the two directions).
     p: f64,
 }
 
-/// One side's logs, their mean, sample variance and degrees of freedom.
+/// One side's logs: their count, mean, variance (with the floors) and degrees of freedom.
 #[derive(Clone, Copy)]
 struct Spread {
     n: f64,
@@ -268,16 +288,10 @@ struct Spread {
 fn spread(s: &Side) -> Spread {
     let l = s.logs();
     let (mean, var) = mean_var(&l);
-    let w: Vec<f64> = s.within_var.iter().copied().filter(|x| x.is_finite()).collect();
-    let within = if w.is_empty() {
-        0.0
-    } else {
-        w.iter().sum::<f64>() / w.len() as f64
-    };
     Spread {
         n: l.len() as f64,
         mean,
-        var: var.max(within).max(RESOLUTION * RESOLUTION),
+        var: var.max(RESOLUTION * RESOLUTION),
         df: l.len() as f64 - 1.0,
     }
 }
@@ -304,23 +318,6 @@ fn unjudgeable(q: &Question) -> Option<String> {
             q.metric.name()
         )
     })
-}
-
-/// The run-to-run variance pooled over a group's sides (one series, workload and metric at
-/// every thread count): (variance, degrees of freedom).
-fn pooled(spreads: &[Spread]) -> Option<(f64, f64)> {
-    let df: f64 = spreads.iter().map(|s| s.df).sum();
-    (df > 0.0).then(|| (spreads.iter().map(|s| s.var * s.df).sum::<f64>() / df, df))
-}
-
-/// A side's variance: its own, or its group's pooled one where that is larger. Pooling lends
-/// a point the degrees of freedom of its neighbours; taking the larger never lets a quiet
-/// neighbourhood hide a noisy point, nor a lucky point look quieter than its group.
-fn effective(own: Spread, pool: Option<(f64, f64)>) -> Spread {
-    match pool {
-        Some((var, df)) if var > own.var => Spread { var, df, ..own },
-        _ => own,
-    }
 }
 
 fn estimate(b: Spread, c: Spread, m: &Method) -> Estimate {
@@ -375,49 +372,43 @@ fn repeats_needed(s2: f64, a: f64, m: &Method) -> Option<u32> {
     Some(good)
 }
 
-/// Answers every question of one comparison. The levels are Holm-adjusted over the questions
-/// that could be judged, so the chance of any false regressed/improved is at most `alpha`.
+/// Answers every question of one comparison. The levels are adjusted over the questions that
+/// could be judged (Benjamini–Hochberg): with no real change anywhere, the chance of any
+/// regressed/improved is at most `alpha`; with real changes, at most `alpha` of the points
+/// called regressed/improved are expected to be false.
 pub fn judge(questions: &[Question], m: &Method) -> Vec<Judgement> {
     let why: Vec<Option<String>> = questions.iter().map(unjudgeable).collect();
-    let sides: Vec<(Spread, Spread)> = questions
+    let est: Vec<Result<Estimate, String>> = questions
         .iter()
-        .map(|q| (spread(q.base), spread(q.cand)))
-        .collect();
-    let pool = |i: usize, pick: fn(&(Spread, Spread)) -> Spread| {
-        let v: Vec<Spread> = (0..questions.len())
-            .filter(|&k| why[k].is_none() && questions[k].group == questions[i].group)
-            .map(|k| pick(&sides[k]))
-            .collect();
-        pooled(&v)
-    };
-    let est: Vec<Result<Estimate, String>> = (0..questions.len())
-        .map(|i| match &why[i] {
+        .zip(&why)
+        .map(|(q, w)| match w {
             Some(w) => Err(w.clone()),
-            None => Ok(estimate(
-                effective(sides[i].0, pool(i, |s| s.0)),
-                effective(sides[i].1, pool(i, |s| s.1)),
-                m,
-            )),
+            None => Ok(estimate(spread(q.base), spread(q.cand), m)),
         })
         .collect();
     let family = est.iter().filter(|e| e.is_ok()).count().max(1);
-    // Holm: the k-th smallest p is tested at alpha / (family − k); the first that fails
-    // stops the procedure, and every later one keeps that level.
+    // Benjamini–Hochberg: the k largest-ranked p with p_(k) ≤ k·α/m are discoveries. Each
+    // discovery's interval is drawn at k*·α/m (false-coverage-rate adjusted, Benjamini and
+    // Yekutieli 2005), every other one at (k* + 1)·α/m: then "the interval lies beyond the
+    // threshold" and "it is a discovery" are the same statement.
     let mut order: Vec<usize> = (0..est.len()).filter(|&i| est[i].is_ok()).collect();
     let p = |i: usize| est[i].as_ref().map_or(1.0, |e| e.p);
     order.sort_by(|&a, &b| p(a).total_cmp(&p(b)));
-    let mut level = vec![m.alpha / family as f64; est.len()];
-    let mut stopped: Option<f64> = None;
+    let fam = family as f64;
+    let discoveries = order
+        .iter()
+        .enumerate()
+        .filter(|(k, &i)| p(i) <= (*k as f64 + 1.0) * m.alpha / fam)
+        .map(|(k, _)| k + 1)
+        .max()
+        .unwrap_or(0);
+    let mut level = vec![m.alpha / fam; est.len()];
     for (k, &i) in order.iter().enumerate() {
-        let a = m.alpha / (family - k) as f64;
-        match stopped {
-            Some(s) => level[i] = s,
-            None if p(i) <= a => level[i] = a,
-            None => {
-                level[i] = a;
-                stopped = Some(a);
-            }
-        }
+        level[i] = if k < discoveries {
+            discoveries as f64 * m.alpha / fam
+        } else {
+            ((discoveries + 1) as f64 * m.alpha / fam).min(m.alpha)
+        };
     }
     let (lo_m, hi_m) = m.margins();
     questions
@@ -438,6 +429,18 @@ pub fn judge(questions: &[Question], m: &Method) -> Vec<Judgement> {
                 hi_pct: None,
                 confidence: None,
                 noise_pct: None,
+                within_noise_pct: {
+                    let w: Vec<f64> = q
+                        .base
+                        .within_var
+                        .iter()
+                        .chain(&q.cand.within_var)
+                        .copied()
+                        .filter(|x| x.is_finite())
+                        .collect();
+                    (!w.is_empty())
+                        .then(|| (w.iter().sum::<f64>() / w.len() as f64).sqrt() * 100.0)
+                },
                 n_base: nb,
                 n_cand: nc,
                 mde_pct: None,
@@ -452,7 +455,7 @@ pub fn judge(questions: &[Question], m: &Method) -> Vec<Judgement> {
                     return j;
                 }
             };
-            // Regressed / improved rest on the Holm-level interval; unchanged on the plain
+            // Regressed / improved rest on the adjusted interval; unchanged on the plain
             // (1 − 2α) one: claiming "no change beyond ±threshold" at every point is an
             // intersection of equivalence tests and needs no adjustment.
             let interval = |a: f64| {
