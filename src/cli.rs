@@ -78,10 +78,28 @@ pub enum OnCapacity {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Print every point of a sweep, the connections each target needs, and an ETA.
+    /// Print every point of a sweep, the connections each target needs, and an ETA (and what
+    /// a comparison can resolve, once `calibrate` has measured the noise).
     Plan {
         #[command(flatten)]
         sweep: SweepFileArgs,
+        /// Root of the results directories (where a calibration is looked for).
+        #[arg(long, default_value = "results")]
+        results_dir: PathBuf,
+    },
+    /// Run a sweep twice (an A/A pair) and report per point the noise, the smallest drop its
+    /// repeats can catch, and the repeats that would resolve the threshold.
+    Calibrate {
+        #[command(flatten)]
+        sweep: SweepFileArgs,
+        #[arg(long, value_enum, default_value_t = OnCapacity::Fail)]
+        on_capacity: OnCapacity,
+        /// Root of the results directories.
+        #[arg(long, default_value = "results")]
+        results_dir: PathBuf,
+        /// The change a comparison should resolve, e.g. 5%.
+        #[arg(long, default_value = "5%", value_parser = crate::verdict::parse_threshold)]
+        threshold: f64,
     },
     /// Check that every target can take the sweep (connect, privileges, limits, tables, disk).
     Check {

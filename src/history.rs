@@ -120,10 +120,12 @@ pub fn history(
         .max(1);
     let level = ALPHA / judged as f64;
     let mut s = format!(
-        "{}: {} run(s), {} … {}\n\n{:<48} {:>5} {:>12} {:>9} {:>22}  newest run\n",
+        "{}: {} run(s), {} ({}) … {} ({})\n\n{:<48} {:>5} {:>12} {:>9} {:>22}  newest run\n",
         sweep_dir.display(),
         dirs.len(),
+        ids[0],
         date_of(&ids[0]),
+        ids[newest],
         date_of(&ids[newest]),
         "point",
         "runs",

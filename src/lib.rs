@@ -57,12 +57,24 @@ fn sweep_args(
 pub async fn run(cli: Cli) -> i32 {
     match cli.command {
         Command::Bench { args } => bench::main(&args).await,
-        Command::Plan { sweep } => sweep::plan(&sweep_args(
+        Command::Plan { sweep, results_dir } => sweep::plan(&sweep_args(
             sweep,
             cli::OnCapacity::Fail,
-            PathBuf::new(),
+            results_dir,
             false,
         )),
+        Command::Calibrate {
+            sweep,
+            on_capacity,
+            results_dir,
+            threshold,
+        } => {
+            sweep::calibrate::calibrate(
+                &sweep_args(sweep, on_capacity, results_dir, true),
+                threshold,
+            )
+            .await
+        }
         Command::Import {
             logs,
             out,

@@ -143,6 +143,12 @@ mod tests {
     use std::path::Path;
 
     fn spec(extra_run: &str, tail: &str) -> SweepSpec {
+        // One repeat unless the test says otherwise (the default is 3).
+        let extra_run = if extra_run.contains("repeats") {
+            extra_run.to_string()
+        } else {
+            format!("repeats = 1\n{extra_run}")
+        };
         let text = format!(
             "name = \"p\"\n[data]\ntables = 2\ntable_size = 400000\n[run]\nworkloads = [\"oltp_read_only\", \"oltp_point_select\"]\nthreads = [8, 1, 2]\nduration = \"10s\"\nwarmup = \"5s\"\n{extra_run}\n[[targets]]\nname = \"a\"\nurl = \"mysql://root@h\"\n[[targets]]\nname = \"b\"\nurl = \"mysql://root@h2\"\n{tail}"
         );
@@ -235,6 +241,16 @@ mod tests {
                 "a/default/native/oltp_read_only/t1/r2",
             ]
         );
+    }
+
+    #[test]
+    fn defaults_give_three_repeats_after_a_warmup() {
+        let text = "name = \"p\"\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1, 4]\nduration = \"30s\"\n[[targets]]\nname = \"a\"\nurl = \"mysql://root@h\"\n";
+        let s = SweepSpec::parse(Path::new("p.toml"), text).unwrap();
+        assert_eq!((s.run.repeats, s.run.warmup_s), (3, 3));
+        assert_eq!(Plan::build(&s, &[]).points.len(), 6);
+        assert_eq!(crate::spec::default_warmup_s(2), 1);
+        assert_eq!(crate::spec::default_warmup_s(600), 10);
     }
 
     #[test]

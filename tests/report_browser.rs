@@ -109,3 +109,115 @@ fn screenshot_script_writes_a_png() {
     );
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
 }
+
+/// A run directory with two series, three repeats each: `new` is 25 % slower at 8 threads
+/// and the same at 1 and 2.
+fn two_series_run(dir: &Path) -> PathBuf {
+    use sweepbench::results::PointRecord;
+    let run = dir.join("two");
+    std::fs::create_dir_all(&run).unwrap();
+    let mut w = csv::Writer::from_path(run.join("points.csv")).unwrap();
+    for (target, slow) in [("old", 1.0), ("new", 0.75)] {
+        for threads in [1u32, 2, 8] {
+            for repeat in 1..=3u32 {
+                let wobble = [1.0, 1.01, 0.99][repeat as usize - 1];
+                let k = if threads == 8 { slow } else { 1.0 };
+                let tps = 100.0 * threads as f64 * k * wobble;
+                w.serialize(PointRecord {
+                    point_id: format!("{target}/default/oltp_read_only/t{threads}/r{repeat}"),
+                    target: target.into(),
+                    config: "default".into(),
+                    workload: "oltp_read_only".into(),
+                    threads,
+                    repeat,
+                    status: "ok".into(),
+                    transactions: 20_000,
+                    tps,
+                    qps: tps * 16.0,
+                    lat_avg_ms: 10.0 / k,
+                    lat_p95_ms: 20.0 / k / wobble,
+                    lat_p99_ms: 30.0 / k / wobble,
+                    ..PointRecord::default()
+                })
+                .unwrap();
+            }
+        }
+    }
+    w.flush().unwrap();
+    let out = Command::cargo_bin("sweepbench")
+        .unwrap()
+        .args(["report", run.to_str().unwrap(), "--baseline", "old/default"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    run
+}
+
+#[test]
+fn a_compared_report_shows_verdicts_bands_peaks_and_a_headline() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = two_series_run(dir.path());
+    let profile = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", run.join("report.html").display()))
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    // The headline: one compared series, one verdict per thread count.
+    assert!(
+        dom.contains("new/default vs old/default: regressed at 1/3 points, unchanged at 2"),
+        "{dom}"
+    );
+    assert!(dom.contains("class=\"headline has-regressed\""), "{dom}");
+    // Cells carry their verdict and interval.
+    assert_eq!(
+        dom.matches("<td class=\"regressed\"").count(),
+        2,
+        "tps and p95 at 8 threads"
+    );
+    assert!(
+        dom.contains("<span class=\"verdict\">unchanged</span>"),
+        "{dom}"
+    );
+    assert!(dom.contains("<span class=\"ci\">[−"), "{dom}");
+    // The throughput chart: a band per series behind its line, and its peak marked.
+    let chart = dom
+        .split("<svg")
+        .find(|s| s.contains("oltp_read_only: throughput"))
+        .expect("throughput chart");
+    assert_eq!(chart.matches("<polygon").count(), 2, "one band per series");
+    assert_eq!(
+        chart.matches("peak 8").count(),
+        2,
+        "each series' peak labelled"
+    );
+
+    // And as a person sees it.
+    let png = dir.path().join("two.png");
+    let shot = std::process::Command::new(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/screenshot-report.sh"),
+    )
+    .arg(&run)
+    .arg(&png)
+    .output()
+    .unwrap();
+    assert!(
+        shot.status.success(),
+        "{}",
+        String::from_utf8_lossy(&shot.stderr)
+    );
+    assert!(std::fs::metadata(&png).unwrap().len() > 10_000);
+}

@@ -57,6 +57,7 @@ table_size = 200
 workloads = ["oltp_point_select"]
 threads = [1, 2, 4, 8, 16, 64, 256]
 duration = "1s"
+repeats = 1
 report_interval = "1s"
 {extra}
 [[targets]]
@@ -203,6 +204,7 @@ table_size = 100
 workloads = ["oltp_point_select"]
 threads = [1, 2]
 duration = "1s"
+repeats = 1
 [[targets]]
 name = "ext"
 url = "mysql://bench:Sup3rS3cretPw@127.0.0.1:{}/pwtest"
@@ -222,7 +224,11 @@ url = "mysql://bench:Sup3rS3cretPw@127.0.0.1:{}/pwtest"
     let rows: Vec<&str> = csv.lines().skip(1).collect();
     assert_eq!(rows.len(), 2, "{csv}");
     assert!(rows.iter().all(|r| r.contains(",ok,")), "{csv}");
-    assert!(rows[0].contains("10.11"), "server_version recorded: {csv}");
+    let version = query_col_on(s, "SELECT VERSION()").remove(0);
+    assert!(
+        rows.iter().all(|r| r.contains(&format!(",{version},"))),
+        "server_version {version} recorded: {csv}"
+    );
     for entry in walk(&results) {
         let bytes = std::fs::read(&entry).unwrap();
         assert!(
@@ -233,8 +239,20 @@ url = "mysql://bench:Sup3rS3cretPw@127.0.0.1:{}/pwtest"
     }
     let stored = std::fs::read_to_string(run.join("sweep.toml")).unwrap();
     assert!(stored.contains("mysql://bench:***@127.0.0.1:"), "{stored}");
+    // Per-second samples for every point, whatever report_interval says.
     let intervals = std::fs::read_to_string(run.join("intervals.csv")).unwrap();
-    assert!(intervals.lines().count() >= 1);
+    for id in [
+        "ext/default/oltp_point_select/t1/r1",
+        "ext/default/oltp_point_select/t2/r1",
+    ] {
+        assert!(
+            intervals
+                .lines()
+                .skip(1)
+                .any(|l| l.starts_with(&format!("{id},"))),
+            "{id} has no per-second sample: {intervals}"
+        );
+    }
 }
 
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
@@ -263,6 +281,7 @@ table_size = 100
 workloads = ["oltp_point_select"]
 threads = [1]
 duration = "1s"
+repeats = 1
 [[targets]]
 name = "ext"
 url = "mysql://root@127.0.0.1:{}/vars"
@@ -303,7 +322,7 @@ vars = {{ innodb_page_size = 8192 }}
 /// A sweep for one preflight check; the URL, the [data] lines and the threads vary.
 fn check_sweep(dir: &Path, name: &str, url: &str, data: &str, threads: &str) -> String {
     let body = format!(
-        "name = \"{name}\"\n[data]\n{data}\n[run]\nworkloads = [\"oltp_read_write\"]\nthreads = {threads}\nduration = \"1s\"\n[[targets]]\nname = \"t\"\nurl = \"{url}\"\n"
+        "name = \"{name}\"\n[data]\n{data}\n[run]\nworkloads = [\"oltp_read_write\"]\nthreads = {threads}\nduration = \"1s\"\nrepeats = 1\n[[targets]]\nname = \"t\"\nurl = \"{url}\"\n"
     );
     sweep_file(dir, name, &body).to_str().unwrap().to_string()
 }
@@ -485,7 +504,7 @@ fn a_hung_point_is_ended_by_the_point_timeout() {
     exec_root(s, &["DROP DATABASE IF EXISTS hung", "CREATE DATABASE hung"]).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let body = format!(
-        "name = \"hung\"\n[data]\ntables = 1\ntable_size = 100\n[run]\nworkloads = [\"oltp_update_index\"]\nthreads = [1, 2]\nduration = \"1s\"\npoint_timeout = \"2s\"\n[[targets]]\nname = \"t\"\nurl = \"mysql://root@127.0.0.1:{}/hung\"\n",
+        "name = \"hung\"\n[data]\ntables = 1\ntable_size = 100\n[run]\nworkloads = [\"oltp_update_index\"]\nthreads = [1, 2]\nduration = \"1s\"\nrepeats = 1\npoint_timeout = \"2s\"\n[[targets]]\nname = \"t\"\nurl = \"mysql://root@127.0.0.1:{}/hung\"\n",
         s.port()
     );
     let f = sweep_file(dir.path(), "hung", &body);

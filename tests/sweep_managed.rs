@@ -71,7 +71,7 @@ fn variable(run: &Path, server: &str, name: &str) -> String {
         .to_string()
 }
 
-const RUN: &str = "[data]\ntables = 1\ntable_size = 500\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1, 2]\nduration = \"1s\"\n";
+const RUN: &str = "[data]\ntables = 1\ntable_size = 500\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1, 2]\nduration = \"1s\"\nrepeats = 1\n";
 
 /// An unpacked MariaDB 10.11.18 (the distribution's packages, via the repo's script).
 fn mariadb_10_11_18() -> PathBuf {
@@ -193,7 +193,7 @@ fn structure(html: &str) -> Vec<Vec<String>> {
 
 #[test]
 fn two_configs_write_a_full_run_directory_and_a_comparing_report() {
-    let body = "name = \"flush\"\nbaseline = \"local/default\"\n[data]\ntables = 1\ntable_size = 500\n[run]\nworkloads = [\"oltp_write_only\"]\nthreads = [1, 4]\nduration = \"2s\"\nreport_interval = \"1s\"\n[[targets]]\nname = \"local\"\nserver = {}\n[[configs]]\nname = \"default\"\n[[configs]]\nname = \"no-flush\"\nvars = { innodb_flush_log_at_trx_commit = 0 }\n";
+    let body = "name = \"flush\"\nbaseline = \"local/default\"\n[data]\ntables = 1\ntable_size = 500\n[run]\nworkloads = [\"oltp_write_only\"]\nthreads = [1, 4]\nduration = \"2s\"\nrepeats = 1\nreport_interval = \"1s\"\n[[targets]]\nname = \"local\"\nserver = {}\n[[configs]]\nname = \"default\"\n[[configs]]\nname = \"no-flush\"\nvars = { innodb_flush_log_at_trx_commit = 0 }\n";
     let (out, run, tmp) = run_sweep(body, "flush");
     assert!(out.status.success(), "{}", text(&out));
     for f in [
@@ -223,7 +223,9 @@ fn two_configs_write_a_full_run_directory_and_a_comparing_report() {
     assert_eq!(std::fs::read_dir(run.join("servers")).unwrap().count(), 2);
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(run.join("manifest.json")).unwrap()).unwrap();
-    assert!(manifest["host"]["cores"].as_u64().unwrap() >= 1);
+    // The host probe ran: a CPU speed and an fsync latency were measured.
+    assert!(manifest["host"]["probe"]["cpu_mops"].as_f64().unwrap() > 0.0);
+    assert!(manifest["host"]["probe"]["fsync_us"].as_f64().unwrap() > 0.0);
     assert_eq!(manifest["summary"]["ok"], 4);
     assert_eq!(manifest["plan"].as_array().unwrap().len(), 4);
 

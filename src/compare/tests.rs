@@ -126,3 +126,28 @@ fn per_second_samples_are_reported_and_a_slow_first_second_noted() {
     );
     assert!(text(&c).contains("note: "), "{}", text(&c));
 }
+
+#[test]
+fn pooled_runs_keep_each_runs_samples_apart() {
+    let mut a = run(three("a", 1, 100.0, 1.0));
+    let mut b = run(three("a", 1, 104.0, 1.0));
+    for (r, v) in [(&mut a, 10.0), (&mut b, 20.0)] {
+        for p in &r.points {
+            r.tps_samples.insert(p.point_id.clone(), vec![v; 4]);
+        }
+    }
+    let p = Run::pooled(vec![a, b]);
+    assert_eq!(p.points.len(), 6);
+    assert_eq!(
+        p.tps_samples.len(),
+        6,
+        "the same point ids from two runs stay apart"
+    );
+    assert_eq!(
+        p.tps_samples["1:a/default/oltp_point_select/t1/r2"],
+        vec![20.0; 4]
+    );
+    // Six repeats on the base side.
+    let c = compare(&p, &run(three("a", 1, 102.0, 1.0)), 5.0, &[]).unwrap();
+    assert_eq!(c.rows[0].metric(Metric::Tps).unwrap().n_base, 6);
+}

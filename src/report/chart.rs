@@ -114,11 +114,16 @@ where
                     7,
                     color.stroke_width(2),
                 )));
-                let _ = chart.draw_series(std::iter::once(Text::new(
-                    label.clone(),
-                    (*x, *y * 1.04),
-                    ("sans-serif", 12).into_font().color(&color),
-                )));
+                // Left of and above the point, so a peak at the last thread count stays
+                // inside the chart.
+                let _ = chart.draw_series(std::iter::once(
+                    EmptyElement::at((*x, *y))
+                        + Text::new(
+                            label.clone(),
+                            (-52, -20),
+                            ("sans-serif", 12).into_font().color(&color),
+                        ),
+                ));
             }
         }
         let _ = chart

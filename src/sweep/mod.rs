@@ -3,6 +3,7 @@
 //! before starting the next.
 
 mod block;
+pub mod calibrate;
 mod gate;
 mod run;
 mod sysbench_driver;
@@ -92,6 +93,9 @@ pub fn plan(a: &SweepArgs) -> i32 {
         spec.run.warmup_s,
         spec.run.duration_s
     );
+    if let Some(c) = calibrate::load(&a.results_dir, &spec.name) {
+        println!("{}", calibrate::summary(&c));
+    }
     EXIT_OK
 }
 

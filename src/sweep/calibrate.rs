@@ -1,0 +1,181 @@
+//! `sweepbench calibrate SWEEP`: the sweep run twice on this machine (an A/A pair), then per
+//! point the noise measured, the smallest drop the sweep's repeats can catch, and the repeats
+//! that would resolve the threshold. Kept as results/<sweep>/calibration.json for `plan`.
+
+use super::{SweepArgs, EXIT_BAD_INPUT, EXIT_OK};
+use crate::compare::{self, Run};
+use crate::verdict::Metric;
+use std::path::{Path, PathBuf};
+
+/// One point's calibration.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct PointNoise {
+    pub point: String,
+    pub tps_noise_pct: Option<f64>,
+    pub p95_noise_pct: Option<f64>,
+    pub p99_noise_pct: Option<f64>,
+    /// The smallest tps drop the sweep's repeats would call regressed 80 % of the time.
+    pub mde_pct: Option<f64>,
+    /// Repeats per side that would resolve ±threshold for tps (None: more than 50).
+    pub repeats_needed: Option<u32>,
+}
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Calibration {
+    pub sweep: String,
+    pub runs: Vec<String>,
+    pub threshold_pct: f64,
+    pub repeats: u32,
+    /// What the A/A comparison itself said (it should be nothing regressed).
+    pub aa_headline: String,
+    pub points: Vec<PointNoise>,
+}
+
+pub fn path(results_dir: &Path, sweep: &str) -> PathBuf {
+    results_dir.join(sweep).join("calibration.json")
+}
+
+pub fn load(results_dir: &Path, sweep: &str) -> Option<Calibration> {
+    serde_json::from_str(&std::fs::read_to_string(path(results_dir, sweep)).ok()?).ok()
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.sort_by(|a, b| a.total_cmp(b));
+    (!v.is_empty()).then(|| v[v.len() / 2])
+}
+
+/// One line for `plan`: what a comparison of this sweep can resolve here.
+pub fn summary(c: &Calibration) -> String {
+    let mde = median(c.points.iter().filter_map(|p| p.mde_pct).collect());
+    let worst = c
+        .points
+        .iter()
+        .filter_map(|p| p.mde_pct)
+        .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+    let need = median(
+        c.points
+            .iter()
+            .map(|p| p.repeats_needed.map_or(51.0, f64::from))
+            .collect(),
+    );
+    format!(
+        "calibration ({} runs, {} repeats): a comparison catches tps drops of {} at the median point, {} at the noisiest; ±{} needs {} repeats at the median point",
+        c.runs.len(),
+        c.repeats,
+        mde.map_or("?".into(), |m| format!("{m:.0} %")),
+        worst.map_or("?".into(), |m| format!("{m:.0} %")),
+        crate::verdict::fmt_pct(c.threshold_pct),
+        need.map_or("?".into(), |n| if n > 50.0 { "more than 50".into() } else { format!("{n:.0}") }),
+    )
+}
+
+pub async fn calibrate(a: &SweepArgs, threshold_pct: f64) -> i32 {
+    let spec = match crate::spec::SweepSpec::load(&a.file) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("sweepbench calibrate: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let mut runs = Vec::new();
+    for i in 1..=2 {
+        println!("calibrate: run {i} of 2");
+        let mut one = a.clone();
+        one.fail_on_regression = None;
+        let code = super::run(&one).await;
+        if code != EXIT_OK {
+            eprintln!("sweepbench calibrate: run {i} ended with exit {code}; no calibration");
+            return code;
+        }
+        match super::latest_run(&a.results_dir, &spec.name) {
+            Some(r) => runs.push(r),
+            None => return EXIT_BAD_INPUT,
+        }
+    }
+    let loaded = match runs
+        .iter()
+        .map(|r| Run::load(r))
+        .collect::<anyhow::Result<Vec<_>>>()
+    {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("sweepbench calibrate: {e:#}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let cmp = match compare::compare(&loaded[0], &loaded[1], threshold_pct, &[]) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("sweepbench calibrate: {e:#}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let noise = |r: &compare::Row, m: Metric| r.metric(m).and_then(|j| j.noise_pct);
+    let cal = Calibration {
+        sweep: spec.name.clone(),
+        runs: runs
+            .iter()
+            .map(|r| {
+                r.file_name()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+                    .to_string()
+            })
+            .collect(),
+        threshold_pct,
+        repeats: spec.run.repeats,
+        aa_headline: cmp.headline.clone(),
+        points: cmp
+            .rows
+            .iter()
+            .map(|r| PointNoise {
+                point: r.point.clone(),
+                tps_noise_pct: noise(r, Metric::Tps),
+                p95_noise_pct: noise(r, Metric::P95),
+                p99_noise_pct: noise(r, Metric::P99),
+                mde_pct: r.metric(Metric::Tps).and_then(|j| j.mde_pct),
+                repeats_needed: r.metric(Metric::Tps).and_then(|j| j.repeats_needed),
+            })
+            .collect(),
+    };
+    let f = |x: Option<f64>| x.map_or("?".to_string(), |v| format!("{v:.1}%"));
+    println!(
+        "\n{:<48} {:>7} {:>7} {:>7} {:>7} {:>9}",
+        "point", "tps", "p95", "p99", "MDE", "repeats"
+    );
+    for p in &cal.points {
+        println!(
+            "{:<48} {:>7} {:>7} {:>7} {:>7} {:>9}",
+            p.point,
+            f(p.tps_noise_pct),
+            f(p.p95_noise_pct),
+            f(p.p99_noise_pct),
+            f(p.mde_pct),
+            p.repeats_needed
+                .map_or(">50".to_string(), |n| n.to_string())
+        );
+    }
+    println!(
+        "\nnoise: run-to-run SD per metric at {} repeats; MDE: the smallest tps drop a comparison of two such runs calls regressed 80 % of the time; repeats: per side, to resolve ±{}.\nA/A ({} vs {}): {}.\n{}",
+        cal.repeats,
+        crate::verdict::fmt_pct(threshold_pct),
+        cal.runs[0],
+        cal.runs[1],
+        cal.aa_headline,
+        summary(&cal)
+    );
+    let out = path(&a.results_dir, &spec.name);
+    match serde_json::to_string_pretty(&cal)
+        .map_err(anyhow::Error::from)
+        .and_then(|s| crate::results::write_atomic(&out, s.as_bytes()))
+    {
+        Ok(()) => {
+            println!("written to {}", out.display());
+            EXIT_OK
+        }
+        Err(e) => {
+            eprintln!("sweepbench calibrate: {e:#}");
+            EXIT_BAD_INPUT
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! Verdicts end to end on managed servers: `run --fail-on-regression` within a run (a
+//! durable config against a lazy one) and across nights (a one-series sweep against its
+//! previous run), as the README's cron line runs it.
+
+mod common;
+use common::text;
+use std::path::{Path, PathBuf};
+
+/// These tests measure: one at a time, so they do not load each other's servers.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn run(dir: &Path, file: &Path, extra: &[&str]) -> std::process::Output {
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+        .env("TMPDIR", dir)
+        .arg("run")
+        .arg("--quiet")
+        .arg("--fail-on-regression")
+        .arg(file)
+        .arg("--results-dir")
+        .arg(dir.join("results"))
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let f = dir.join(format!("{name}.toml"));
+    std::fs::write(&f, body).unwrap();
+    f
+}
+
+#[test]
+fn flushing_at_every_commit_regresses_against_a_lazy_flush() {
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    // What the README promises: the sweep's baseline against each other config, one verdict
+    // per point. Flushing the redo log at every commit costs an fsync per transaction.
+    let f = write(
+        dir.path(),
+        "flush",
+        "name = \"flush\"\nbaseline = \"local/lazy\"\n[data]\ntables = 1\ntable_size = 1000\n[run]\nworkloads = [\"oltp_write_only\"]\nthreads = [1, 4]\nduration = \"2s\"\norder = \"interleaved\"\n[[targets]]\nname = \"local\"\nserver = {}\n[[configs]]\nname = \"lazy\"\nvars = { innodb_flush_log_at_trx_commit = 2 }\n[[configs]]\nname = \"durable\"\nvars = { innodb_flush_log_at_trx_commit = 1 }\n",
+    );
+    let out = run(dir.path(), &f, &[]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{t}");
+    assert!(
+        t.contains("compared each series of this run against the baseline local/lazy"),
+        "{t}"
+    );
+    let rows: Vec<&str> = t
+        .lines()
+        .filter(|l| l.starts_with("local/durable/oltp_write_only/t"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{t}");
+    assert!(rows.iter().any(|r| r.contains("regressed (tps -")), "{t}");
+    assert!(
+        rows.iter()
+            .all(|r| !r.contains("unchanged") && !r.contains("improved")),
+        "{t}"
+    );
+}
+
+#[test]
+fn a_nightly_sweep_compares_with_the_previous_night_and_fires_when_slowed() {
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = |vars: &str| {
+        format!("name = \"nightly\"\n[data]\ntables = 1\ntable_size = 1000\n[run]\nworkloads = [\"oltp_write_only\"]\nthreads = [2]\nduration = \"2s\"\n[[targets]]\nname = \"local\"\nserver = {{}}\n[[configs]]\nname = \"default\"\nvars = {{ {vars} }}\n")
+    };
+    let night = "innodb_flush_log_at_trx_commit = 0";
+    let f = write(dir.path(), "nightly", &sweep(night));
+
+    let first = run(dir.path(), &f, &[]);
+    let t = text(&first);
+    assert_eq!(first.status.code(), Some(0), "{t}");
+    assert!(
+        t.contains("the first finished run of 'nightly': nothing to compare with yet"),
+        "{t}"
+    );
+    let runs = || sweepbench::nightly::runs(&dir.path().join("results/nightly")).unwrap();
+    let night1 = runs()[0].clone();
+    std::thread::sleep(std::time::Duration::from_millis(1100)); // distinct run ids
+
+    // The same server and settings the next night: compared with the first, nothing fires.
+    let second = run(dir.path(), &f, &[]);
+    let t = text(&second);
+    assert_eq!(second.status.code(), Some(0), "{t}");
+    assert!(
+        t.contains(&format!(
+            "compared the previous finished run {}",
+            night1.display()
+        )),
+        "{t}"
+    );
+    assert!(
+        t.lines()
+            .any(|l| l.starts_with("local/default/oltp_write_only/t2")),
+        "{t}"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+
+    // Someone made the server durable overnight (binary log synced, redo flushed at every
+    // commit): two fsyncs per transaction. The third night is compared with the second.
+    std::fs::write(
+        &f,
+        sweep("innodb_flush_log_at_trx_commit = 1, sync_binlog = 1, log_bin = \"mysql-bin\""),
+    )
+    .unwrap();
+    let third = run(dir.path(), &f, &[]);
+    let t = text(&third);
+    assert_eq!(third.status.code(), Some(3), "{t}");
+    let night2 = runs()[1].clone();
+    assert!(t.contains(&night2.display().to_string()), "{t}");
+    assert!(t.contains("regressed (tps -"), "{t}");
+
+    // The same settings again, judged against a chosen run: the first night.
+    let again = run(dir.path(), &f, &["--against", night1.to_str().unwrap()]);
+    let t = text(&again);
+    assert_eq!(again.status.code(), Some(3), "{t}");
+    assert!(
+        t.contains(&format!("compared run {}", night1.display())),
+        "{t}"
+    );
+}
