@@ -247,7 +247,11 @@ fn page(sweep_dir: &Path, ids: &[String], trends: &[Trend], text: &str) -> Strin
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
     let esc = |x: &str| x.replace('&', "&amp;").replace('<', "&lt;");
-    let dates: Vec<String> = ids.iter().map(|i| date_of(i)).collect();
+    // Axis labels: month-day (the text below has the full dates and times).
+    let dates: Vec<String> = ids
+        .iter()
+        .map(|i| date_of(i).get(5..10).unwrap_or_default().to_string())
+        .collect();
     let mut workloads: Vec<&str> = trends.iter().map(|t| t.key.workload.as_str()).collect();
     workloads.dedup();
     workloads.sort_unstable();
@@ -255,23 +259,27 @@ fn page(sweep_dir: &Path, ids: &[String], trends: &[Trend], text: &str) -> Strin
     let charts: String = workloads
         .iter()
         .map(|w| {
+            // Each series as a share of its own median, so that a 1-thread series moves as
+            // visibly as a 64-thread one.
             let lines: Vec<crate::report::chart::Line> = trends
                 .iter()
                 .filter(|t| t.key.workload == *w && t.key.metric == "tps")
                 .map(|t| {
+                    let present: Vec<f64> = t.values.iter().flatten().copied().collect();
+                    let med = median(&present).max(f64::MIN_POSITIVE);
                     crate::report::chart::Line::plain(
                         &format!("{} t{}", t.key.series, t.key.threads),
                         t.values
                             .iter()
                             .enumerate()
-                            .filter_map(|(i, v)| v.map(|v| (i as u32, v)))
+                            .filter_map(|(i, v)| v.map(|v| (i as u32, v / med * 100.0)))
                             .collect(),
                     )
                 })
                 .collect();
             crate::report::chart::trend_svg(
                 &format!("{w}: throughput per run"),
-                "transactions/s",
+                "tps, % of the series' median",
                 &dates,
                 &lines,
             )
@@ -282,4 +290,102 @@ fn page(sweep_dir: &Path, ids: &[String], trends: &[Trend], text: &str) -> Strin
         n = esc(&name),
         text = esc(text),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run directory whose points have these tps (three repeats each, ±1 %).
+    fn write_run(root: &Path, id: &str, tps1: f64, tps8: f64) {
+        let dir = root.join(id);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut w = csv::Writer::from_path(dir.join("points.csv")).unwrap();
+        for (threads, tps) in [(1u32, tps1), (8, tps8)] {
+            for (repeat, k) in [(1u32, 1.0), (2, 1.01), (3, 0.99)] {
+                w.serialize(PointRecord {
+                    point_id: format!("local/default/oltp_point_select/t{threads}/r{repeat}"),
+                    target: "local".into(),
+                    config: "default".into(),
+                    workload: "oltp_point_select".into(),
+                    threads,
+                    repeat,
+                    status: "ok".into(),
+                    tps: tps * k,
+                    lat_p95_ms: 1.0,
+                    ..PointRecord::default()
+                })
+                .unwrap();
+            }
+        }
+        w.flush().unwrap();
+    }
+
+    #[test]
+    fn a_slower_newest_run_at_one_thread_count_fires() {
+        let d = tempfile::tempdir().unwrap();
+        // Eight steady nights (±1 %), then 22 % slower at 1 thread only; 8 threads steady.
+        let wobble = [1.0, 1.01, 0.99, 1.005, 0.995, 1.0, 1.01, 0.99];
+        for (i, w) in wobble.iter().enumerate() {
+            write_run(
+                d.path(),
+                &format!("202611{:02}T020000Z", i + 1),
+                1000.0 * w,
+                5000.0 * w,
+            );
+        }
+        let o = history(d.path(), 10.0, None).unwrap();
+        assert!(!o.newest_regressed, "{}", o.text);
+        write_run(d.path(), "20261109T020000Z", 780.0, 5000.0);
+        let page = d.path().join("h.html");
+        let o = history(d.path(), 10.0, Some(&page)).unwrap();
+        assert!(o.newest_regressed, "{}", o.text);
+        let line = |p: &str| {
+            o.text
+                .lines()
+                .find(|l| l.starts_with(p))
+                .unwrap()
+                .to_string()
+        };
+        assert!(
+            line("local/default/oltp_point_select/t1 tps").ends_with("WORSE"),
+            "{}",
+            o.text
+        );
+        assert!(
+            line("local/default/oltp_point_select/t8 tps").ends_with("steady"),
+            "{}",
+            o.text
+        );
+        assert!(o.text.contains("worse at 1 of 4 series"), "{}", o.text);
+        let html = std::fs::read_to_string(page).unwrap();
+        let chart = html.split("<pre>").next().unwrap();
+        assert!(
+            chart.contains("<svg") && chart.contains("11-0"),
+            "dates on the axis"
+        );
+    }
+
+    #[test]
+    fn a_step_in_the_middle_is_a_shift_and_the_newest_is_judged_after_it() {
+        let d = tempfile::tempdir().unwrap();
+        for i in 0..16 {
+            let level = if i < 8 { 1000.0 } else { 800.0 };
+            let w = [1.0, 1.01, 0.99, 1.005][i % 4];
+            write_run(
+                d.path(),
+                &format!("202611{:02}T020000Z", i + 1),
+                level * w,
+                5000.0 * w,
+            );
+        }
+        let o = history(d.path(), 10.0, None).unwrap();
+        assert!(
+            o.text.contains("t1 tps: from run 20261109T020000Z"),
+            "{}",
+            o.text
+        );
+        // The newest run is in line with the runs since the shift: nothing fires.
+        assert!(!o.newest_regressed, "{}", o.text);
+    }
 }

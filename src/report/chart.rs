@@ -35,7 +35,7 @@ impl Line {
 }
 
 /// Draws `lines` on `x_range` with markers, bands, marks and a legend; empty when there is
-/// nothing to draw. `x_label` formats the x axis' ticks.
+/// nothing to draw. `x_label` formats the x axis' ticks (at most 10 of them).
 fn plot<X>(
     title: &str,
     x_desc: &str,
@@ -43,6 +43,7 @@ fn plot<X>(
     lines: &[Line],
     x_range: impl Fn(u32) -> X,
     x_label: &dyn Fn(&u32) -> String,
+    legend: SeriesLabelPosition,
 ) -> String
 where
     X: plotters::coord::ranged1d::AsRangedCoord<Value = u32>,
@@ -79,6 +80,7 @@ where
             .x_desc(x_desc)
             .y_desc(y_desc)
             .x_label_formatter(x_label)
+            .x_labels(10)
             .light_line_style(WHITE.mix(0.0))
             .draw();
         for (i, line) in lines.iter().enumerate() {
@@ -130,7 +132,7 @@ where
             .configure_series_labels()
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK.mix(0.3))
-            .position(SeriesLabelPosition::UpperLeft)
+            .position(legend)
             .draw();
         let _ = root.present();
     }
@@ -146,12 +148,20 @@ pub fn svg(title: &str, y_label: &str, lines: &[Line]) -> String {
         lines,
         |max| (1u32..max).log_scale().base(2.0),
         &|x| x.to_string(),
+        SeriesLabelPosition::UpperLeft,
     )
 }
 
 /// A figure per run (x = the runs' dates, oldest first), one line per thread count.
 pub fn trend_svg(title: &str, y_label: &str, dates: &[String], lines: &[Line]) -> String {
-    plot(title, "run", y_label, lines, |max| 0u32..max, &|x| {
-        dates.get(*x as usize).cloned().unwrap_or_default()
-    })
+    plot(
+        title,
+        "run",
+        y_label,
+        lines,
+        |max| 0u32..max,
+        &|x| dates.get(*x as usize).cloned().unwrap_or_default(),
+        // The lines run near 100 %: keep the legend below them.
+        SeriesLabelPosition::LowerLeft,
+    )
 }

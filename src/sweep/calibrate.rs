@@ -39,9 +39,8 @@ pub fn load(results_dir: &Path, sweep: &str) -> Option<Calibration> {
     serde_json::from_str(&std::fs::read_to_string(path(results_dir, sweep)).ok()?).ok()
 }
 
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    v.sort_by(|a, b| a.total_cmp(b));
-    (!v.is_empty()).then(|| v[v.len() / 2])
+fn median(v: Vec<f64>) -> Option<f64> {
+    (!v.is_empty()).then(|| crate::metrics::median(&v))
 }
 
 /// One line for `plan`: what a comparison of this sweep can resolve here.
