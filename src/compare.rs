@@ -146,6 +146,9 @@ impl Row {
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Comparison {
+    /// What was compared (run directories, or a description), for the reader.
+    pub base: String,
+    pub candidate: String,
     pub threshold_pct: f64,
     pub method: &'static str,
     /// "regressed at 1/10 points, unchanged at 3, inconclusive at 6".
@@ -273,6 +276,8 @@ pub fn compare(
         Vec::new()
     };
     Ok(Comparison {
+        base: String::new(),
+        candidate: String::new(),
         host_warnings,
         notes,
         threshold_pct,
@@ -474,39 +479,20 @@ pub fn markdown(c: &Comparison) -> String {
     s
 }
 
-/// A small self-contained HTML page.
-pub fn html(c: &Comparison) -> String {
-    let esc = |x: &str| {
-        x.replace('&', "&amp;")
-            .replace('<', "&lt;")
-            .replace('>', "&gt;")
-    };
-    let mut s = String::from("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>sweepbench compare</title><style>body{font-family:sans-serif}td,th{border:1px solid #ddd;padding:3px 8px;text-align:right}.regressed{background:#fbe3e3}.improved{background:#e3f4e1}.inconclusive{color:#777}table{border-collapse:collapse}</style></head><body>");
-    s.push_str(&format!("<h2>{}</h2>", esc(&c.headline)));
-    s.push_str("<table><tr><th>point</th><th>base tps</th><th>cand tps</th><th>Δ tps</th><th>interval</th><th>Δ p95</th><th>Δ p99</th><th>noise</th><th>MDE</th><th>verdict</th></tr>");
-    for r in &c.rows {
-        let tps = r.metric(Metric::Tps);
-        s.push_str(&format!(
-            "<tr class=\"{}\"><td>{}</td><td>{:.2}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} {}</td></tr>",
-            r.verdict,
-            esc(&r.point),
-            r.base_tps,
-            r.cand_tps,
-            cell(tps),
-            tps.map(interval).unwrap_or_default(),
-            cell(r.metric(Metric::P95)),
-            cell(r.metric(Metric::P99)),
-            noise(tps),
-            mde(tps),
-            r.verdict,
-            esc(&r.why)
-        ));
-    }
-    s.push_str(&format!(
-        "</table><p>{}</p></body></html>\n",
-        esc(&footer(c))
-    ));
-    s
+const HTML: &str = include_str!("../templates/compare.html.tera");
+
+/// A self-contained HTML page (templates/compare.html.tera).
+pub fn html(c: &Comparison) -> anyhow::Result<String> {
+    let mut t = tera::Tera::default();
+    t.add_raw_template("compare.html", HTML)
+        .map_err(|e| anyhow::anyhow!("the compare template does not parse: {e:?}"))?;
+    t.autoescape_on(vec!["compare.html"]);
+    t.register_filter("num", crate::report::render::num);
+    t.register_filter("signed", crate::report::render::signed);
+    let mut cx = tera::Context::from_serialize(c)?;
+    cx.insert("regressed", &!c.regressed().is_empty());
+    t.render("compare.html", &cx)
+        .map_err(|e| anyhow::anyhow!("rendering the comparison: {e:?}"))
 }
 
 #[cfg(test)]

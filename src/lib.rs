@@ -182,13 +182,15 @@ fn run_compare(
     let cmp = compare::Run::load(base)
         .and_then(|b| Ok((b, compare::Run::load(candidate)?)))
         .and_then(|(b, c)| compare::compare(&b, &c, threshold, map));
-    let cmp = match cmp {
+    let mut cmp = match cmp {
         Ok(c) => c,
         Err(e) => {
             eprintln!("sweepbench compare: {e:#}");
             return 2;
         }
     };
+    cmp.base = base.display().to_string();
+    cmp.candidate = candidate.display().to_string();
     if cmp.rows.is_empty() {
         eprintln!("sweepbench compare: no point of the candidate matches the base (different targets? use --map old=new)");
         return 2;
@@ -196,7 +198,13 @@ fn run_compare(
     let out = match format {
         cli::CompareFormat::Text => compare::text(&cmp),
         cli::CompareFormat::Md => compare::markdown(&cmp),
-        cli::CompareFormat::Html => compare::html(&cmp),
+        cli::CompareFormat::Html => match compare::html(&cmp) {
+            Ok(h) => h,
+            Err(e) => {
+                eprintln!("sweepbench compare: {e:#}");
+                return 2;
+            }
+        },
         cli::CompareFormat::Json => serde_json::to_string_pretty(&cmp).expect("serialises") + "\n",
     };
     print!("{out}");

@@ -60,6 +60,18 @@ fn points_match_and_get_one_of_four_verdicts() {
     let json: serde_json::Value = serde_json::to_value(&c).unwrap();
     assert_eq!(json["rows"][1]["verdict"], "regressed");
     assert_eq!(json["rows"][1]["metrics"][0]["metric"], "tps");
+    let h = html(&c).unwrap();
+    assert!(
+        h.contains(
+            "<tr class=\"regressed\"><td class=\"name\">a/default/oltp_point_select/t8</td>"
+        ),
+        "{h}"
+    );
+    assert!(
+        h.contains("<p class=\"headline regressed\">regressed at 1/2 points, unchanged at 1"),
+        "{h}"
+    );
+    assert!(h.contains("Method: Each run"), "{h}");
 }
 
 #[test]

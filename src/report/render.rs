@@ -17,7 +17,7 @@ fn tera() -> anyhow::Result<tera::Tera> {
 }
 
 /// `{{ x | num }}`: a figure with precision that suits its size.
-fn num(
+pub(crate) fn num(
     v: &tera::Value,
     _: &std::collections::HashMap<String, tera::Value>,
 ) -> tera::Result<tera::Value> {
@@ -33,7 +33,7 @@ fn num(
 }
 
 /// `{{ pct | signed }}`: +3.1 % / −4.0 %, empty for none.
-fn signed(
+pub(crate) fn signed(
     v: &tera::Value,
     _: &std::collections::HashMap<String, tera::Value>,
 ) -> tera::Result<tera::Value> {
