@@ -230,8 +230,25 @@ pub fn history(
         (1.0 - level) * 100.0,
         ALPHA * 100.0
     ));
+    // A slower VM is not a slower server: say when the machine changed under the newest run.
+    if newest > 0 {
+        if let (Some(a), Some(b)) = (
+            crate::host::load(&dirs[newest - 1]),
+            crate::host::load(&dirs[newest]),
+        ) {
+            for w in crate::host::differences(&a, &b) {
+                s.push_str(&format!("warning: {w}\n"));
+            }
+        }
+    }
     if let Some(path) = html {
-        crate::results::write_atomic(path, page(sweep_dir, &ids, &trends, &s).as_bytes())?;
+        let headline = format!(
+            "newest run {}: worse at {} of {judged} series",
+            ids[newest],
+            worse.len()
+        );
+        let p = page(sweep_dir, &ids, &trends, &s, &headline, !worse.is_empty())?;
+        crate::results::write_atomic(path, p.as_bytes())?;
     }
     Ok(Outcome {
         text: s,
@@ -239,14 +256,22 @@ pub fn history(
     })
 }
 
-/// The HTML page: one throughput chart per workload (a line per series × thread count, x =
-/// run dates), then the text.
-fn page(sweep_dir: &Path, ids: &[String], trends: &[Trend], text: &str) -> String {
+const HTML: &str = include_str!("../templates/history.html.tera");
+
+/// The HTML page (templates/history.html.tera): one throughput chart per workload (a line per
+/// series × thread count, x = run dates), the headline, then the text.
+fn page(
+    sweep_dir: &Path,
+    ids: &[String],
+    trends: &[Trend],
+    text: &str,
+    headline: &str,
+    regressed: bool,
+) -> anyhow::Result<String> {
     let name = sweep_dir
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
-    let esc = |x: &str| x.replace('&', "&amp;").replace('<', "&lt;");
     // Axis labels: month-day (the text below has the full dates and times).
     let dates: Vec<String> = ids
         .iter()
@@ -256,7 +281,7 @@ fn page(sweep_dir: &Path, ids: &[String], trends: &[Trend], text: &str) -> Strin
     workloads.dedup();
     workloads.sort_unstable();
     workloads.dedup();
-    let charts: String = workloads
+    let charts: Vec<String> = workloads
         .iter()
         .map(|w| {
             // Each series as a share of its own median, so that a 1-thread series moves as
@@ -285,11 +310,22 @@ fn page(sweep_dir: &Path, ids: &[String], trends: &[Trend], text: &str) -> Strin
             )
         })
         .collect();
-    format!(
-        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{n} history</title><style>body{{font-family:sans-serif;max-width:1100px;margin:2rem auto}}pre{{background:#f6f6f6;padding:1rem;overflow-x:auto}}svg{{max-width:100%;height:auto}}</style></head><body><h1>{n}: history</h1>{charts}<pre>{text}</pre></body></html>\n",
-        n = esc(&name),
-        text = esc(text),
-    )
+    let mut t = tera::Tera::default();
+    t.add_raw_template("history.html", HTML)
+        .map_err(|e| anyhow::anyhow!("the history template does not parse: {e:?}"))?;
+    t.autoescape_on(vec!["history.html"]);
+    let mut cx = tera::Context::new();
+    cx.insert("sweep", &name);
+    cx.insert("runs", &ids.len());
+    cx.insert("first", &date_of(&ids[0]));
+    cx.insert("last", &date_of(&ids[ids.len() - 1]));
+    cx.insert("headline", headline);
+    cx.insert("regressed", &regressed);
+    cx.insert("charts", &charts);
+    cx.insert("text", text);
+    cx.insert("max_p", &changepoint::MAX_P);
+    t.render("history.html", &cx)
+        .map_err(|e| anyhow::anyhow!("rendering the history page: {e:?}"))
 }
 
 #[cfg(test)]
