@@ -4,7 +4,7 @@
 
 use crate::metrics::median;
 use crate::results::PointRecord;
-use crate::verdict::{self, Judgement, Method, Metric, Question, Side, Verdict};
+use crate::verdict::{self, Judgement, Method, Metric, Sides, Verdict};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
@@ -82,8 +82,20 @@ impl Key {
     }
 }
 
-/// tps, p95, p99 of one point on one side.
-type Sides = [Side; 3];
+/// Adds one ok repeat to a point's sides: its tps, p95 and p99, its events, and the
+/// within-run noise of its per-second samples.
+pub fn push_repeat(s: &mut Sides, r: &PointRecord, tps_samples: &HashMap<String, Vec<f64>>) {
+    for (side, v) in s.iter_mut().zip([r.tps, r.lat_p95_ms, r.lat_p99_ms]) {
+        side.runs.push(v);
+        side.events.push(r.transactions);
+    }
+    if let Some(w) = tps_samples
+        .get(&r.point_id)
+        .and_then(|v| verdict::within_run_var(v))
+    {
+        s[0].within_var.push(w);
+    }
+}
 
 fn sides(run: &Run, map: &[(String, String)]) -> BTreeMap<Key, Sides> {
     let mut out: BTreeMap<Key, Sides> = BTreeMap::new();
@@ -105,17 +117,7 @@ fn sides(run: &Run, map: &[(String, String)]) -> BTreeMap<Key, Sides> {
                 threads: r.threads,
             })
             .or_default();
-        for (side, v) in s.iter_mut().zip([r.tps, r.lat_p95_ms, r.lat_p99_ms]) {
-            side.runs.push(v);
-            side.events.push(r.transactions);
-        }
-        if let Some(w) = run
-            .tps_samples
-            .get(&r.point_id)
-            .and_then(|v| verdict::within_run_var(v))
-        {
-            s[0].within_var.push(w);
-        }
+        push_repeat(s, r, &run.tps_samples);
     }
     out
 }
@@ -224,34 +226,22 @@ pub fn compare(
         .iter()
         .filter_map(|(k, bs)| c.get(k).map(|cs| (k, bs, cs)))
         .collect();
-    let mut questions = Vec::new();
-    for (_, bs, cs) in &matched {
-        for (i, m) in Metric::ALL.iter().enumerate() {
-            questions.push(Question {
-                metric: *m,
-                base: &bs[i],
-                cand: &cs[i],
-            });
-        }
-    }
-    let judgements = verdict::judge(&questions, &Method::new(threshold_pct));
+    let pairs: Vec<(&Sides, &Sides)> = matched.iter().map(|(_, b, c)| (*b, *c)).collect();
+    let judged = verdict::judge_points(&pairs, &Method::new(threshold_pct));
     let rows: Vec<Row> = matched
         .iter()
-        .zip(judgements.chunks(Metric::ALL.len()))
-        .map(|((k, bs, cs), js)| {
-            let v = Verdict::combine(js.iter().filter(|j| j.judged).map(|j| j.verdict));
-            Row {
-                point: k.name(),
-                target: k.target.clone(),
-                config: k.config.clone(),
-                workload: k.workload.clone(),
-                threads: k.threads,
-                base_tps: median(&bs[0].runs),
-                cand_tps: median(&cs[0].runs),
-                verdict: v,
-                why: why(v, js),
-                metrics: js.to_vec(),
-            }
+        .zip(judged)
+        .map(|((k, bs, cs), p)| Row {
+            point: k.name(),
+            target: k.target.clone(),
+            config: k.config.clone(),
+            workload: k.workload.clone(),
+            threads: k.threads,
+            base_tps: median(&bs[0].runs),
+            cand_tps: median(&cs[0].runs),
+            verdict: p.verdict,
+            why: why(p.verdict, &p.metrics),
+            metrics: p.metrics,
         })
         .collect();
     let verdicts: Vec<Verdict> = rows.iter().map(|r| r.verdict).collect();
@@ -378,6 +368,19 @@ fn mde(j: Option<&Judgement>) -> String {
     }
 }
 
+/// A row's figures as printed: Δ tps, its interval, Δ p95, Δ p99, noise, MDE.
+fn columns(r: &Row) -> [String; 6] {
+    let tps = r.metric(Metric::Tps);
+    [
+        cell(tps),
+        tps.map(interval).unwrap_or_default(),
+        cell(r.metric(Metric::P95)),
+        cell(r.metric(Metric::P99)),
+        noise(tps),
+        mde(tps),
+    ]
+}
+
 fn footer(c: &Comparison) -> String {
     let warn: String = c
         .host_warnings
@@ -406,18 +409,12 @@ pub fn text(c: &Comparison) -> String {
         "point", "base tps", "cand tps", "Δ tps", "interval", "Δ p95", "Δ p99", "noise", "MDE"
     );
     for r in &c.rows {
-        let tps = r.metric(Metric::Tps);
+        let [d, ci, p95, p99, n, m] = columns(r);
         s.push_str(&format!(
-            "{:<44} {:>10.2} {:>10.2} {:>8} {:>16} {:>8} {:>8} {:>6} {:>6}  {}{}\n",
+            "{:<44} {:>10.2} {:>10.2} {d:>8} {ci:>16} {p95:>8} {p99:>8} {n:>6} {m:>6}  {}{}\n",
             r.point,
             r.base_tps,
             r.cand_tps,
-            cell(tps),
-            tps.map(interval).unwrap_or_default(),
-            cell(r.metric(Metric::P95)),
-            cell(r.metric(Metric::P99)),
-            noise(tps),
-            mde(tps),
             r.verdict,
             if r.why.is_empty() {
                 String::new()
@@ -444,23 +441,15 @@ pub fn text(c: &Comparison) -> String {
 pub fn markdown(c: &Comparison) -> String {
     let mut s = String::from("| point | base tps | cand tps | Δ tps [interval] | Δ p95 | Δ p99 | noise | MDE | verdict |\n|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
     for r in &c.rows {
-        let tps = r.metric(Metric::Tps);
+        let [d, ci, p95, p99, n, m] = columns(r);
         let v = match r.verdict {
             Verdict::Regressed | Verdict::Improved => format!("**{}** ({})", r.verdict, r.why),
             Verdict::Inconclusive if !r.why.is_empty() => format!("{} ({})", r.verdict, r.why),
             _ => r.verdict.to_string(),
         };
         s.push_str(&format!(
-            "| {} | {:.2} | {:.2} | {} {} | {} | {} | {} | {} | {v} |\n",
-            r.point,
-            r.base_tps,
-            r.cand_tps,
-            cell(tps),
-            tps.map(interval).unwrap_or_default(),
-            cell(r.metric(Metric::P95)),
-            cell(r.metric(Metric::P99)),
-            noise(tps),
-            mde(tps),
+            "| {} | {:.2} | {:.2} | {d} {ci} | {p95} | {p99} | {n} | {m} | {v} |\n",
+            r.point, r.base_tps, r.cand_tps,
         ));
     }
     for k in c

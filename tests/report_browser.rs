@@ -19,6 +19,32 @@ fn chromium() -> PathBuf {
     )
 }
 
+/// The DOM headless Chromium builds from a page, and what it logged.
+fn dump_dom(page: &Path) -> (String, String) {
+    let profile = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "chromium failed: {log}");
+    (String::from_utf8_lossy(&out.stdout).to_string(), log)
+}
+
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
@@ -46,28 +72,7 @@ fn imported_run(dir: &Path) -> PathBuf {
 fn report_html_renders_in_chromium() {
     let dir = tempfile::tempdir().unwrap();
     let run = imported_run(dir.path());
-    let profile = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(chromium())
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--enable-logging=stderr",
-            "--v=0",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg("--dump-dom")
-        .arg(format!("file://{}", run.join("report.html").display()))
-        .output()
-        .unwrap();
-    let dom = String::from_utf8_lossy(&out.stdout);
-    let log = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "chromium failed: {log}");
+    let (dom, log) = dump_dom(&run.join("report.html"));
     assert!(dom.contains("<h1>imported"), "{dom}");
     for class in ["tps", "latency", "peaks"] {
         assert!(
@@ -161,21 +166,7 @@ fn two_series_run(dir: &Path) -> PathBuf {
 fn a_compared_report_shows_verdicts_bands_peaks_and_a_headline() {
     let dir = tempfile::tempdir().unwrap();
     let run = two_series_run(dir.path());
-    let profile = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(chromium())
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg("--dump-dom")
-        .arg(format!("file://{}", run.join("report.html").display()))
-        .output()
-        .unwrap();
-    let dom = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success());
+    let (dom, _) = dump_dom(&run.join("report.html"));
     // The headline: one compared series, one verdict per thread count.
     assert!(
         dom.contains("new/default vs old/default: regressed at 1/3 points, unchanged at 2"),

@@ -6,7 +6,7 @@ pub mod render;
 
 use crate::metrics::{change_pct, median, spread_pct};
 use crate::results::PointRecord;
-use crate::verdict::{self, Method, Metric, Question, Side, Verdict};
+use crate::verdict::{self, Method, Sides, Verdict};
 use std::collections::{BTreeMap, HashMap};
 
 /// The smallest change a report calls regressed or improved, percent.
@@ -166,21 +166,12 @@ fn cell_sides(
     threads: u32,
     series: &str,
     tps_samples: &HashMap<String, Vec<f64>>,
-) -> [Side; 3] {
-    let mut out: [Side; 3] = Default::default();
+) -> Sides {
+    let mut out = Sides::default();
     for r in records.iter().filter(|r| {
         r.status == "ok" && r.workload == workload && r.threads == threads && series_of(r) == series
     }) {
-        for (side, v) in out.iter_mut().zip([r.tps, r.lat_p95_ms, r.lat_p99_ms]) {
-            side.runs.push(v);
-            side.events.push(r.transactions);
-        }
-        if let Some(w) = tps_samples
-            .get(&r.point_id)
-            .and_then(|v| verdict::within_run_var(v))
-        {
-            out[0].within_var.push(w);
-        }
+        crate::compare::push_repeat(&mut out, r, tps_samples);
     }
     out
 }
@@ -195,7 +186,7 @@ fn judge_cells(
 ) -> Vec<String> {
     // (section, row, series index) of each compared cell, with its sides.
     let mut at: Vec<(usize, usize, usize)> = Vec::new();
-    let mut sides: Vec<([Side; 3], [Side; 3])> = Vec::new();
+    let mut sides: Vec<(Sides, Sides)> = Vec::new();
     for (w, sec) in sections.iter().enumerate() {
         for (r, row) in sec.rows.iter().enumerate() {
             if row.cells[0].is_none() {
@@ -213,26 +204,17 @@ fn judge_cells(
             }
         }
     }
-    let mut questions = Vec::new();
-    for (b, c) in &sides {
-        for (m, metric) in Metric::ALL.iter().enumerate() {
-            questions.push(Question {
-                metric: *metric,
-                base: &b[m],
-                cand: &c[m],
-            });
-        }
-    }
-    let js = verdict::judge(&questions, &Method::new(THRESHOLD_PCT));
+    let pairs: Vec<(&Sides, &Sides)> = sides.iter().map(|(b, c)| (b, c)).collect();
+    let judged = verdict::judge_points(&pairs, &Method::new(THRESHOLD_PCT));
     let mut per_series: Vec<Vec<Verdict>> = vec![Vec::new(); series.len()];
-    for (k, j) in js.chunks(Metric::ALL.len()).enumerate() {
+    for (k, p) in judged.iter().enumerate() {
         let (w, r, i) = at[k];
         let Some(c) = sections[w].rows[r].cells[i].as_mut() else {
             continue;
         };
-        let v = Verdict::combine(j.iter().filter(|x| x.judged).map(|x| x.verdict));
-        per_series[i].push(v);
-        c.verdict = v.as_str();
+        let j = &p.metrics;
+        per_series[i].push(p.verdict);
+        c.verdict = p.verdict.as_str();
         c.tps_verdict = j[0].verdict.as_str();
         c.p95_verdict = j[1].verdict.as_str();
         (c.tps_lo_pct, c.tps_hi_pct) = (j[0].lo_pct, j[0].hi_pct);

@@ -505,6 +505,38 @@ pub fn judge(questions: &[Question], m: &Method) -> Vec<Judgement> {
         .collect()
 }
 
+/// tps, p95 and p99 of one point on one side, in Metric::ALL's order.
+pub type Sides = [Side; 3];
+
+/// One point's answer: its verdict over the judged metrics, and each metric's judgement.
+#[derive(Debug, Clone)]
+pub struct PointJudgement {
+    pub verdict: Verdict,
+    pub metrics: Vec<Judgement>,
+}
+
+/// Judges points (base, candidate) as one comparison: every metric of every point is one
+/// question of the same family.
+pub fn judge_points(points: &[(&Sides, &Sides)], m: &Method) -> Vec<PointJudgement> {
+    let questions: Vec<Question> = points
+        .iter()
+        .flat_map(|(b, c)| {
+            Metric::ALL.iter().enumerate().map(|(i, metric)| Question {
+                metric: *metric,
+                base: &b[i],
+                cand: &c[i],
+            })
+        })
+        .collect();
+    judge(&questions, m)
+        .chunks(Metric::ALL.len())
+        .map(|js| PointJudgement {
+            verdict: Verdict::combine(js.iter().filter(|j| j.judged).map(|j| j.verdict)),
+            metrics: js.to_vec(),
+        })
+        .collect()
+}
+
 /// "5 %", "2.5 %".
 pub fn fmt_pct(x: f64) -> String {
     format!("{} %", (x * 100.0).round() / 100.0)
