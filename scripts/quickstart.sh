@@ -2,7 +2,7 @@
 # Quickstart: installs what is missing (MariaDB server binaries), builds sweepbench, and runs
 # sweeps/quickstart.toml: a throwaway MariaDB on 127.0.0.1 in a temp dir (nothing installed is
 # touched), 4 × 20,000 rows, oltp_read_only and oltp_point_select at 1, 2, 4, 8 and 16 threads.
-# About two minutes on two cores; results land in results/quickstart/<UTC time>/.
+# About four minutes on two cores (three repeats of every point); results land in results/quickstart/<UTC time>/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

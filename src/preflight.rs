@@ -57,6 +57,8 @@ pub struct ServerFacts {
     pub prepared_stmt_count: u64,
     pub datadir: String,
     pub grants: Vec<String>,
+    /// Whether the binary log is on (settings such as sync_binlog do nothing otherwise).
+    pub log_bin: bool,
 }
 
 async fn var(c: &mut Conn, q: &str) -> anyhow::Result<u64> {
@@ -81,6 +83,7 @@ pub async fn read_facts(c: &mut Conn) -> anyhow::Result<ServerFacts> {
         prepared_stmt_count: status(c, "Prepared_stmt_count").await?,
         datadir: c.query_first("SELECT @@datadir").await?.unwrap_or_default(),
         grants: c.query("SHOW GRANTS").await?,
+        log_bin: var(c, "SELECT @@log_bin").await? != 0,
     })
 }
 
@@ -485,6 +488,29 @@ mod tests {
             threads_connected: 1,
             ..ServerFacts::default()
         }
+    }
+
+    #[test]
+    fn binlog_settings_without_a_binary_log_are_named() {
+        let v = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs
+                .iter()
+                .map(|(k, x)| (k.to_string(), x.to_string()))
+                .collect()
+        };
+        let stable = v(&[
+            ("sync_binlog", "1"),
+            ("innodb_flush_log_at_trx_commit", "1"),
+        ]);
+        let m = ineffective_vars(&stable, false);
+        assert_eq!(m.len(), 1, "{m:?}");
+        assert!(m[0].starts_with("sync_binlog = 1 has no effect: the binary log is off"));
+        assert!(ineffective_vars(&stable, true).is_empty());
+        // A config that turns the binary log on itself is fine; one that sets it OFF is not.
+        let on = v(&[("log_bin", "'mysql-bin'"), ("sync_binlog", "1")]);
+        assert!(ineffective_vars(&on, false).is_empty());
+        let off = v(&[("log_bin", "OFF"), ("binlog_format", "'ROW'")]);
+        assert_eq!(ineffective_vars(&off, false).len(), 1);
     }
 
     #[test]

@@ -14,6 +14,9 @@ pub struct PointNoise {
     pub tps_noise_pct: Option<f64>,
     pub p95_noise_pct: Option<f64>,
     pub p99_noise_pct: Option<f64>,
+    /// The tps noise one run's per-second samples show: far below the run-to-run noise,
+    /// longer points will not help and more repeats will.
+    pub within_noise_pct: Option<f64>,
     /// The smallest tps drop the sweep's repeats would call regressed 80 % of the time.
     pub mde_pct: Option<f64>,
     /// Repeats per side that would resolve ±threshold for tps (None: more than 50).
@@ -132,6 +135,7 @@ pub async fn calibrate(a: &SweepArgs, threshold_pct: f64) -> i32 {
                 tps_noise_pct: noise(r, Metric::Tps),
                 p95_noise_pct: noise(r, Metric::P95),
                 p99_noise_pct: noise(r, Metric::P99),
+                within_noise_pct: r.metric(Metric::Tps).and_then(|j| j.within_noise_pct),
                 mde_pct: r.metric(Metric::Tps).and_then(|j| j.mde_pct),
                 repeats_needed: r.metric(Metric::Tps).and_then(|j| j.repeats_needed),
             })
@@ -139,29 +143,41 @@ pub async fn calibrate(a: &SweepArgs, threshold_pct: f64) -> i32 {
     };
     let f = |x: Option<f64>| x.map_or("?".to_string(), |v| format!("{v:.1}%"));
     println!(
-        "\n{:<48} {:>7} {:>7} {:>7} {:>7} {:>9}",
-        "point", "tps", "p95", "p99", "MDE", "repeats"
+        "\n{:<48} {:>7} {:>7} {:>7} {:>7} {:>7} {:>9}",
+        "point", "tps", "p95", "p99", "within", "MDE", "repeats"
     );
     for p in &cal.points {
         println!(
-            "{:<48} {:>7} {:>7} {:>7} {:>7} {:>9}",
+            "{:<48} {:>7} {:>7} {:>7} {:>7} {:>7} {:>9}",
             p.point,
             f(p.tps_noise_pct),
             f(p.p95_noise_pct),
             f(p.p99_noise_pct),
+            f(p.within_noise_pct),
             f(p.mde_pct),
             p.repeats_needed
                 .map_or(">50".to_string(), |n| n.to_string())
         );
     }
     println!(
-        "\nnoise: run-to-run SD per metric at {} repeats; MDE: the smallest tps drop a comparison of two such runs calls regressed 80 % of the time; repeats: per side, to resolve ±{}.\nA/A ({} vs {}): {}.\n{}",
+        "\nnoise: run-to-run SD per metric at {} repeats; within: the tps noise of one run's mean from its per-second samples; MDE: the smallest tps drop a comparison of two such runs calls regressed 80 % of the time; repeats: per side, to resolve ±{}.\nA/A ({} vs {}): {}.\n{}",
         cal.repeats,
         crate::verdict::fmt_pct(threshold_pct),
         cal.runs[0],
         cal.runs[1],
         cal.aa_headline,
         summary(&cal)
+    );
+    let between = cal
+        .points
+        .iter()
+        .filter(
+            |p| matches!((p.within_noise_pct, p.tps_noise_pct), (Some(w), Some(n)) if w < n / 2.0),
+        )
+        .count();
+    println!(
+        "run-to-run noise is more than twice the within-run noise at {between} of {} points: there, more repeats resolve more than longer points do",
+        cal.points.len()
     );
     let out = path(&a.results_dir, &spec.name);
     match serde_json::to_string_pretty(&cal)

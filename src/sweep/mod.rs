@@ -199,13 +199,16 @@ async fn preflight_all(
             TargetKind::External(c) => c,
             TargetKind::Managed(m) => {
                 all.push(managed_finding(target, &m));
-                all.extend(ineffective_findings(spec, target));
+                all.extend(ineffective_findings(spec, target, None));
                 continue;
             }
         };
         let n = needs(spec, plan, target);
-        let (findings, _) =
+        let (findings, facts) =
             preflight::check_target(target, &c.conn_options(), c.is_local(), &n, on).await;
+        if let Some(f) = &facts {
+            all.extend(ineffective_findings(spec, target, Some(f.log_bin)));
+        }
         for f in &findings {
             if let (Severity::Blocking, Some(max)) = (f.severity, f.max_threads) {
                 let e = limits.entry(target.clone()).or_insert(u32::MAX);
@@ -238,18 +241,19 @@ fn managed_finding(target: &str, m: &crate::spec::target::ManagedTarget) -> Find
     }
 }
 
-/// Config variables that will do nothing on a managed server: its my.cnf template decides
-/// whether the binary log is on.
-fn ineffective_findings(spec: &SweepSpec, target: &str) -> Vec<Finding> {
+/// Config variables that will do nothing on a target: an external server's binary log is as
+/// it is (`log_bin`, read by the preflight); a managed one's my.cnf template decides.
+fn ineffective_findings(spec: &SweepSpec, target: &str, log_bin: Option<bool>) -> Vec<Finding> {
     spec.configs
         .iter()
         .flat_map(|c| {
-            let template_logs = c
-                .mycnf
-                .as_deref()
-                .and_then(|p| std::fs::read_to_string(p).ok())
-                .is_some_and(|t| t.contains("log_bin") || t.contains("log-bin"));
-            preflight::ineffective_vars(&c.vars, template_logs)
+            let on = log_bin.unwrap_or_else(|| {
+                c.mycnf
+                    .as_deref()
+                    .and_then(|p| std::fs::read_to_string(p).ok())
+                    .is_some_and(|t| t.contains("log_bin") || t.contains("log-bin"))
+            });
+            preflight::ineffective_vars(&c.vars, on)
                 .into_iter()
                 .map(|m| Finding {
                     target: target.to_string(),

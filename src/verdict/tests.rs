@@ -371,6 +371,10 @@ fn aa_pairs_rarely_call_anything_regressed() {
                 .count();
         }
         let rate = flagged as f64 / pairs as f64;
+        println!(
+            "A/A (heavy tails: {}): {flagged} of {pairs} comparisons flagged, {unchanged_tps} tps judgements unchanged",
+            noise.heavy
+        );
         assert!(rate <= 0.05, "A/A sweeps flagged: {rate}");
         // Not merely silent: some steady points' throughput is positively called unchanged.
         assert!(unchanged_tps > 0);
@@ -400,6 +404,7 @@ fn a_ten_percent_drop_is_found_at_the_recommended_repeats() {
         }
     }
     let rate = found as f64 / total as f64;
+    println!("10 % drop at {n} repeats: regressed at {found} of {total} points");
     assert!(rate >= 0.95, "10 % drops found at {n} repeats: {rate}");
     assert_eq!(unchanged, 0);
 }
@@ -439,6 +444,7 @@ fn a_fifteen_percent_drop_is_never_called_unchanged() {
     assert_eq!(improved, 0);
     // Found at the quieter points: about half of them at this machine's noise.
     let share = regressed as f64 / points as f64;
+    println!("15 % drop at 3 repeats: regressed at {regressed} of {points} points");
     assert!(share > 0.2, "regressed at {share}");
 }
 
@@ -456,5 +462,6 @@ fn intervals_cover_the_truth() {
         inside += (j.lo_pct.unwrap() <= truth && truth <= j.hi_pct.unwrap()) as usize;
     }
     let cover = inside as f64 / trials as f64;
+    println!("90 % interval coverage: {cover}");
     assert!((0.87..=0.96).contains(&cover), "coverage {cover}");
 }
