@@ -59,9 +59,11 @@ fn warmup_events_run_but_are_not_counted() {
         inserted > counted + counted / 4,
         "inserted {inserted}, counted {counted}"
     );
+    // The measured window is the second after the warmup, never the warmup too: at least the
+    // --time asked for, and less than warmup + time (a bound on meaning, not on speed).
     let total_time = j["total_time_s"].as_f64().unwrap();
     assert!(
-        (0.9..1.6).contains(&total_time),
+        (0.99..2.0).contains(&total_time),
         "measured window {total_time}s"
     );
 }

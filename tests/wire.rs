@@ -239,7 +239,8 @@ fn the_load_can_talk_in_the_servers_character_set_and_runs_talk_utf8mb4() {
         .unwrap();
     }
     let server = query_col("SELECT @@character_set_server");
-    // Our managed servers keep MariaDB's compiled-in default, latin1, so the two differ.
+    // The shared test server is started with character-set-server=latin1 (tests/common), so
+    // the two differ.
     assert_eq!(server, vec!["latin1"]);
     assert_eq!(query_col("SELECT cs FROM wire_cs.for_run"), vec!["utf8mb4"]);
     assert_eq!(query_col("SELECT cs FROM wire_cs.for_load"), server);

@@ -14,6 +14,10 @@ pub fn server() -> &'static ManagedServer {
             options: vec![
                 "--innodb-buffer-pool-size=256M".into(),
                 "--innodb-flush-log-at-trx-commit=2".into(),
+                // Stated, not inherited from the build: MariaDB 11 defaults to utf8mb4, and
+                // tests/wire.rs needs a server whose character set differs from the client's.
+                "--character-set-server=latin1".into(),
+                "--collation-server=latin1_swedish_ci".into(),
             ],
             ..ServerSpec::default()
         })
