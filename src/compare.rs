@@ -3,7 +3,7 @@
 //! except for `Run::load`.
 
 use crate::metrics::median;
-use crate::results::PointRecord;
+use crate::results::{PointRecord, PointStatus};
 use crate::verdict::{self, Judgement, Method, Metric, Sides, Verdict};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -99,7 +99,7 @@ pub fn push_repeat(s: &mut Sides, r: &PointRecord, tps_samples: &HashMap<String,
 
 fn sides(run: &Run, map: &[(String, String)]) -> BTreeMap<Key, Sides> {
     let mut out: BTreeMap<Key, Sides> = BTreeMap::new();
-    for r in run.points.iter().filter(|r| r.status == "ok") {
+    for r in run.points.iter().filter(|r| r.status == PointStatus::Ok) {
         let target = map
             .iter()
             .find(|(old, _)| *old == r.target)
@@ -252,7 +252,7 @@ pub fn compare(
     let slow_in = |r: &Run| {
         r.points
             .iter()
-            .filter(|p| p.status == "ok")
+            .filter(|p| p.status == PointStatus::Ok)
             .filter_map(|p| r.tps_samples.get(&p.point_id))
             .filter(|v| verdict::slow_start(v))
             .count()

@@ -3,7 +3,7 @@
 
 use crate::metrics::median;
 use crate::nightly::runs;
-use crate::results::{load_points, PointRecord};
+use crate::results::{load_points, PointRecord, PointStatus};
 use crate::verdict::changepoint::{self, Shift};
 use crate::verdict::ALPHA;
 use anyhow::bail;
@@ -88,7 +88,10 @@ pub fn history(
     let mut per_run: BTreeMap<Key, Vec<Option<f64>>> = BTreeMap::new();
     for (i, d) in dirs.iter().enumerate() {
         let mut groups: BTreeMap<Key, Vec<f64>> = BTreeMap::new();
-        for p in load_points(d)?.iter().filter(|p| p.status == "ok") {
+        for p in load_points(d)?
+            .iter()
+            .filter(|p| p.status == PointStatus::Ok)
+        {
             for (metric, v) in [("tps", p.tps), ("p95", p.lat_p95_ms)] {
                 if v > 0.0 {
                     groups
@@ -346,7 +349,7 @@ mod tests {
                     workload: "oltp_point_select".into(),
                     threads,
                     repeat,
-                    status: "ok".into(),
+                    status: PointStatus::Ok,
                     tps: tps * k,
                     lat_p95_ms: 1.0,
                     ..PointRecord::default()

@@ -3,7 +3,7 @@
 //! can be reported and compared like live ones.
 
 use crate::exec::IntervalStats;
-use crate::results::{PointRecord, RunDir};
+use crate::results::{PointRecord, PointStatus, RunDir};
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
 
@@ -237,7 +237,7 @@ pub fn record(
         workload: workload.clone(),
         threads,
         repeat,
-        status: "ok".into(),
+        status: PointStatus::Ok,
         point_id: format!("{target}/default/{workload}/t{threads}/r{repeat}"),
         ..PointRecord::default()
     };

@@ -9,6 +9,38 @@ use crate::spec::SweepSpec;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 
+/// How a point ended (points.csv `status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PointStatus {
+    /// Measured; its figures count.
+    Ok,
+    /// Ended by an error (the record's `error` says which); the default until a point ends.
+    #[default]
+    Failed,
+    /// Not run: the target could not take it (`--on-capacity=skip`).
+    Skipped,
+    /// Ended by Ctrl-C / SIGTERM.
+    Interrupted,
+}
+
+impl PointStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PointStatus::Ok => "ok",
+            PointStatus::Failed => "failed",
+            PointStatus::Skipped => "skipped",
+            PointStatus::Interrupted => "interrupted",
+        }
+    }
+}
+
+impl std::fmt::Display for PointStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One row of points.csv. Times are UTC RFC 3339, durations seconds, latencies milliseconds,
 /// rates per second; empty cells mean "not measured".
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
@@ -22,8 +54,7 @@ pub struct PointRecord {
     pub workload: String,
     pub threads: u32,
     pub repeat: u32,
-    /// ok, failed, skipped or interrupted.
-    pub status: String,
+    pub status: PointStatus,
     pub error: String,
     pub started_at: String,
     pub duration_s: f64,
@@ -134,7 +165,7 @@ impl RunDir {
             );
         }
         let mut points = load_points(path)?;
-        points.retain(|p| p.status == "ok" || p.status == "skipped");
+        points.retain(|p| p.status == PointStatus::Ok || p.status == PointStatus::Skipped);
         let keep: std::collections::BTreeSet<String> =
             points.iter().map(|p| p.point_id.clone()).collect();
         let mut intervals: Vec<Vec<String>> = Vec::new();

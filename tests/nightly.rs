@@ -7,7 +7,7 @@ use common::text;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-use sweepbench::results::{load_points, PointRecord};
+use sweepbench::results::{load_points, PointRecord, PointStatus};
 
 /// These tests measure: one at a time, so they do not load each other's servers.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -107,7 +107,11 @@ fn only_run(results: &Path, sweep: &str) -> PathBuf {
 
 fn ok_rows(run: &Path) -> Vec<PointRecord> {
     load_points(run)
-        .map(|v| v.into_iter().filter(|p| p.status == "ok").collect())
+        .map(|v| {
+            v.into_iter()
+                .filter(|p| p.status == PointStatus::Ok)
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -326,13 +330,13 @@ fn a_server_killed_mid_point_fails_that_point_only() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let rows = load_points(&only_run(&env.results(), "crash")).unwrap();
     assert_eq!(rows.len(), 3);
-    assert_eq!(rows[0].status, "ok");
-    assert_eq!(rows[1].status, "failed", "{rows:?}");
+    assert_eq!(rows[0].status, PointStatus::Ok);
+    assert_eq!(rows[1].status, PointStatus::Failed, "{rows:?}");
     assert!(
         rows[1].error.contains("the server died and was restarted"),
         "{}",
         rows[1].error
     );
-    assert_eq!(rows[2].status, "ok", "{rows:?}");
+    assert_eq!(rows[2].status, PointStatus::Ok, "{rows:?}");
     assert!(env.servers().is_empty());
 }

@@ -118,7 +118,7 @@ fn screenshot_script_writes_a_png() {
 /// A run directory with two series, three repeats each: `new` is 25 % slower at 8 threads
 /// and the same at 1 and 2.
 fn two_series_run(dir: &Path) -> PathBuf {
-    use sweepbench::results::PointRecord;
+    use sweepbench::results::{PointRecord, PointStatus};
     let run = dir.join("two");
     std::fs::create_dir_all(&run).unwrap();
     let mut w = csv::Writer::from_path(run.join("points.csv")).unwrap();
@@ -135,7 +135,7 @@ fn two_series_run(dir: &Path) -> PathBuf {
                     workload: "oltp_read_only".into(),
                     threads,
                     repeat,
-                    status: "ok".into(),
+                    status: PointStatus::Ok,
                     transactions: 20_000,
                     tps,
                     qps: tps * 16.0,

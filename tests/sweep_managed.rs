@@ -6,6 +6,7 @@ mod common;
 use assert_cmd::Command;
 use common::text;
 use std::path::{Path, PathBuf};
+use sweepbench::results::PointStatus;
 use sweepbench::sweep::latest_run;
 
 /// Runs the binary with its temp dir (where managed servers live) inside `tmp`, so the test
@@ -104,7 +105,7 @@ fn version_matrix_records_each_servers_version() {
     assert_eq!(rows.len(), 4);
     assert!(
         rows.iter()
-            .all(|r| r.status == "ok" && !r.server_version.is_empty()),
+            .all(|r| r.status == PointStatus::Ok && !r.server_version.is_empty()),
         "{rows:?}"
     );
     let versions: std::collections::BTreeSet<&str> =
@@ -128,7 +129,13 @@ fn two_configs_share_one_prepare_and_get_their_own_variables() {
     let (out, run, _tmp) = run_sweep(&body, "configs");
     let t = text(&out);
     assert!(out.status.success(), "{t}");
-    assert_eq!(points(&run).iter().filter(|r| r.status == "ok").count(), 4);
+    assert_eq!(
+        points(&run)
+            .iter()
+            .filter(|r| r.status == PointStatus::Ok)
+            .count(),
+        4
+    );
     assert_eq!(
         variable(&run, "local__durable", "innodb_flush_log_at_trx_commit"),
         "1"
@@ -160,7 +167,10 @@ fn a_server_that_cannot_start_fails_its_points_only() {
     let rows = points(&run);
     let bad: Vec<_> = rows.iter().filter(|r| r.target == "bad").collect();
     assert_eq!(bad.len(), 2);
-    assert!(bad.iter().all(|r| r.status == "failed"), "{bad:?}");
+    assert!(
+        bad.iter().all(|r| r.status == PointStatus::Failed),
+        "{bad:?}"
+    );
     assert!(
         bad[0].error.contains("no-such-option-anywhere"),
         "server's own error line: {}",
@@ -169,7 +179,7 @@ fn a_server_that_cannot_start_fails_its_points_only() {
     assert!(
         rows.iter()
             .filter(|r| r.target == "good")
-            .all(|r| r.status == "ok"),
+            .all(|r| r.status == PointStatus::Ok),
         "{rows:?}"
     );
 }
@@ -296,7 +306,7 @@ fn the_sysbench_driver_runs_the_same_points() {
         "A-B-B-A"
     );
     for r in &rows {
-        assert_eq!(r.status, "ok", "{r:?}");
+        assert_eq!(r.status, PointStatus::Ok, "{r:?}");
         assert!(
             r.transactions > 0 && r.qps > 0.0 && r.client_cpu_s > 0.0,
             "{r:?}"

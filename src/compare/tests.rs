@@ -9,7 +9,7 @@ fn rec(target: &str, threads: u32, repeat: u32, tps: f64, p95: f64) -> PointReco
         workload: "oltp_point_select".into(),
         threads,
         repeat,
-        status: "ok".into(),
+        status: PointStatus::Ok,
         transactions: 50_000,
         tps,
         lat_p95_ms: p95,

@@ -5,7 +5,7 @@ pub mod chart;
 pub mod render;
 
 use crate::metrics::{change_pct, median, spread_pct};
-use crate::results::PointRecord;
+use crate::results::{PointRecord, PointStatus};
 use crate::verdict::{self, Method, Sides, Verdict};
 use std::collections::{BTreeMap, HashMap};
 
@@ -108,7 +108,7 @@ pub struct VarDiff {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Problem {
     pub point_id: String,
-    pub status: String,
+    pub status: PointStatus,
     pub error: String,
 }
 
@@ -169,7 +169,10 @@ fn cell_sides(
 ) -> Sides {
     let mut out = Sides::default();
     for r in records.iter().filter(|r| {
-        r.status == "ok" && r.workload == workload && r.threads == threads && series_of(r) == series
+        r.status == PointStatus::Ok
+            && r.workload == workload
+            && r.threads == threads
+            && series_of(r) == series
     }) {
         crate::compare::push_repeat(&mut out, r, tps_samples);
     }
@@ -246,7 +249,10 @@ fn per_query_us(cpu_s: f64, r: &PointRecord) -> Option<f64> {
 }
 
 fn cell(recs: &[&PointRecord]) -> Option<Cell> {
-    let ok: Vec<&&PointRecord> = recs.iter().filter(|r| r.status == "ok").collect();
+    let ok: Vec<&&PointRecord> = recs
+        .iter()
+        .filter(|r| r.status == PointStatus::Ok)
+        .collect();
     if ok.is_empty() {
         return None;
     }
@@ -404,15 +410,15 @@ impl ReportModel {
             .collect();
         let problems: Vec<Problem> = records
             .iter()
-            .filter(|r| r.status != "ok")
+            .filter(|r| r.status != PointStatus::Ok)
             .map(|r| Problem {
                 point_id: r.point_id.clone(),
-                status: r.status.clone(),
+                status: r.status,
                 error: r.error.clone(),
             })
             .collect();
         let mut by_code: BTreeMap<String, usize> = BTreeMap::new();
-        for p in problems.iter().filter(|p| p.status == "failed") {
+        for p in problems.iter().filter(|p| p.status == PointStatus::Failed) {
             let code = p
                 .error
                 .split("error ")
@@ -471,7 +477,10 @@ impl ReportModel {
             verdict_method: verdict::METHOD,
             client_bound_method: CLIENT_BOUND_METHOD,
             points_total: records.len(),
-            points_ok: records.iter().filter(|r| r.status == "ok").count(),
+            points_ok: records
+                .iter()
+                .filter(|r| r.status == PointStatus::Ok)
+                .count(),
             series,
         }
     }
@@ -555,7 +564,7 @@ impl ReportModel {
                                 let v: Vec<f64> = mine
                                     .iter()
                                     .filter(|p| {
-                                        p.status == "ok"
+                                        p.status == PointStatus::Ok
                                             && p.threads == r.threads
                                             && series_of(p) == *s
                                     })

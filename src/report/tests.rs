@@ -18,7 +18,7 @@ fn rec(
         workload: workload.into(),
         threads,
         repeat,
-        status: "ok".into(),
+        status: PointStatus::Ok,
         tps,
         qps: tps * 20.0,
         lat_avg_ms: p95 / 2.0,
@@ -151,7 +151,7 @@ fn failed_points_are_grouped_by_error_code() {
         config: "default".into(),
         workload: "oltp_read_write".into(),
         threads: 64,
-        status: "failed".into(),
+        status: PointStatus::Failed,
         error: "FATAL: mysql_stmt_execute() returned error 1062 (Duplicate entry) for query".into(),
         ..PointRecord::default()
     });

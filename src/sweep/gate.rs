@@ -2,7 +2,7 @@
 //! series, or for a one-series sweep an earlier run of the same sweep) and the verdict.
 
 use crate::compare::{self, Against, Comparison, Run};
-use crate::results::RunDir;
+use crate::results::{PointStatus, RunDir};
 use crate::spec::SweepSpec;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
@@ -15,7 +15,9 @@ fn finished(run: &Path) -> bool {
         .is_some_and(|m| {
             !m["ended_at"].is_null() && m["summary"]["interrupted"].as_bool() != Some(true)
         });
-    ended && crate::results::load_points(run).is_ok_and(|p| p.iter().any(|r| r.status == "ok"))
+    ended
+        && crate::results::load_points(run)
+            .is_ok_and(|p| p.iter().any(|r| r.status == PointStatus::Ok))
 }
 
 /// Finished runs of the sweep older than `this`, oldest first.

@@ -9,7 +9,7 @@ use crate::exec::{self, IntervalStats, Observer, RunReport};
 use crate::metrics::LatencySummary;
 use crate::plan::{Plan, Point};
 use crate::preflight::{Finding, OnCapacity, Severity};
-use crate::results::{PointRecord, RunDir};
+use crate::results::{PointRecord, PointStatus, RunDir};
 use crate::spec::target::{ConnInfo, TargetKind};
 use crate::spec::SweepSpec;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -294,7 +294,7 @@ async fn run_points(
         bar.set_message(p.id.clone());
         let mut rec = record(&dir.run_id, p, "");
         if limits.get(&p.target).is_some_and(|&max| p.threads > max) {
-            rec.status = "skipped".into();
+            rec.status = PointStatus::Skipped;
             rec.error = format!(
                 "{} cannot take {} threads (--on-capacity=skip)",
                 p.target, p.threads
@@ -323,12 +323,12 @@ async fn run_points(
             rec.server_version = b.version.clone();
             run_one(spec, p, b, &mut rec, dir, bar, quiet).await;
         }
-        if rec.status == "failed" && crate::interrupt::requested() {
+        if rec.status == PointStatus::Failed && crate::interrupt::requested() {
             // The point failed because of the interrupt (a load cut short, say).
-            rec.status = "interrupted".into();
+            rec.status = PointStatus::Interrupted;
         }
-        match rec.status.as_str() {
-            "ok" => {
+        match rec.status {
+            PointStatus::Ok => {
                 t.ok += 1;
                 if !quiet {
                     say(
@@ -340,12 +340,12 @@ async fn run_points(
                     );
                 }
             }
-            "failed" => {
+            PointStatus::Failed => {
                 t.failed += 1;
                 say(bar, format!("{}: failed: {}", p.id, rec.error));
             }
-            "interrupted" => t.interrupted = true,
-            _ => {}
+            PointStatus::Interrupted => t.interrupted = true,
+            PointStatus::Skipped => {}
         }
         if let Err(e) = dir.append_point(&rec) {
             say(bar, format!("error: {e:#}"));
@@ -376,7 +376,7 @@ async fn run_one(
     bar: &ProgressBar,
     quiet: bool,
 ) {
-    rec.status = "failed".into();
+    rec.status = PointStatus::Failed;
     if let Some(e) = &b.error {
         rec.error = e.clone();
         return;
@@ -401,7 +401,7 @@ async fn run_one(
         rec.client_cpu_pct =
             crate::report::client_cpu_pct(rec.client_cpu_s, rec.duration_s, rec.threads, cores);
     }
-    if rec.status == "failed" {
+    if rec.status == PointStatus::Failed {
         if let Some(note) = b.revive().await {
             rec.error = format!("{} | {note}", rec.error);
         }
@@ -422,7 +422,7 @@ async fn run_sysbench(
             true
         }
         Err(e) => {
-            rec.status = "failed".into();
+            rec.status = PointStatus::Failed;
             rec.error = format!("{e:#}");
             false
         }
@@ -469,17 +469,17 @@ async fn run_native(
     rec.status = match (&r.fatal, r.interrupted, r.unfinished) {
         (Some(f), _, _) => {
             rec.error = f.clone();
-            "failed".into()
+            PointStatus::Failed
         }
         (None, _, Some(n)) => {
             rec.error = format!(
                 "point timeout: {n} event(s) still running {:.0}s after the point's end; ended by forced shutdown",
                 point_grace_s(spec)
             );
-            "failed".into()
+            PointStatus::Failed
         }
-        (None, true, None) => "interrupted".into(),
-        (None, false, None) => "ok".into(),
+        (None, true, None) => PointStatus::Interrupted,
+        (None, false, None) => PointStatus::Ok,
     };
     true
 }
