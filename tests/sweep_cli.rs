@@ -499,6 +499,21 @@ fn example_sweeps_plan_cleanly() {
 }
 
 #[test]
+fn plan_output_layout_is_reviewed() {
+    // No calibration can leak in from a results directory of the checkout.
+    let dir = tempfile::tempdir().unwrap();
+    let quickstart = Path::new(env!("CARGO_MANIFEST_DIR")).join("sweeps/quickstart.toml");
+    let out = sweepbench(&[
+        "plan",
+        quickstart.to_str().unwrap(),
+        "--results-dir",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    insta::assert_snapshot!(String::from_utf8_lossy(&out.stdout));
+}
+
+#[test]
 fn a_hung_point_is_ended_by_the_point_timeout() {
     let s = server();
     exec_root(s, &["DROP DATABASE IF EXISTS hung", "CREATE DATABASE hung"]).unwrap();

@@ -164,3 +164,13 @@ fn pooled_runs_keep_each_runs_samples_apart() {
     let c = compare(&p, &run(three("a", 1, 102.0, 1.0)), 5.0, &[]).unwrap();
     assert_eq!(c.rows[0].metric(Metric::Tps).unwrap().n_base, 6);
 }
+
+#[test]
+fn compare_text_layout_is_reviewed() {
+    let mut base = three("a", 1, 100.0, 1.0);
+    base.extend(three("a", 8, 400.0, 2.0));
+    let mut cand = three("a", 1, 100.5, 1.0);
+    cand.extend(three("a", 8, 240.0, 3.2));
+    let c = compare(&run(base), &run(cand), 5.0, &[]).unwrap();
+    insta::assert_snapshot!(text(&c));
+}

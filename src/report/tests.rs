@@ -254,3 +254,18 @@ fn client_cpu_share_counts_the_cores_the_client_could_use() {
     assert_eq!(client_cpu_pct(0.0, 10.0, 4, 2), 0.0);
     assert_eq!(client_cpu_pct(1.0, 0.0, 4, 2), 0.0);
 }
+
+#[test]
+fn report_md_layout_is_reviewed() {
+    // A layout change shows as a diff of src/report/snapshots/ to accept or refuse.
+    let m = ReportModel::build(
+        "upgrade",
+        "20261130T000000Z",
+        "two versions",
+        &records(),
+        Some("old/default"),
+        &BTreeMap::new(),
+        &HashMap::new(),
+    );
+    insta::assert_snapshot!(render::markdown(&m).unwrap());
+}
