@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
 #[command(
+    help_expected = true,
     name = "sweepbench",
     version,
     about = "Concurrency sweeps for MySQL-compatible databases, with a native sysbench-compatible engine"
@@ -22,8 +23,8 @@ pub struct SweepFileArgs {
     pub file: PathBuf,
     /// Narrow the plan: key=value with key target, config, workload or threads (threads=1,4).
     /// Repeat to combine.
-    #[arg(long)]
-    pub only: Vec<String>,
+    #[arg(long, value_parser = crate::spec::Filter::parse_only)]
+    pub only: Vec<crate::spec::Filter>,
 }
 
 pub use crate::compare::Against;
@@ -92,6 +93,8 @@ pub enum Command {
     Calibrate {
         #[command(flatten)]
         sweep: SweepFileArgs,
+        /// When a target cannot take the largest thread counts: fail, skip those points, or
+        /// raise max_connections.
         #[arg(long, value_enum, default_value_t = OnCapacity::Fail)]
         on_capacity: OnCapacity,
         /// Root of the results directories.
@@ -105,6 +108,8 @@ pub enum Command {
     Check {
         #[command(flatten)]
         sweep: SweepFileArgs,
+        /// When a target cannot take the largest thread counts: fail, skip those points, or
+        /// raise max_connections.
         #[arg(long, value_enum, default_value_t = OnCapacity::Fail)]
         on_capacity: OnCapacity,
     },
@@ -112,6 +117,8 @@ pub enum Command {
     Run {
         #[command(flatten)]
         sweep: SweepFileArgs,
+        /// When a target cannot take the largest thread counts: fail, skip those points, or
+        /// raise max_connections.
         #[arg(long, value_enum, default_value_t = OnCapacity::Fail)]
         on_capacity: OnCapacity,
         /// Root of the results directories.
@@ -139,12 +146,15 @@ pub enum Command {
     },
     /// Compare two runs point by point (live or imported); exit 3 when something regressed.
     Compare {
+        /// The run compared with: results/<sweep>/<run> (or an imported run directory).
         base: PathBuf,
+        /// The run judged against it.
         candidate: PathBuf,
         /// Smallest change that matters, e.g. 5%: a point regressed when the interval of its
         /// change lies wholly beyond it.
         #[arg(long, default_value = "5%", value_parser = crate::verdict::parse_threshold)]
         threshold: f64,
+        /// Output format.
         #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
         format: CompareFormat,
         /// Match base target OLD with candidate target NEW (repeatable): --map old=new.
@@ -167,6 +177,7 @@ pub enum Command {
     Prune {
         /// results/<sweep>
         sweep_dir: PathBuf,
+        /// How many of the newest runs to keep.
         #[arg(long)]
         keep: usize,
     },
@@ -174,6 +185,7 @@ pub enum Command {
     /// (`bench --help` lists the options).
     #[command(disable_help_flag = true)]
     Bench {
+        /// sysbench's arguments: workload, command and options.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
@@ -221,4 +233,36 @@ pub enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
         command: Vec<String>,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_consistent_and_every_option_has_help() {
+        // Fails on conflicting names, defaults that do not parse, or an option without help.
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn values_are_checked_where_they_are_parsed() {
+        let e = Cli::try_parse_from(["sweepbench", "compare", "a", "b", "--threshold", "x"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("such as 5%"), "{e}");
+        let e = Cli::try_parse_from(["sweepbench", "compare", "a", "b", "--map", "old"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("expected OLD=NEW"), "{e}");
+        let e = Cli::try_parse_from(["sweepbench", "plan", "s.toml", "--only", "colour=red"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--only"), "{e}");
+        let e = Cli::try_parse_from(["sweepbench", "run", "s.toml", "--against", "last-0"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("last-N with N ≥ 1"), "{e}");
+    }
 }

@@ -30,25 +30,19 @@ pub const EXIT_INTERRUPTED: i32 = 130;
 #[derive(Debug, Clone)]
 pub struct SweepArgs {
     pub file: PathBuf,
-    pub only: Vec<String>,
+    pub only: Vec<Filter>,
     pub on_capacity: OnCapacity,
     pub results_dir: PathBuf,
     pub quiet: bool,
     /// Continue this run directory.
     pub resume: Option<PathBuf>,
-    /// Exit 3 when a series regresses against the baseline by more than this (percent).
     /// Threshold (percent) and what a one-series sweep is compared with.
     pub fail_on_regression: Option<(f64, crate::compare::Against)>,
 }
 
 fn load(a: &SweepArgs) -> Result<(SweepSpec, Plan), String> {
     let spec = SweepSpec::load(&a.file).map_err(|e| e.to_string())?;
-    let only = a
-        .only
-        .iter()
-        .map(|o| Filter::parse_only(o))
-        .collect::<Result<Vec<_>, _>>()?;
-    let plan = Plan::build(&spec, &only);
+    let plan = Plan::build(&spec, &a.only);
     if plan.points.is_empty() {
         return Err(format!(
             "{}: the filters leave no point to run",
