@@ -9,6 +9,7 @@ pub mod cli;
 pub mod compare;
 pub mod db;
 pub mod exec;
+pub mod exit;
 pub mod history;
 pub mod host;
 pub mod import;
@@ -30,6 +31,7 @@ pub mod wire;
 pub mod workload;
 
 use cli::{Cli, Command};
+use exit::Exit;
 use std::path::PathBuf;
 
 fn sweep_args(
@@ -80,16 +82,13 @@ pub async fn run(cli: Cli) -> i32 {
             out,
             target,
             threads,
-        } => match import::import(&logs, &out, target.as_deref(), threads) {
-            Ok(dir) => {
+        } => finish(
+            "import",
+            import::import(&logs, &out, target.as_deref(), threads).map(|dir| {
                 println!("imported {} log(s) into {}", logs.len(), dir.display());
-                0
-            }
-            Err(e) => {
-                eprintln!("sweepbench import: {e:#}");
-                2
-            }
-        },
+                Exit::Ok
+            }),
+        ),
         Command::Report { run_dir, baseline } => sweep::report(&run_dir, baseline.as_deref()),
         Command::Check { sweep, on_capacity } => {
             sweep::check(&sweep_args(sweep, on_capacity, PathBuf::new(), false)).await
@@ -115,38 +114,35 @@ pub async fn run(cli: Cli) -> i32 {
             threshold,
             format,
             map,
-        } => run_compare(&base, &candidate, threshold, format, &map),
+        } => finish(
+            "compare",
+            run_compare(&base, &candidate, threshold, format, &map),
+        ),
         Command::History {
             sweep_dir,
             threshold,
             html,
-        } => match history::history(&sweep_dir, threshold, html.as_deref()) {
-            Ok(o) => {
+        } => finish(
+            "history",
+            history::history(&sweep_dir, threshold, html.as_deref()).map(|o| {
                 print!("{}", o.text);
                 if o.newest_regressed {
-                    3
+                    Exit::Regression
                 } else {
-                    0
+                    Exit::Ok
                 }
-            }
-            Err(e) => {
-                eprintln!("sweepbench history: {e:#}");
-                2
-            }
-        },
-        Command::Prune { sweep_dir, keep } => match nightly::prune(&sweep_dir, keep) {
-            Ok(removed) => {
+            }),
+        ),
+        Command::Prune { sweep_dir, keep } => finish(
+            "prune",
+            nightly::prune(&sweep_dir, keep).map(|removed| {
                 for r in &removed {
                     println!("removed {}", r.display());
                 }
                 println!("kept the newest {keep} run(s)");
-                0
-            }
-            Err(e) => {
-                eprintln!("sweepbench prune: {e:#}");
-                2
-            }
-        },
+                Exit::Ok
+            }),
+        ),
         Command::Sandbox {
             basedir,
             max_connections,
@@ -161,13 +157,22 @@ pub async fn run(cli: Cli) -> i32 {
                 db,
                 command,
             };
+            // The sandbox exits with its command's own status.
             match sandbox::run(args).await {
                 Ok(code) => code,
-                Err(e) => {
-                    eprintln!("sweepbench sandbox: {e:#}");
-                    2
-                }
+                Err(e) => finish("sandbox", Err(e)),
             }
+        }
+    }
+}
+
+/// The one place a command's error is printed: `sweepbench CMD: error`, exit 2.
+fn finish(command: &str, r: anyhow::Result<Exit>) -> i32 {
+    match r {
+        Ok(e) => e.code(),
+        Err(e) => {
+            eprintln!("sweepbench {command}: {e:#}");
+            Exit::BadInput.code()
         }
     }
 }
@@ -178,39 +183,27 @@ fn run_compare(
     threshold: f64,
     format: cli::CompareFormat,
     map: &[(String, String)],
-) -> i32 {
-    let cmp = compare::Run::load(base)
-        .and_then(|b| Ok((b, compare::Run::load(candidate)?)))
-        .and_then(|(b, c)| compare::compare(&b, &c, threshold, map));
-    let mut cmp = match cmp {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("sweepbench compare: {e:#}");
-            return 2;
-        }
-    };
+) -> anyhow::Result<Exit> {
+    let b = compare::Run::load(base)?;
+    let c = compare::Run::load(candidate)?;
+    let mut cmp = compare::compare(&b, &c, threshold, map)?;
     cmp.base = base.display().to_string();
     cmp.candidate = candidate.display().to_string();
     if cmp.rows.is_empty() {
-        eprintln!("sweepbench compare: no point of the candidate matches the base (different targets? use --map old=new)");
-        return 2;
+        anyhow::bail!(
+            "no point of the candidate matches the base (different targets? use --map old=new)"
+        );
     }
     let out = match format {
         cli::CompareFormat::Text => compare::text(&cmp),
         cli::CompareFormat::Md => compare::markdown(&cmp),
-        cli::CompareFormat::Html => match compare::html(&cmp) {
-            Ok(h) => h,
-            Err(e) => {
-                eprintln!("sweepbench compare: {e:#}");
-                return 2;
-            }
-        },
-        cli::CompareFormat::Json => serde_json::to_string_pretty(&cmp).expect("serialises") + "\n",
+        cli::CompareFormat::Html => compare::html(&cmp)?,
+        cli::CompareFormat::Json => serde_json::to_string_pretty(&cmp)? + "\n",
     };
     print!("{out}");
-    if cmp.regressed().is_empty() {
-        0
+    Ok(if cmp.regressed().is_empty() {
+        Exit::Ok
     } else {
-        3
-    }
+        Exit::Regression
+    })
 }

@@ -4,16 +4,17 @@
 pub mod options;
 
 use crate::exec::{self, IntervalStats, Observer};
+use crate::exit::Exit;
 use crate::output;
 use crate::workload::prepare;
 use options::{BenchOptions, Help, OutputFormat};
 use std::io::Write;
 
-/// Exit status of a `bench` invocation (sysbench's where it has one).
-pub const EXIT_OK: i32 = 0;
-pub const EXIT_FATAL: i32 = 1;
-pub const EXIT_USAGE: i32 = 2;
-pub const EXIT_INTERRUPTED: i32 = 130;
+/// Exit status of a `bench` invocation (crate::exit has the one definition).
+pub const EXIT_OK: i32 = Exit::Ok.code();
+pub const EXIT_FATAL: i32 = Exit::Failed.code();
+pub const EXIT_USAGE: i32 = Exit::BadInput.code();
+pub const EXIT_INTERRUPTED: i32 = Exit::Interrupted.code();
 
 struct TextObserver<'a> {
     opts: &'a BenchOptions,

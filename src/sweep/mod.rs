@@ -12,6 +12,7 @@ mod vars;
 pub use run::run;
 
 use crate::bench::options::{parse_args, BenchOptions};
+use crate::exit::Exit;
 use crate::plan::{format_duration, Plan};
 use crate::preflight::{self, Finding, Needs, OnCapacity, Severity};
 use crate::spec::target::{ConnInfo, TargetKind};
@@ -20,11 +21,12 @@ use crate::workload::{prepare, EventPlan};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub const EXIT_OK: i32 = 0;
-pub const EXIT_POINTS_FAILED: i32 = 1;
-pub const EXIT_BAD_INPUT: i32 = 2;
-pub const EXIT_REGRESSION: i32 = 3;
-pub const EXIT_INTERRUPTED: i32 = 130;
+/// Exit statuses of the sweep commands (crate::exit has the one definition).
+pub const EXIT_OK: i32 = Exit::Ok.code();
+pub const EXIT_POINTS_FAILED: i32 = Exit::Failed.code();
+pub const EXIT_BAD_INPUT: i32 = Exit::BadInput.code();
+pub const EXIT_REGRESSION: i32 = Exit::Regression.code();
+pub const EXIT_INTERRUPTED: i32 = Exit::Interrupted.code();
 
 /// Options shared by plan / check / run.
 #[derive(Debug, Clone)]
