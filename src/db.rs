@@ -18,23 +18,10 @@ const DEFAULT_SOCKETS: [&str; 3] = [
     "/tmp/mysql.sock",
 ];
 
+pub use crate::wire::Endpoint;
+
 /// Where the n-th connection goes: sockets, or host × port round-robin with ports cycling
 /// fastest (sysbench's order).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Endpoint {
-    Socket(String),
-    Tcp(String, u16),
-}
-
-impl std::fmt::Display for Endpoint {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Endpoint::Socket(s) => write!(f, "socket {s}"),
-            Endpoint::Tcp(h, p) => write!(f, "{h}:{p}"),
-        }
-    }
-}
-
 pub fn endpoint(c: &ConnOptions, n: usize) -> Endpoint {
     if !c.sockets.is_empty() {
         return Endpoint::Socket(c.sockets[n % c.sockets.len()].clone());

@@ -336,7 +336,7 @@ pub fn import(
         "imported_from": logs.iter().map(|l| l.display().to_string()).collect::<Vec<_>>(),
         "imported_at": chrono::Utc::now().to_rfc3339(),
     }))?;
-    crate::results::write_reports(&dir.path, None)?;
+    crate::report::write(&dir.path, None)?;
     Ok(dir.path)
 }
 

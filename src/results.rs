@@ -391,55 +391,6 @@ pub fn load_variables(
     out
 }
 
-/// Writes report.md and report.html for a run directory from its files alone.
-pub fn write_reports(run: &Path, baseline: Option<&str>) -> anyhow::Result<()> {
-    let points = load_points(run)?;
-    let (name, description, spec_baseline) = sweep_header(run);
-    // Through results/<sweep>/latest the run is named by where the link points.
-    let real = std::fs::canonicalize(run).unwrap_or_else(|_| run.to_path_buf());
-    let run_id = real
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
-    let model = crate::report::ReportModel::build(
-        &name,
-        &run_id,
-        &description,
-        &points,
-        baseline.or(spec_baseline.as_deref()),
-        &load_variables(run),
-        &load_tps_samples(run)?,
-    );
-    write_atomic(
-        &run.join("report.md"),
-        crate::report::render::markdown(&model)?.as_bytes(),
-    )?;
-    write_atomic(
-        &run.join("report.html"),
-        crate::report::render::html(&model)?.as_bytes(),
-    )?;
-    Ok(())
-}
-
-/// name, description and baseline from the run's sweep.toml (leniently: the file may name
-/// basedirs that no longer exist).
-fn sweep_header(run: &Path) -> (String, String, Option<String>) {
-    let text = std::fs::read_to_string(run.join("sweep.toml")).unwrap_or_default();
-    let v: toml::Value = toml::from_str(&text).unwrap_or(toml::Value::Table(Default::default()));
-    let get = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
-    let name = get("name").unwrap_or_else(|| {
-        run.parent()
-            .and_then(|p| p.file_name())
-            .map(|n| n.to_string_lossy().to_string())
-            .unwrap_or_default()
-    });
-    (
-        name,
-        get("description").unwrap_or_default(),
-        get("baseline"),
-    )
-}
-
 /// points.csv header, in `PointRecord` field order (a test keeps them equal).
 pub const POINT_COLUMNS: &[&str] = &[
     "run_id",

@@ -2,7 +2,10 @@
 //! report.md (GitHub-flavoured) and report.html (self-contained, inline CSS and SVG charts).
 
 pub mod chart;
+mod files;
 pub mod render;
+
+pub use files::write;
 
 use crate::metrics::{change_pct, median, spread_pct};
 use crate::results::{PointRecord, PointStatus};

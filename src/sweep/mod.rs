@@ -319,7 +319,7 @@ pub(crate) async fn ensure_data(spec: &SweepSpec, c: &ConnInfo, quiet: bool) -> 
 
 /// `sweepbench report RUN_DIR`: re-renders report.md and report.html from the files.
 pub fn report(run: &Path, baseline: Option<&str>) -> i32 {
-    match crate::results::write_reports(run, baseline) {
+    match crate::report::write(run, baseline) {
         Ok(()) => {
             println!("{}", run.join("report.html").display());
             println!("{}", run.join("report.md").display());

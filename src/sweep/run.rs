@@ -212,7 +212,7 @@ pub async fn run(a: &SweepArgs) -> i32 {
     if let Err(e) = dir.write_manifest(&end) {
         eprintln!("sweepbench run: {e:#}");
     }
-    let report = match crate::results::write_reports(&dir.path, None) {
+    let report = match crate::report::write(&dir.path, None) {
         Ok(()) => format!("; report: {}", dir.path.join("report.html").display()),
         Err(e) => {
             eprintln!("sweepbench run: writing the report failed: {e:#}");

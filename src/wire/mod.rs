@@ -6,13 +6,28 @@
 mod auth;
 mod packet;
 
-use crate::db::Endpoint;
 use packet::{put_lenenc, Framed, Reader};
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::time::Duration;
+
+/// Where a connection goes: a unix socket, or host and port.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    Socket(String),
+    Tcp(String, u16),
+}
+
+impl std::fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Endpoint::Socket(s) => write!(f, "socket {s}"),
+            Endpoint::Tcp(h, p) => write!(f, "{h}:{p}"),
+        }
+    }
+}
 
 const SERVER_MORE_RESULTS_EXISTS: u16 = 0x0008;
 const MYSQL_TYPE_LONGLONG: u8 = 0x08;
