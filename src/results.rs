@@ -85,11 +85,72 @@ pub struct PointRecord {
     pub errors_by_code: String,
 }
 
+/// One row of intervals.csv: a point's figures over one second (sysbench's interval line).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct IntervalRow {
+    pub point_id: String,
+    /// Seconds since the measurement started, at the end of the interval.
+    pub t_s: f64,
+    pub threads: u32,
+    pub tps: f64,
+    pub qps: f64,
+    pub reads_s: f64,
+    pub writes_s: f64,
+    pub other_s: f64,
+    pub errors_s: f64,
+    pub reconnects_s: f64,
+    pub lat_p50_ms: f64,
+    /// Latency at the run's --percentile (95 unless set).
+    pub lat_pct_ms: f64,
+    pub lat_p99_ms: f64,
+    pub lat_max_ms: f64,
+}
+
+/// Rounded for the CSV: more digits than this are noise, not information.
+pub fn r4(x: f64) -> f64 {
+    (x * 1e4).round() / 1e4
+}
+
+impl IntervalRow {
+    fn new(point_id: &str, s: &IntervalStats) -> IntervalRow {
+        IntervalRow {
+            point_id: point_id.to_string(),
+            t_s: r4(s.t_s),
+            threads: s.threads,
+            tps: r4(s.tps),
+            qps: r4(s.qps),
+            reads_s: r4(s.reads_s),
+            writes_s: r4(s.writes_s),
+            other_s: r4(s.other_s),
+            errors_s: r4(s.errors_s),
+            reconnects_s: r4(s.reconnects_s),
+            lat_p50_ms: r4(s.lat_p50_ms),
+            lat_pct_ms: r4(s.lat_pct_ms),
+            lat_p99_ms: r4(s.lat_p99_ms),
+            lat_max_ms: r4(s.lat_max_ms),
+        }
+    }
+}
+
+/// A run's intervals.csv rows (none when it has no such file).
+pub fn load_intervals(run: &Path) -> anyhow::Result<Vec<IntervalRow>> {
+    let path = run.join("intervals.csv");
+    if !path.is_file() {
+        return Ok(Vec::new());
+    }
+    let mut r =
+        csv::Reader::from_path(&path).with_context(|| format!("reading {}", path.display()))?;
+    r.deserialize()
+        .enumerate()
+        .map(|(i, row)| row.with_context(|| format!("{}: row {}", path.display(), i + 2)))
+        .collect()
+}
+
 pub struct RunDir {
     pub path: PathBuf,
     pub run_id: String,
     points: Vec<PointRecord>,
-    intervals: Vec<Vec<String>>,
+    intervals: Vec<IntervalRow>,
 }
 
 /// Writes a file so that readers see the old or the new content, never a torn one.
@@ -168,14 +229,8 @@ impl RunDir {
         points.retain(|p| p.status == PointStatus::Ok || p.status == PointStatus::Skipped);
         let keep: std::collections::BTreeSet<String> =
             points.iter().map(|p| p.point_id.clone()).collect();
-        let mut intervals: Vec<Vec<String>> = Vec::new();
-        if let Ok(mut r) = csv::Reader::from_path(path.join("intervals.csv")) {
-            for row in r.records().flatten() {
-                if row.get(0).is_some_and(|id| keep.contains(id)) {
-                    intervals.push(row.iter().map(str::to_string).collect());
-                }
-            }
-        }
+        let mut intervals = load_intervals(path)?;
+        intervals.retain(|r| keep.contains(&r.point_id));
         RunDir::open(path, points, intervals)
     }
 
@@ -183,7 +238,7 @@ impl RunDir {
     fn open(
         path: &Path,
         points: Vec<PointRecord>,
-        intervals: Vec<Vec<String>>,
+        intervals: Vec<IntervalRow>,
     ) -> anyhow::Result<RunDir> {
         let d = RunDir {
             path: path.to_path_buf(),
@@ -247,25 +302,8 @@ impl RunDir {
         point_id: &str,
         series: &[IntervalStats],
     ) -> anyhow::Result<()> {
-        for s in series {
-            let f = |x: f64| format!("{:.4}", x);
-            self.intervals.push(vec![
-                point_id.to_string(),
-                f(s.t_s),
-                s.threads.to_string(),
-                f(s.tps),
-                f(s.qps),
-                f(s.reads_s),
-                f(s.writes_s),
-                f(s.other_s),
-                f(s.errors_s),
-                f(s.reconnects_s),
-                f(s.lat_p50_ms),
-                f(s.lat_pct_ms),
-                f(s.lat_p99_ms),
-                f(s.lat_max_ms),
-            ]);
-        }
+        self.intervals
+            .extend(series.iter().map(|s| IntervalRow::new(point_id, s)));
         self.flush_intervals().context("writing intervals.csv")
     }
 
@@ -344,25 +382,8 @@ pub fn load_points(run: &Path) -> anyhow::Result<Vec<PointRecord>> {
 /// Empty when the run has none (imported logs, runs from before per-second sampling).
 pub fn load_tps_samples(run: &Path) -> anyhow::Result<std::collections::HashMap<String, Vec<f64>>> {
     let mut out: std::collections::HashMap<String, Vec<f64>> = Default::default();
-    let path = run.join("intervals.csv");
-    if !path.is_file() {
-        return Ok(out);
-    }
-    let mut r =
-        csv::Reader::from_path(&path).with_context(|| format!("reading {}", path.display()))?;
-    let col = r
-        .headers()
-        .with_context(|| format!("reading {}", path.display()))?
-        .iter()
-        .position(|h| h == "tps");
-    let Some(col) = col else {
-        return Ok(out);
-    };
-    for (i, row) in r.records().enumerate() {
-        let row = row.with_context(|| format!("{}: row {}", path.display(), i + 2))?;
-        if let (Some(id), Some(Ok(tps))) = (row.get(0), row.get(col).map(str::parse::<f64>)) {
-            out.entry(id.to_string()).or_default().push(tps);
-        }
+    for r in load_intervals(run)? {
+        out.entry(r.point_id).or_default().push(r.tps);
     }
     Ok(out)
 }
@@ -469,5 +490,35 @@ mod tests {
         w.serialize(PointRecord::default()).unwrap();
         let text = String::from_utf8(w.into_inner().unwrap()).unwrap();
         assert_eq!(text.lines().next().unwrap(), POINT_COLUMNS.join(","));
+        let mut w = csv::WriterBuilder::new()
+            .has_headers(true)
+            .from_writer(vec![]);
+        w.serialize(IntervalRow::default()).unwrap();
+        let text = String::from_utf8(w.into_inner().unwrap()).unwrap();
+        assert_eq!(text.lines().next().unwrap(), INTERVAL_COLUMNS.join(","));
+    }
+
+    #[test]
+    fn interval_rows_survive_a_resume() {
+        let d = tempfile::tempdir().unwrap();
+        let mut dir = RunDir::create_at(&d.path().join("run"), "name = \"x\"\n").unwrap();
+        let s = IntervalStats {
+            t_s: 1.00004,
+            threads: 2,
+            tps: 1234.56789,
+            ..IntervalStats::default()
+        };
+        dir.append_intervals("a/default/w/t2/r1", &[s.clone(), s])
+            .unwrap();
+        let rows = load_intervals(&dir.path).unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            (rows[0].t_s, rows[0].threads, rows[0].tps),
+            (1.0, 2, 1234.5679)
+        );
+        assert_eq!(
+            load_tps_samples(&dir.path).unwrap()["a/default/w/t2/r1"].len(),
+            2
+        );
     }
 }

@@ -21,7 +21,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant as TokioInstant;
 
 /// Figures of one report interval (sysbench's interval line).
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct IntervalStats {
     /// Seconds since measurement started, at the tick.
     pub t_s: f64,

@@ -9,7 +9,7 @@ use crate::exec::{self, IntervalStats, Observer, RunReport};
 use crate::metrics::LatencySummary;
 use crate::plan::{Plan, Point};
 use crate::preflight::{Finding, OnCapacity, Severity};
-use crate::results::{PointRecord, PointStatus, RunDir};
+use crate::results::{r4, PointRecord, PointStatus, RunDir};
 use crate::spec::target::{ConnInfo, TargetKind};
 use crate::spec::SweepSpec;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -64,11 +64,6 @@ fn record(run_id: &str, p: &Point, version: &str) -> PointRecord {
         started_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         ..PointRecord::default()
     }
-}
-
-/// Rounds for the CSV: more digits than this are noise, not information.
-fn r4(x: f64) -> f64 {
-    (x * 1e4).round() / 1e4
 }
 
 fn fill(rec: &mut PointRecord, r: &RunReport, cpu_s: f64) {
