@@ -38,11 +38,13 @@ fn flushing_at_every_commit_regresses_against_a_lazy_flush() {
     let _one = serial();
     let dir = tempfile::tempdir().unwrap();
     // What the README promises: the sweep's baseline against each other config, one verdict
-    // per point. Flushing the redo log at every commit costs an fsync per transaction.
+    // per point. Flushing the redo log at every commit costs an fsync per transaction: 25–35 %
+    // of write_only's throughput on this VM; five interleaved repeats resolve that through
+    // run-to-run noise of up to about 15 %.
     let f = write(
         dir.path(),
         "flush",
-        "name = \"flush\"\nbaseline = \"local/lazy\"\n[data]\ntables = 1\ntable_size = 1000\n[run]\nworkloads = [\"oltp_write_only\"]\nthreads = [1, 4]\nduration = \"2s\"\norder = \"interleaved\"\n[[targets]]\nname = \"local\"\nserver = {}\n[[configs]]\nname = \"lazy\"\nvars = { innodb_flush_log_at_trx_commit = 2 }\n[[configs]]\nname = \"durable\"\nvars = { innodb_flush_log_at_trx_commit = 1 }\n",
+        "name = \"flush\"\nbaseline = \"local/lazy\"\n[data]\ntables = 1\ntable_size = 1000\n[run]\nworkloads = [\"oltp_write_only\"]\nthreads = [1, 4]\nduration = \"2s\"\nrepeats = 5\norder = \"interleaved\"\n[[targets]]\nname = \"local\"\nserver = {}\n[[configs]]\nname = \"lazy\"\nvars = { innodb_flush_log_at_trx_commit = 2 }\n[[configs]]\nname = \"durable\"\nvars = { innodb_flush_log_at_trx_commit = 1 }\n",
     );
     let out = run(dir.path(), &f, &[]);
     let t = text(&out);
@@ -68,11 +70,10 @@ fn flushing_at_every_commit_regresses_against_a_lazy_flush() {
 fn a_nightly_sweep_compares_with_the_previous_night_and_fires_when_slowed() {
     let _one = serial();
     let dir = tempfile::tempdir().unwrap();
-    let sweep = |vars: &str| {
-        format!("name = \"nightly\"\n[data]\ntables = 1\ntable_size = 1000\n[run]\nworkloads = [\"oltp_write_only\"]\nthreads = [2]\nduration = \"2s\"\n[[targets]]\nname = \"local\"\nserver = {{}}\n[[configs]]\nname = \"default\"\nvars = {{ {vars} }}\n")
+    let sweep = |options: &str| {
+        format!("name = \"nightly\"\n[data]\ntables = 1\ntable_size = 1000\n[run]\nworkloads = [\"oltp_write_only\"]\nthreads = [2]\nduration = \"2s\"\n[workload_options]\n{options}\n[[targets]]\nname = \"local\"\nserver = {{}}\n[[configs]]\nname = \"default\"\nvars = {{ innodb_flush_log_at_trx_commit = 0 }}\n")
     };
-    let night = "innodb_flush_log_at_trx_commit = 0";
-    let f = write(dir.path(), "nightly", &sweep(night));
+    let f = write(dir.path(), "nightly", &sweep(""));
 
     let first = run(dir.path(), &f, &[]);
     let t = text(&first);
@@ -103,13 +104,9 @@ fn a_nightly_sweep_compares_with_the_previous_night_and_fires_when_slowed() {
     );
     std::thread::sleep(std::time::Duration::from_millis(1100));
 
-    // Someone made the server durable overnight (binary log synced, redo flushed at every
-    // commit): two fsyncs per transaction. The third night is compared with the second.
-    std::fs::write(
-        &f,
-        sweep("innodb_flush_log_at_trx_commit = 1, sync_binlog = 1, log_bin = \"mysql-bin\""),
-    )
-    .unwrap();
+    // A night about seven times slower (every transaction now also updates 40 rows), so the
+    // verdict does not hang on this VM's noise. The third night is compared with the second.
+    std::fs::write(&f, sweep("index_updates = 20\nnon_index_updates = 20")).unwrap();
     let third = run(dir.path(), &f, &[]);
     let t = text(&third);
     assert_eq!(third.status.code(), Some(3), "{t}");
@@ -117,7 +114,7 @@ fn a_nightly_sweep_compares_with_the_previous_night_and_fires_when_slowed() {
     assert!(t.contains(&night2.display().to_string()), "{t}");
     assert!(t.contains("regressed (tps -"), "{t}");
 
-    // The same settings again, judged against a chosen run: the first night.
+    // The same slow night again, judged against a chosen run: the first night.
     let again = run(dir.path(), &f, &["--against", night1.to_str().unwrap()]);
     let t = text(&again);
     assert_eq!(again.status.code(), Some(3), "{t}");
