@@ -517,47 +517,36 @@ fn initialise(
     Ok(())
 }
 
-/// Runs `f` on a root connection over the server's socket, on a runtime of its own (these
-/// helpers are called from plain threads and from `spawn_blocking`).
-fn with_root<T, F, Fut>(socket: &Path, f: F) -> anyhow::Result<T>
-where
-    F: FnOnce(mysql_async::Conn) -> Fut,
-    Fut: std::future::Future<Output = anyhow::Result<(mysql_async::Conn, T)>>,
-{
-    let socket = socket.to_string_lossy().to_string();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    rt.block_on(async move {
-        let opts = mysql_async::OptsBuilder::default()
-            .socket(Some(socket))
-            .user(Some("root"));
-        let c = mysql_async::Conn::new(opts).await?;
-        let (c, v) = f(c).await?;
-        let _ = c.disconnect().await;
-        Ok(v)
-    })
+/// A root connection over the server's socket with the synchronous client (these helpers run
+/// on plain threads and in `spawn_blocking`: no runtime needed for a few statements).
+fn root_conn(socket: &Path) -> anyhow::Result<crate::wire::Conn> {
+    let login = crate::wire::Login {
+        user: "root",
+        password: "",
+        db: "",
+        server_charset: false,
+    };
+    let ep = crate::wire::Endpoint::Socket(socket.to_string_lossy().to_string());
+    crate::wire::Conn::connect(&ep, &login, Duration::from_secs(10))
+        .map_err(|e| anyhow::anyhow!("connecting as root over {}: {e}", socket.display()))
 }
 
-/// Connects over the socket as root and returns the server version.
+/// Connects over the socket as root and returns the server version (as `SELECT VERSION()`
+/// says it: MariaDB's greeting carries a "5.5.5-" prefix for old replication clients).
 fn query_version(socket: &Path) -> anyhow::Result<String> {
-    use mysql_async::prelude::Queryable;
-    with_root(socket, |mut c| async move {
-        let v: Option<String> = c.query_first("SELECT VERSION()").await?;
-        Ok((c, v.unwrap_or_default()))
-    })
+    let c = root_conn(socket)?;
+    let v = c.server_version.clone();
+    c.close();
+    Ok(v.strip_prefix("5.5.5-").unwrap_or(&v).to_string())
 }
 
 /// Runs SQL statements as root on a managed server (set-up helper for tests and targets).
 pub fn exec_root(server: &ManagedServer, statements: &[&str]) -> anyhow::Result<()> {
-    use mysql_async::prelude::Queryable;
-    let stmts: Vec<String> = statements.iter().map(|s| s.to_string()).collect();
-    with_root(&server.socket(), |mut c| async move {
-        for s in &stmts {
-            c.query_drop(s.as_str())
-                .await
-                .with_context(|| format!("running '{s}'"))?;
-        }
-        Ok((c, ()))
-    })
+    let mut c = root_conn(&server.socket())?;
+    for s in statements {
+        c.query(s)
+            .map_err(|e| anyhow::anyhow!("running '{s}': {e}"))?;
+    }
+    c.close();
+    Ok(())
 }
