@@ -1,8 +1,11 @@
 //! Sweep files: TOML → validated `SweepSpec`. Every error names file:line:column and the key,
 //! and unknown keys are refused with the nearest valid name.
 
+mod filter;
 pub mod raw;
 pub mod target;
+
+pub use filter::Filter;
 
 use crate::bench::options::{edit_distance, RawOptions};
 use crate::workload::WorkloadKind;
@@ -112,56 +115,6 @@ pub struct Config {
     pub mycnf: Option<PathBuf>,
     /// Server variables as (name, value) in SQL literal form.
     pub vars: Vec<(String, String)>,
-}
-
-/// One include/exclude rule: every key given must match.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Filter {
-    pub target: Option<String>,
-    pub config: Option<String>,
-    pub workload: Option<String>,
-    pub threads: Option<Vec<u32>>,
-}
-
-impl Filter {
-    pub fn matches(&self, target: &str, config: &str, workload: &str, threads: u32) -> bool {
-        self.target.as_deref().is_none_or(|t| t == target)
-            && self.config.as_deref().is_none_or(|c| c == config)
-            && self.workload.as_deref().is_none_or(|w| w == workload)
-            && self.threads.as_ref().is_none_or(|t| t.contains(&threads))
-    }
-
-    /// `key=value` from `--only` (threads may be a comma list).
-    pub fn parse_only(s: &str) -> Result<Filter, String> {
-        let mut f = Filter::default();
-        for part in s.split_whitespace().flat_map(|p| p.split(';')) {
-            let (k, v) = part
-                .split_once('=')
-                .ok_or_else(|| format!("--only {s}: expected key=value"))?;
-            match k {
-                "target" => f.target = Some(v.into()),
-                "config" => f.config = Some(v.into()),
-                "workload" => f.workload = Some(v.into()),
-                "threads" => {
-                    f.threads = Some(
-                        v.split(',')
-                            .map(|t| {
-                                t.trim()
-                                    .parse()
-                                    .map_err(|_| format!("--only {s}: '{t}' is not a thread count"))
-                            })
-                            .collect::<Result<_, _>>()?,
-                    )
-                }
-                _ => {
-                    return Err(format!(
-                        "--only {s}: unknown key '{k}' (target, config, workload or threads)"
-                    ))
-                }
-            }
-        }
-        Ok(f)
-    }
 }
 
 /// A validated sweep.
