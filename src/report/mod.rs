@@ -68,6 +68,9 @@ pub struct Cell {
     pub p95_hi_pct: Option<f64>,
     /// Why an undecided point is undecided ("noise unknown: 1 repeat …").
     pub verdict_note: String,
+    /// The repeats' tps, p95 and p99, as the verdicts and the chart's band read them.
+    #[serde(skip)]
+    pub sides: Sides,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -162,56 +165,35 @@ pub fn series_of(r: &PointRecord) -> String {
     }
 }
 
-/// tps, p95 and p99 of one cell's ok repeats.
-fn cell_sides(
-    records: &[PointRecord],
-    workload: &str,
-    threads: u32,
-    series: &str,
-    tps_samples: &HashMap<String, Vec<f64>>,
-) -> Sides {
-    let mut out = Sides::default();
-    for r in records.iter().filter(|r| {
-        r.status == PointStatus::Ok
-            && r.workload == workload
-            && r.threads == threads
-            && series_of(r) == series
-    }) {
-        crate::compare::push_repeat(&mut out, r, tps_samples);
-    }
-    out
-}
-
 /// Judges every cell against the baseline's at the same thread count, all cells of the report
 /// in one family (verdict's method), and returns a headline per compared series.
-fn judge_cells(
-    sections: &mut [WorkloadSection],
-    records: &[PointRecord],
-    series: &[String],
-    tps_samples: &HashMap<String, Vec<f64>>,
-) -> Vec<String> {
-    // (section, row, series index) of each compared cell, with its sides.
+fn judge_cells(sections: &mut [WorkloadSection], series: &[String]) -> Vec<String> {
+    // (section, row, series index) of each cell compared with its row's baseline cell.
     let mut at: Vec<(usize, usize, usize)> = Vec::new();
-    let mut sides: Vec<(Sides, Sides)> = Vec::new();
     for (w, sec) in sections.iter().enumerate() {
         for (r, row) in sec.rows.iter().enumerate() {
-            if row.cells[0].is_none() {
-                continue;
-            }
-            let base = cell_sides(records, &sec.workload, row.threads, &series[0], tps_samples);
-            for (i, s) in series.iter().enumerate().skip(1) {
-                if row.cells[i].is_some() {
-                    at.push((w, r, i));
-                    sides.push((
-                        base.clone(),
-                        cell_sides(records, &sec.workload, row.threads, s, tps_samples),
-                    ));
-                }
+            if row.cells[0].is_some() {
+                at.extend(
+                    (1..series.len())
+                        .filter(|&i| row.cells[i].is_some())
+                        .map(|i| (w, r, i)),
+                );
             }
         }
     }
-    let pairs: Vec<(&Sides, &Sides)> = sides.iter().map(|(b, c)| (b, c)).collect();
-    let judged = verdict::judge_points(&pairs, &Method::new(THRESHOLD_PCT));
+    let judged = {
+        let sides = |w: usize, r: usize, i: usize| -> &Sides {
+            &sections[w].rows[r].cells[i]
+                .as_ref()
+                .expect("listed cells exist")
+                .sides
+        };
+        let pairs: Vec<(&Sides, &Sides)> = at
+            .iter()
+            .map(|&(w, r, i)| (sides(w, r, 0), sides(w, r, i)))
+            .collect();
+        verdict::judge_points(&pairs, &Method::new(THRESHOLD_PCT))
+    };
     let mut per_series: Vec<Vec<Verdict>> = vec![Vec::new(); series.len()];
     for (k, p) in judged.iter().enumerate() {
         let (w, r, i) = at[k];
@@ -251,7 +233,7 @@ fn per_query_us(cpu_s: f64, r: &PointRecord) -> Option<f64> {
     (r.queries > 0).then(|| cpu_s / r.queries as f64 * 1e6)
 }
 
-fn cell(recs: &[&PointRecord]) -> Option<Cell> {
+fn cell(recs: &[&PointRecord], tps_samples: &HashMap<String, Vec<f64>>) -> Option<Cell> {
     let ok: Vec<&&PointRecord> = recs
         .iter()
         .filter(|r| r.status == PointStatus::Ok)
@@ -271,6 +253,10 @@ fn cell(recs: &[&PointRecord]) -> Option<Cell> {
         (!v.is_empty()).then(|| median(&v))
     };
     let client_pct = known(|r| Some(r.client_cpu_pct));
+    let mut sides = Sides::default();
+    for r in &ok {
+        crate::compare::push_repeat(&mut sides, r, tps_samples);
+    }
     Some(Cell {
         tps: median(&tps),
         qps: median(&col(|r| r.qps)),
@@ -294,6 +280,7 @@ fn cell(recs: &[&PointRecord]) -> Option<Cell> {
         p95_lo_pct: None,
         p95_hi_pct: None,
         verdict_note: String::new(),
+        sides,
     })
 }
 
@@ -359,9 +346,9 @@ impl ReportModel {
         }
         let mut sections: Vec<WorkloadSection> = workloads
             .iter()
-            .map(|w| Self::section(w, records, &series))
+            .map(|w| Self::section(w, records, &series, tps_samples))
             .collect();
-        let headlines = judge_cells(&mut sections, records, &series, tps_samples);
+        let headlines = judge_cells(&mut sections, &series);
         let versions = series
             .iter()
             .map(|s| {
@@ -488,7 +475,12 @@ impl ReportModel {
         }
     }
 
-    fn section(workload: &str, records: &[PointRecord], series: &[String]) -> WorkloadSection {
+    fn section(
+        workload: &str,
+        records: &[PointRecord],
+        series: &[String],
+        tps_samples: &HashMap<String, Vec<f64>>,
+    ) -> WorkloadSection {
         let mine: Vec<&PointRecord> = records.iter().filter(|r| r.workload == workload).collect();
         let mut threads: Vec<u32> = mine.iter().map(|r| r.threads).collect();
         threads.sort_unstable();
@@ -504,7 +496,7 @@ impl ReportModel {
                             .filter(|r| r.threads == t && series_of(r) == *s)
                             .copied()
                             .collect();
-                        cell(&recs)
+                        cell(&recs, tps_samples)
                     })
                     .collect();
                 if let Some(base) = cells[0].clone() {
@@ -562,17 +554,8 @@ impl ReportModel {
                     if spread {
                         line.band = rows
                             .iter()
-                            .filter(|r| r.cells[i].is_some())
                             .filter_map(|r| {
-                                let v: Vec<f64> = mine
-                                    .iter()
-                                    .filter(|p| {
-                                        p.status == PointStatus::Ok
-                                            && p.threads == r.threads
-                                            && series_of(p) == *s
-                                    })
-                                    .map(|p| p.tps)
-                                    .collect();
+                                let v = &r.cells[i].as_ref()?.sides[0].runs;
                                 let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
                                 let hi = v.iter().copied().fold(0.0, f64::max);
                                 lo.is_finite().then_some((r.threads, lo, hi))

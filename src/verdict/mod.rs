@@ -296,10 +296,10 @@ fn spread(s: &Side) -> Spread {
     }
 }
 
-/// Why a question cannot be judged, if it cannot.
-fn unjudgeable(q: &Question) -> Option<String> {
-    let (b, c) = (q.base.logs().len(), q.cand.logs().len());
-    if b < 2 || c < 2 {
+/// Why a question cannot be judged, if it cannot (`b` and `c` are its sides' spreads).
+fn unjudgeable(q: &Question, b: &Spread, c: &Spread) -> Option<String> {
+    let (b, c) = (b.n, c.n);
+    if b < 2.0 || c < 2.0 {
         return Some(format!(
             "noise unknown: {b} repeat(s) on the base, {c} on the candidate; run with repeats ≥ 3"
         ));
@@ -377,13 +377,17 @@ fn repeats_needed(s2: f64, a: f64, m: &Method) -> Option<u32> {
 /// regressed/improved is at most `alpha`; with real changes, at most `alpha` of the points
 /// called regressed/improved are expected to be false.
 pub fn judge(questions: &[Question], m: &Method) -> Vec<Judgement> {
-    let why: Vec<Option<String>> = questions.iter().map(unjudgeable).collect();
+    // Each side's logs, mean and variance, computed once per question.
+    let spreads: Vec<(Spread, Spread)> = questions
+        .iter()
+        .map(|q| (spread(q.base), spread(q.cand)))
+        .collect();
     let est: Vec<Result<Estimate, String>> = questions
         .iter()
-        .zip(&why)
-        .map(|(q, w)| match w {
-            Some(w) => Err(w.clone()),
-            None => Ok(estimate(spread(q.base), spread(q.cand), m)),
+        .zip(&spreads)
+        .map(|(q, (b, c))| match unjudgeable(q, b, c) {
+            Some(w) => Err(w),
+            None => Ok(estimate(*b, *c, m)),
         })
         .collect();
     let family = est.iter().filter(|e| e.is_ok()).count().max(1);
@@ -416,11 +420,9 @@ pub fn judge(questions: &[Question], m: &Method) -> Vec<Judgement> {
         .zip(est)
         .enumerate()
         .map(|(i, (q, e))| {
-            let (nb, nc) = (q.base.logs().len(), q.cand.logs().len());
-            let point = {
-                let (b, c) = (q.base.logs(), q.cand.logs());
-                (!b.is_empty() && !c.is_empty()).then(|| mean_var(&c).0 - mean_var(&b).0)
-            };
+            let (b, c) = &spreads[i];
+            let (nb, nc) = (b.n as usize, c.n as usize);
+            let point = (nb > 0 && nc > 0).then_some(c.mean - b.mean);
             let mut j = Judgement {
                 metric: q.metric,
                 verdict: Verdict::Inconclusive,
