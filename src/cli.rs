@@ -58,6 +58,15 @@ fn parse_map(s: &str) -> Result<(String, String), String> {
     }
 }
 
+/// `--on-capacity`, for the commands that check targets.
+#[derive(Debug, Args)]
+pub struct CapacityArgs {
+    /// When a target cannot take the largest thread counts: fail, skip those points, or
+    /// raise max_connections.
+    #[arg(long, value_enum, default_value_t = OnCapacity::Fail)]
+    pub on_capacity: OnCapacity,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CompareFormat {
     Text,
@@ -93,10 +102,8 @@ pub enum Command {
     Calibrate {
         #[command(flatten)]
         sweep: SweepFileArgs,
-        /// When a target cannot take the largest thread counts: fail, skip those points, or
-        /// raise max_connections.
-        #[arg(long, value_enum, default_value_t = OnCapacity::Fail)]
-        on_capacity: OnCapacity,
+        #[command(flatten)]
+        capacity: CapacityArgs,
         /// Root of the results directories.
         #[arg(long, default_value = "results")]
         results_dir: PathBuf,
@@ -108,19 +115,15 @@ pub enum Command {
     Check {
         #[command(flatten)]
         sweep: SweepFileArgs,
-        /// When a target cannot take the largest thread counts: fail, skip those points, or
-        /// raise max_connections.
-        #[arg(long, value_enum, default_value_t = OnCapacity::Fail)]
-        on_capacity: OnCapacity,
+        #[command(flatten)]
+        capacity: CapacityArgs,
     },
     /// Run a sweep: check, then measure every point, writing results/<sweep>/<UTC time>/.
     Run {
         #[command(flatten)]
         sweep: SweepFileArgs,
-        /// When a target cannot take the largest thread counts: fail, skip those points, or
-        /// raise max_connections.
-        #[arg(long, value_enum, default_value_t = OnCapacity::Fail)]
-        on_capacity: OnCapacity,
+        #[command(flatten)]
+        capacity: CapacityArgs,
         /// Root of the results directories.
         #[arg(long, default_value = "results")]
         results_dir: PathBuf,

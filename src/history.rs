@@ -281,7 +281,6 @@ fn page(
         .map(|i| date_of(i).get(5..10).unwrap_or_default().to_string())
         .collect();
     let mut workloads: Vec<&str> = trends.iter().map(|t| t.key.workload.as_str()).collect();
-    workloads.dedup();
     workloads.sort_unstable();
     workloads.dedup();
     let charts: Vec<String> = workloads

@@ -67,12 +67,12 @@ pub async fn run(cli: Cli) -> i32 {
         )),
         Command::Calibrate {
             sweep,
-            on_capacity,
+            capacity,
             results_dir,
             threshold,
         } => {
             sweep::calibrate::calibrate(
-                &sweep_args(sweep, on_capacity, results_dir, true),
+                &sweep_args(sweep, capacity.on_capacity, results_dir, true),
                 threshold,
             )
             .await
@@ -90,12 +90,18 @@ pub async fn run(cli: Cli) -> i32 {
             }),
         ),
         Command::Report { run_dir, baseline } => sweep::report(&run_dir, baseline.as_deref()),
-        Command::Check { sweep, on_capacity } => {
-            sweep::check(&sweep_args(sweep, on_capacity, PathBuf::new(), false)).await
+        Command::Check { sweep, capacity } => {
+            sweep::check(&sweep_args(
+                sweep,
+                capacity.on_capacity,
+                PathBuf::new(),
+                false,
+            ))
+            .await
         }
         Command::Run {
             sweep,
-            on_capacity,
+            capacity,
             results_dir,
             quiet,
             resume,
@@ -103,7 +109,7 @@ pub async fn run(cli: Cli) -> i32 {
             threshold,
             against,
         } => {
-            let mut a = sweep_args(sweep, on_capacity, results_dir, quiet);
+            let mut a = sweep_args(sweep, capacity.on_capacity, results_dir, quiet);
             a.resume = resume;
             a.fail_on_regression = fail_on_regression.then_some((threshold, against));
             sweep::run(&a).await

@@ -138,8 +138,13 @@ pub fn load_intervals(run: &Path) -> anyhow::Result<Vec<IntervalRow>> {
     if !path.is_file() {
         return Ok(Vec::new());
     }
+    read_csv(&path)
+}
+
+/// Every row of a CSV file with a header, each error naming the file and row.
+fn read_csv<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<T>> {
     let mut r =
-        csv::Reader::from_path(&path).with_context(|| format!("reading {}", path.display()))?;
+        csv::Reader::from_path(path).with_context(|| format!("reading {}", path.display()))?;
     r.deserialize()
         .enumerate()
         .map(|(i, row)| row.with_context(|| format!("{}: row {}", path.display(), i + 2)))
@@ -369,13 +374,7 @@ impl RunDir {
 
 /// Reads a run's points.csv.
 pub fn load_points(run: &Path) -> anyhow::Result<Vec<PointRecord>> {
-    let path = run.join("points.csv");
-    let mut r =
-        csv::Reader::from_path(&path).with_context(|| format!("reading {}", path.display()))?;
-    r.deserialize()
-        .enumerate()
-        .map(|(i, row)| row.with_context(|| format!("{}: row {}", path.display(), i + 2)))
-        .collect()
+    read_csv(&run.join("points.csv"))
 }
 
 /// Per-second throughput samples of each point of a run (intervals.csv), keyed by point id.

@@ -20,16 +20,21 @@ fn finished(run: &Path) -> bool {
             .is_ok_and(|p| p.iter().any(|r| r.status == PointStatus::Ok))
 }
 
-/// Finished runs of the sweep older than `this`, oldest first.
-fn earlier_runs(this: &Path) -> anyhow::Result<Vec<PathBuf>> {
+/// The newest `n` finished runs of the sweep older than `this`, oldest first. Searched from
+/// the newest back, so a long history is not read to find last night.
+fn earlier_runs(this: &Path, n: usize) -> anyhow::Result<Vec<PathBuf>> {
     let sweep_dir = this
         .parent()
         .context("the run directory has no parent (results/<sweep>)")?;
     let name = this.file_name().unwrap_or_default().to_owned();
-    Ok(crate::nightly::runs(sweep_dir)?
+    let mut found: Vec<PathBuf> = crate::nightly::runs(sweep_dir)?
         .into_iter()
-        .filter(|r| r.file_name().is_some_and(|n| n < name.as_os_str()) && finished(r))
-        .collect())
+        .rev()
+        .filter(|r| r.file_name().is_some_and(|x| x < name.as_os_str()) && finished(r))
+        .take(n)
+        .collect();
+    found.reverse();
+    Ok(found)
 }
 
 /// What was compared, in words, and the comparison; None when there is nothing to compare
@@ -62,7 +67,7 @@ pub fn judge(
     let (what, base) = match against {
         Against::Run(p) => (format!("run {}", p.display()), Run::load(p)?),
         Against::Previous => {
-            let Some(prev) = earlier_runs(&dir.path)?.pop() else {
+            let Some(prev) = earlier_runs(&dir.path, 1)?.pop() else {
                 return Ok(None);
             };
             (
@@ -71,11 +76,10 @@ pub fn judge(
             )
         }
         Against::Last(n) => {
-            let runs = earlier_runs(&dir.path)?;
-            if runs.is_empty() {
+            let last = earlier_runs(&dir.path, *n)?;
+            if last.is_empty() {
                 return Ok(None);
             }
-            let last: Vec<PathBuf> = runs[runs.len().saturating_sub(*n)..].to_vec();
             let names: Vec<String> = last
                 .iter()
                 .map(|p| {
