@@ -49,22 +49,37 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
-fn imported_run(dir: &Path) -> PathBuf {
-    let out = dir.join("imported");
-    let st = Command::cargo_bin("sweepbench")
+/// Runs sweepbench with these arguments and insists that it succeeds.
+fn sweepbench_ok(args: &[&std::ffi::OsStr]) {
+    let out = Command::cargo_bin("sweepbench")
         .unwrap()
-        .arg("import")
-        .arg(fixtures().join("sysbench-1.0-full.log"))
-        .arg(fixtures().join("sysbench-0.5.log"))
-        .arg(fixtures().join("sysbench-0.4.log"))
-        .args(["--out", out.to_str().unwrap(), "--target", "legacy"])
+        .args(args)
         .output()
         .unwrap();
     assert!(
-        st.status.success(),
+        out.status.success(),
         "{}",
-        String::from_utf8_lossy(&st.stderr)
+        String::from_utf8_lossy(&out.stderr)
     );
+}
+
+fn imported_run(dir: &Path) -> PathBuf {
+    let out = dir.join("imported");
+    let logs = [
+        "sysbench-1.0-full.log",
+        "sysbench-0.5.log",
+        "sysbench-0.4.log",
+    ]
+    .map(|l| fixtures().join(l));
+    let mut args = vec!["import".as_ref()];
+    args.extend(logs.iter().map(|l| l.as_os_str()));
+    args.extend([
+        "--out".as_ref(),
+        out.as_os_str(),
+        "--target".as_ref(),
+        "legacy".as_ref(),
+    ]);
+    sweepbench_ok(&args);
     out
 }
 
@@ -149,16 +164,12 @@ fn two_series_run(dir: &Path) -> PathBuf {
         }
     }
     w.flush().unwrap();
-    let out = Command::cargo_bin("sweepbench")
-        .unwrap()
-        .args(["report", run.to_str().unwrap(), "--baseline", "old/default"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    sweepbench_ok(&[
+        "report".as_ref(),
+        run.as_os_str(),
+        "--baseline".as_ref(),
+        "old/default".as_ref(),
+    ]);
     run
 }
 

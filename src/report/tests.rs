@@ -168,9 +168,9 @@ fn failed_points_are_grouped_by_error_code() {
     assert!(row.cells.iter().all(|c| c.is_none()));
 }
 
-#[test]
-fn markdown_and_html_render_the_tables() {
-    let m = ReportModel::build(
+/// The two-version report the rendering tests look at.
+fn upgrade_report() -> ReportModel {
+    ReportModel::build(
         "upgrade",
         "20261130T000000Z",
         "two versions",
@@ -178,7 +178,12 @@ fn markdown_and_html_render_the_tables() {
         Some("old/default"),
         &BTreeMap::new(),
         &HashMap::new(),
-    );
+    )
+}
+
+#[test]
+fn markdown_and_html_render_the_tables() {
+    let m = upgrade_report();
     let md = render::markdown(&m).unwrap();
     assert!(
         md.contains("| threads | old/default | new/default |"),
@@ -258,14 +263,6 @@ fn client_cpu_share_counts_the_cores_the_client_could_use() {
 #[test]
 fn report_md_layout_is_reviewed() {
     // A layout change shows as a diff of src/report/snapshots/ to accept or refuse.
-    let m = ReportModel::build(
-        "upgrade",
-        "20261130T000000Z",
-        "two versions",
-        &records(),
-        Some("old/default"),
-        &BTreeMap::new(),
-        &HashMap::new(),
-    );
+    let m = upgrade_report();
     insta::assert_snapshot!(render::markdown(&m).unwrap());
 }
