@@ -49,6 +49,22 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
+/// The documented screenshot script on a run directory; it must succeed.
+fn screenshot(run: &Path, png: &Path) {
+    let out = std::process::Command::new(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/screenshot-report.sh"),
+    )
+    .arg(run)
+    .arg(png)
+    .output()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Runs sweepbench with these arguments and insists that it succeeds.
 fn sweepbench_ok(args: &[&std::ffi::OsStr]) {
     let out = Command::cargo_bin("sweepbench")
@@ -109,18 +125,7 @@ fn screenshot_script_writes_a_png() {
     let dir = tempfile::tempdir().unwrap();
     let run = imported_run(dir.path());
     let png = dir.path().join("shot.png");
-    let out = std::process::Command::new(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/screenshot-report.sh"),
-    )
-    .arg(&run)
-    .arg(&png)
-    .output()
-    .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    screenshot(&run, &png);
     let bytes = std::fs::read(&png).unwrap();
     assert!(
         bytes.len() > 10_000,
@@ -209,17 +214,6 @@ fn a_compared_report_shows_verdicts_bands_peaks_and_a_headline() {
 
     // And as a person sees it.
     let png = dir.path().join("two.png");
-    let shot = std::process::Command::new(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/screenshot-report.sh"),
-    )
-    .arg(&run)
-    .arg(&png)
-    .output()
-    .unwrap();
-    assert!(
-        shot.status.success(),
-        "{}",
-        String::from_utf8_lossy(&shot.stderr)
-    );
+    screenshot(&run, &png);
     assert!(std::fs::metadata(&png).unwrap().len() > 10_000);
 }
