@@ -3,7 +3,7 @@
 //! Run: cargo run --release --example record_cost
 
 use std::time::Instant;
-use sweepbench::metrics::{worker_hist, LiveCounts, Tally};
+use sweepbench::engine::metrics::{worker_hist, LiveCounts, Tally};
 
 fn main() {
     let n: u64 = 20_000_000;
@@ -18,7 +18,7 @@ fn main() {
     };
     // Latencies spread like a real run's (50 µs to 20 ms), precomputed so the loop measures
     // recording only.
-    let mut rng = sweepbench::workload::rand::Rng::seeded(1);
+    let mut rng = sweepbench::engine::workload::rand::Rng::seeded(1);
     let samples: Vec<u64> = (0..4096)
         .map(|_| (50_000.0 * (rng.unit() * 6.0).exp()) as u64)
         .collect();

@@ -25,3 +25,35 @@ impl Exit {
         }
     }
 }
+
+/// An error that ends a command with `exit` rather than `BadInput`: the work itself failed
+/// (a lost server in `bench`, as sysbench's FATAL), not what was asked of it.
+#[derive(Debug)]
+pub struct Ending {
+    pub exit: Exit,
+    pub error: anyhow::Error,
+}
+
+impl std::fmt::Display for Ending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:#}", self.error)
+    }
+}
+
+impl std::error::Error for Ending {}
+
+/// Marks `error` as a failure of the work (exit 1).
+pub fn failed(error: anyhow::Error) -> anyhow::Error {
+    Ending {
+        exit: Exit::Failed,
+        error,
+    }
+    .into()
+}
+
+/// The exit code an error ends its command with: `BadInput` unless marked otherwise.
+pub fn exit_of(error: &anyhow::Error) -> Exit {
+    error
+        .downcast_ref::<Ending>()
+        .map_or(Exit::BadInput, |e| e.exit)
+}

@@ -8,7 +8,7 @@ fn main() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = sweepbench::cli::Cli::parse();
+    let cli = sweepbench::cmd::cli::Cli::parse();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -7,7 +7,7 @@ use common::*;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
-use sweepbench::server::{managed::exec_root, ManagedServer, ServerSpec};
+use sweepbench::pipeline::server::{managed::exec_root, ManagedServer, ServerSpec};
 
 /// A server with short lock waits, so lock conflicts turn into error 1205 quickly.
 fn lock_server() -> &'static ManagedServer {

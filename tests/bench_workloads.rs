@@ -233,9 +233,11 @@ fn prewarm_reads_every_table() {
 #[test]
 fn prepared_statements_are_used_only_in_auto_mode() {
     // A server of its own, so global statement counters see only this test.
-    let s = sweepbench::server::ManagedServer::start(&sweepbench::server::ServerSpec::default())
-        .expect("throwaway server");
-    sweepbench::server::managed::exec_root(&s, &["CREATE DATABASE psm"]).unwrap();
+    let s = sweepbench::pipeline::server::ManagedServer::start(
+        &sweepbench::pipeline::server::ServerSpec::default(),
+    )
+    .expect("throwaway server");
+    sweepbench::pipeline::server::managed::exec_root(&s, &["CREATE DATABASE psm"]).unwrap();
     let conn = conn_args(&s, "psm");
     bench_ok(&format!("oltp_point_select prepare {SMALL}"), &conn);
     let executes = || -> u64 {

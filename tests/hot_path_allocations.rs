@@ -8,7 +8,7 @@ mod common;
 use common::*;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
-use sweepbench::bench::options::{parse_args, BenchOptions};
+use sweepbench::bench::options::{build, parse_args};
 
 struct Counting;
 static ALLOCS: AtomicU64 = AtomicU64::new(0);
@@ -32,19 +32,21 @@ unsafe impl GlobalAlloc for Counting {
 static GLOBAL: Counting = Counting;
 
 struct Silent;
-impl sweepbench::exec::Observer for Silent {}
+impl sweepbench::engine::exec::Observer for Silent {}
 
 fn allocations_for(workload: &str, events: u64, conn: &[String]) -> u64 {
     let words =
         format!("{workload} --tables=2 --table-size=1000 --threads=1 --time=0 --events={events}");
     let (pos, raw, _) = parse_args(&args(&words, conn)).unwrap();
-    let o = BenchOptions::build(&pos[0], &raw).unwrap();
+    let o = build(&pos[0], &raw).unwrap();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
     let before = ALLOCS.load(Ordering::Relaxed);
-    let r = rt.block_on(sweepbench::exec::run(&o, &mut Silent)).unwrap();
+    let r = rt
+        .block_on(sweepbench::engine::exec::run(&o, &mut Silent))
+        .unwrap();
     assert_eq!(r.totals.events, events);
     ALLOCS.load(Ordering::Relaxed) - before
 }

@@ -4,10 +4,10 @@
 
 mod common;
 use common::*;
-use sweepbench::bench::options::{parse_args, BenchOptions};
+use sweepbench::bench::options::{build, parse_args};
 
 struct Silent;
-impl sweepbench::exec::Observer for Silent {}
+impl sweepbench::engine::exec::Observer for Silent {}
 
 #[test]
 fn a_signal_before_the_run_ends_it_at_once_as_interrupted() {
@@ -26,9 +26,11 @@ fn a_signal_before_the_run_ends_it_at_once_as_interrupted() {
     );
     let words = "oltp_point_select --tables=1 --table-size=100 --threads=2 --time=60";
     let (pos, raw, _) = parse_args(&args(words, &conn)).unwrap();
-    let o = BenchOptions::build(&pos[0], &raw).unwrap();
+    let o = build(&pos[0], &raw).unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let r = rt.block_on(sweepbench::exec::run(&o, &mut Silent)).unwrap();
+    let r = rt
+        .block_on(sweepbench::engine::exec::run(&o, &mut Silent))
+        .unwrap();
     assert!(r.interrupted);
     assert!(r.fatal.is_none(), "{:?}", r.fatal);
     assert!(r.elapsed_s < 30.0, "ran {} s of 60", r.elapsed_s);

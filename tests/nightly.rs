@@ -7,7 +7,7 @@ use common::text;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-use sweepbench::results::{load_points, PointRecord, PointStatus};
+use sweepbench::pipeline::results::{load_points, PointRecord, PointStatus};
 
 /// These tests measure: one at a time, so they do not load each other's servers.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -102,7 +102,7 @@ fn wait_for(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
 }
 
 fn only_run(results: &Path, sweep: &str) -> PathBuf {
-    sweepbench::sweep::latest_run(results, sweep).expect("a run directory")
+    sweepbench::pipeline::sweep::latest_run(results, sweep).expect("a run directory")
 }
 
 fn ok_rows(run: &Path) -> Vec<PointRecord> {
@@ -144,7 +144,7 @@ fn compare_and_history_across_two_runs() {
         assert!(out.status.success(), "{}", text(&out));
         std::thread::sleep(Duration::from_millis(1100)); // distinct run ids (seconds)
     }
-    let runs = sweepbench::nightly::runs(&env.results().join("twice")).unwrap();
+    let runs = sweepbench::pipeline::nightly::runs(&env.results().join("twice")).unwrap();
     assert_eq!(runs.len(), 2);
     let bin = || Command::cargo_bin("sweepbench").unwrap();
     let same = bin()
@@ -252,7 +252,7 @@ fn compare_and_history_across_two_runs() {
         .unwrap();
     assert!(p.status.success(), "{}", text(&p));
     assert_eq!(
-        sweepbench::nightly::runs(&env.results().join("twice")).unwrap(),
+        sweepbench::pipeline::nightly::runs(&env.results().join("twice")).unwrap(),
         vec![runs[1].clone()]
     );
 }
@@ -271,7 +271,7 @@ fn lock_sigint_and_resume() {
 
     // Interrupt once the first point is written.
     wait_for("a finished point", Duration::from_secs(90), || {
-        sweepbench::sweep::latest_run(&env.results(), "night")
+        sweepbench::pipeline::sweep::latest_run(&env.results(), "night")
             .is_some_and(|r| !ok_rows(&r).is_empty())
     });
     // SAFETY: signalling our own child.
@@ -316,7 +316,7 @@ fn a_server_killed_mid_point_fails_that_point_only() {
     let f = env.sweep("crash", "[1, 2, 4]", "4s");
     let child = env.spawn(&f, &[]);
     wait_for("the first point", Duration::from_secs(90), || {
-        sweepbench::sweep::latest_run(&env.results(), "crash")
+        sweepbench::pipeline::sweep::latest_run(&env.results(), "crash")
             .is_some_and(|r| !ok_rows(&r).is_empty())
     });
     std::thread::sleep(Duration::from_millis(1500));

@@ -138,7 +138,7 @@ fn screenshot_script_writes_a_png() {
 /// A run directory with two series, three repeats each: `new` is 25 % slower at 8 threads
 /// and the same at 1 and 2.
 fn two_series_run(dir: &Path) -> PathBuf {
-    use sweepbench::results::{PointRecord, PointStatus};
+    use sweepbench::pipeline::results::{PointRecord, PointStatus};
     let run = dir.join("two");
     std::fs::create_dir_all(&run).unwrap();
     let mut w = csv::Writer::from_path(run.join("points.csv")).unwrap();

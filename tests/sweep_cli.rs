@@ -7,7 +7,7 @@ use assert_cmd::Command;
 use common::*;
 use std::path::Path;
 use std::sync::OnceLock;
-use sweepbench::server::{managed::exec_root, ManagedServer, ServerSpec};
+use sweepbench::pipeline::server::{managed::exec_root, ManagedServer, ServerSpec};
 
 /// A server with the default max_connections (151).
 fn small_server() -> &'static ManagedServer {
@@ -118,13 +118,13 @@ fn too_many_threads_for_max_connections_is_refused_before_any_data() {
         "run must refuse before touching data"
     );
     assert!(
-        sweepbench::sweep::latest_run(Path::new(results), "classic").is_none(),
+        sweepbench::pipeline::sweep::latest_run(Path::new(results), "classic").is_none(),
         "no results for a refused run"
     );
 
     let run = sweepbench(&["run", f, "--results-dir", results, "--on-capacity=skip"]);
     assert!(run.status.success(), "{}", text(&run));
-    let dir = sweepbench::sweep::latest_run(Path::new(results), "classic").unwrap();
+    let dir = sweepbench::pipeline::sweep::latest_run(Path::new(results), "classic").unwrap();
     let csv = std::fs::read_to_string(dir.join("points.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 7, "{csv}");
     assert_eq!(csv.matches(",ok,").count(), 6, "{csv}");
@@ -219,7 +219,7 @@ url = "mysql://bench:Sup3rS3cretPw@127.0.0.1:{}/pwtest"
         !text(&out).contains("Sup3rS3cretPw"),
         "password on the terminal"
     );
-    let run = sweepbench::sweep::latest_run(&results, "pw").unwrap();
+    let run = sweepbench::pipeline::sweep::latest_run(&results, "pw").unwrap();
     let csv = std::fs::read_to_string(run.join("points.csv")).unwrap();
     let rows: Vec<&str> = csv.lines().skip(1).collect();
     assert_eq!(rows.len(), 2, "{csv}");
@@ -300,7 +300,7 @@ vars = {{ innodb_page_size = 8192 }}
     let results = dir.path().join("results");
     let out = run_sweep(&f, &results, &[]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    let run = sweepbench::sweep::latest_run(&results, "vars").unwrap();
+    let run = sweepbench::pipeline::sweep::latest_run(&results, "vars").unwrap();
     let csv = std::fs::read_to_string(run.join("points.csv")).unwrap();
     assert!(
         csv.contains("ext/base/oltp_point_select/t1/r1,ext,base,native,"),
@@ -537,7 +537,7 @@ fn a_hung_point_is_ended_by_the_point_timeout() {
     let out = run_sweep(&f, &results, &["--only", "threads=2"]);
     holder.join().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    let run = sweepbench::sweep::latest_run(&results, "hung").unwrap();
+    let run = sweepbench::pipeline::sweep::latest_run(&results, "hung").unwrap();
     let csv = std::fs::read_to_string(run.join("points.csv")).unwrap();
     assert!(
         csv.contains("point timeout: 2 event(s) still running 2s after the point's end"),

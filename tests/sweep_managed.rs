@@ -6,8 +6,8 @@ mod common;
 use assert_cmd::Command;
 use common::text;
 use std::path::{Path, PathBuf};
-use sweepbench::results::PointStatus;
-use sweepbench::sweep::latest_run;
+use sweepbench::pipeline::results::PointStatus;
+use sweepbench::pipeline::sweep::latest_run;
 
 /// Runs the binary with its temp dir (where managed servers live) inside `tmp`, so the test
 /// can see what it leaves behind.
@@ -55,7 +55,7 @@ fn run_sweep(body: &str, name: &str) -> (std::process::Output, PathBuf, tempfile
     (out, run, dir)
 }
 
-fn points(run: &Path) -> Vec<sweepbench::results::PointRecord> {
+fn points(run: &Path) -> Vec<sweepbench::pipeline::results::PointRecord> {
     csv::Reader::from_path(run.join("points.csv"))
         .unwrap()
         .deserialize()
@@ -221,7 +221,7 @@ fn two_configs_write_a_full_run_directory_and_a_comparing_report() {
     let header = std::fs::read_to_string(run.join("points.csv")).unwrap();
     assert_eq!(
         header.lines().next().unwrap(),
-        sweepbench::results::POINT_COLUMNS.join(",")
+        sweepbench::pipeline::results::POINT_COLUMNS.join(",")
     );
     let hists: Vec<_> = std::fs::read_dir(run.join("histograms"))
         .unwrap()

@@ -6,9 +6,9 @@
 mod common;
 use common::*;
 use std::time::{Duration, Instant};
-use sweepbench::db::Endpoint;
-use sweepbench::server::managed::exec_root;
-use sweepbench::wire::{Arg, Conn, Login, Outcome};
+use sweepbench::engine::db::Endpoint;
+use sweepbench::engine::wire::{Arg, Conn, Login, Outcome};
+use sweepbench::pipeline::server::managed::exec_root;
 
 const T: Duration = Duration::from_secs(10);
 

@@ -3,21 +3,18 @@
 
 pub mod options;
 
-use crate::exec::{self, IntervalStats, Observer};
-use crate::exit::Exit;
-use crate::output;
-use crate::workload::prepare;
-use options::{BenchOptions, Help, OutputFormat};
+pub mod output;
+
+use crate::engine::config::EngineConfig;
+use crate::engine::exec::{self, IntervalStats, Observer};
+use crate::engine::workload::prepare;
+use crate::exit::{failed, Exit};
+use anyhow::bail;
+use options::{Help, OutputFormat};
 use std::io::Write;
 
-/// Exit status of a `bench` invocation (crate::exit has the one definition).
-pub const EXIT_OK: i32 = Exit::Ok.code();
-pub const EXIT_FATAL: i32 = Exit::Failed.code();
-pub const EXIT_USAGE: i32 = Exit::BadInput.code();
-pub const EXIT_INTERRUPTED: i32 = Exit::Interrupted.code();
-
 struct TextObserver<'a> {
-    opts: &'a BenchOptions,
+    opts: &'a EngineConfig,
 }
 
 impl Observer for TextObserver<'_> {
@@ -26,10 +23,7 @@ impl Observer for TextObserver<'_> {
     }
 
     fn interval(&mut self, s: &IntervalStats) {
-        println!(
-            "{}",
-            output::sysbench::interval_line(s, self.opts.percentile.max(1))
-        );
+        println!("{}", s.sysbench_line(self.opts.percentile.max(1)));
         let _ = std::io::stdout().flush();
     }
 
@@ -42,7 +36,7 @@ impl Observer for TextObserver<'_> {
 
 /// JSON mode prints once at the end; checkpoints are kept for that document.
 struct JsonObserver<'a> {
-    opts: &'a BenchOptions,
+    opts: &'a EngineConfig,
     checkpoints: Vec<serde_json::Value>,
 }
 
@@ -54,59 +48,34 @@ impl Observer for JsonObserver<'_> {
     }
 }
 
-/// Runs `bench` with sysbench-style arguments; returns the process exit code.
-pub async fn main(args: &[String]) -> i32 {
-    let (positionals, raw, help) = match options::parse_args(args) {
-        Ok(v) => v,
-        Err(e) => {
-            eprintln!("sweepbench bench: {e}");
-            return EXIT_USAGE;
-        }
-    };
+/// Runs `bench` with sysbench-style arguments.
+pub async fn main(args: &[String]) -> anyhow::Result<Exit> {
+    let (positionals, raw, help) = options::parse_args(args)?;
     if help || positionals.is_empty() {
         print!("{Help}");
-        return if help { EXIT_OK } else { EXIT_USAGE };
+        return Ok(if help { Exit::Ok } else { Exit::BadInput });
     }
-    if positionals.len() > 2 {
-        eprintln!(
-            "sweepbench bench: unexpected argument '{}'; usage: sweepbench bench <workload> prepare|run|cleanup|prewarm [--option=value ...]",
-            positionals[2]
-        );
-        return EXIT_USAGE;
+    if let Some(extra) = positionals.get(2) {
+        bail!("unexpected argument '{extra}'; usage: sweepbench bench <workload> prepare|run|cleanup|prewarm [--option=value ...]");
     }
-    let opts = match BenchOptions::build(&positionals[0], &raw) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("sweepbench bench: {e}");
-            return EXIT_USAGE;
-        }
-    };
-    let command = positionals.get(1).map(String::as_str).unwrap_or("run");
-    let result = match command {
-        "prepare" => run_prepare(&opts).await,
-        "run" => return run_run(&opts).await,
+    let opts = options::build(&positionals[0], &raw)?;
+    let format = options::output_format(&raw)?;
+    match positionals.get(1).map(String::as_str).unwrap_or("run") {
+        "prepare" => run_prepare(&opts).await.map_err(failed)?,
+        "run" => return run_run(&opts, format).await,
         "cleanup" => {
             println!("{}", banner());
-            prepare::cleanup(&opts).await
+            prepare::cleanup(&opts).await.map_err(failed)?
         }
         "prewarm" | "warmup" => {
             println!("{}", banner());
-            prepare::prewarm(&opts).await
+            prepare::prewarm(&opts).await.map_err(failed)?
         }
         other => {
-            eprintln!(
-                "sweepbench bench: unknown command '{other}': expected prepare, run, cleanup or prewarm"
-            );
-            return EXIT_USAGE;
-        }
-    };
-    match result {
-        Ok(()) => EXIT_OK,
-        Err(e) => {
-            eprintln!("{e:#}");
-            EXIT_FATAL
+            bail!("unknown command '{other}': expected prepare, run, cleanup or prewarm")
         }
     }
+    Ok(Exit::Ok)
 }
 
 fn banner() -> String {
@@ -116,7 +85,7 @@ fn banner() -> String {
     )
 }
 
-async fn run_prepare(o: &BenchOptions) -> anyhow::Result<()> {
+async fn run_prepare(o: &EngineConfig) -> anyhow::Result<()> {
     println!("{}", banner());
     let s = prepare::prepare(o).await?;
     if s.rows > 0 {
@@ -132,8 +101,8 @@ async fn run_prepare(o: &BenchOptions) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn run_run(o: &BenchOptions) -> i32 {
-    let text = o.format == OutputFormat::Text;
+async fn run_run(o: &EngineConfig, format: OutputFormat) -> anyhow::Result<Exit> {
+    let text = format == OutputFormat::Text;
     if text {
         print!("{}", output::sysbench::header(o, o.rand_seed != 0));
         let _ = std::io::stdout().flush();
@@ -144,13 +113,7 @@ async fn run_run(o: &BenchOptions) -> i32 {
         checkpoints: Vec::new(),
     };
     let observer: &mut dyn Observer = if text { &mut text_obs } else { &mut json_obs };
-    let report = match exec::run(o, observer).await {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("{e:#}");
-            return EXIT_FATAL;
-        }
-    };
+    let report = exec::run(o, observer).await.map_err(failed)?;
     if let Some(f) = &report.fatal {
         eprintln!("{f}");
         if text {
@@ -169,13 +132,13 @@ async fn run_run(o: &BenchOptions) -> i32 {
             serde_json::to_string_pretty(&v).expect("report serialises")
         );
     }
-    if report.fatal.is_some() {
-        EXIT_FATAL
+    Ok(if report.fatal.is_some() {
+        Exit::Failed
     } else if report.unfinished.is_some() {
-        EXIT_USAGE
+        Exit::BadInput
     } else if report.interrupted {
-        EXIT_INTERRUPTED
+        Exit::Interrupted
     } else {
-        EXIT_OK
-    }
+        Exit::Ok
+    })
 }

@@ -1,8 +1,11 @@
-//! sysbench's command line: option names (`-`/`_` alike, 0.5 aliases), defaults, value syntax,
-//! and the typed `BenchOptions` that the engine runs from.
+//! sysbench's command line: option names (`-`/`_` alike, 0.5 aliases), defaults as sysbench
+//! prints them, value syntax, `--help`, and `build`, which types the options into the engine's
+//! `EngineConfig` (the values are checked by the engine's types).
 
-use crate::workload::rand::{RandParams, RandType};
-use crate::workload::WorkloadKind;
+use crate::engine::config::{
+    check_engine_name, ConnOptions, EngineConfig, ParetoH, Percentile, RandParams, WorkloadKind,
+    WorkloadOptions, MAX_SECONDS,
+};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -397,28 +400,12 @@ fn nearest(name: &str) -> String {
         .iter()
         .map(|d| d.name)
         .chain(ALIASES.iter().map(|(a, _)| *a))
-        .map(|cand| (edit_distance(&norm, cand), cand))
+        .map(|cand| (strsim::levenshtein(&norm, cand), cand))
         .min();
     match best {
         Some((d, cand)) if d <= 3 => format!(" (did you mean --{}?)", cand.replace('_', "-")),
         _ => String::new(),
     }
-}
-
-/// Levenshtein distance, for "did you mean" hints.
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 fn parse_bool(name: &str, v: &str) -> Result<bool, OptionError> {
@@ -484,6 +471,15 @@ impl RawOptions {
             })
     }
 
+    /// A bad value for `name`, as given.
+    fn bad(&self, name: &str, why: &str) -> OptionError {
+        OptionError::BadValue {
+            name: name.replace('_', "-"),
+            value: self.get(name).to_string(),
+            why: why.to_string(),
+        }
+    }
+
     fn given(&self, name: &str) -> bool {
         self.values.contains_key(name)
     }
@@ -501,38 +497,6 @@ impl RawOptions {
     }
 }
 
-/// `--db-ps-mode`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PsMode {
-    Auto,
-    Disable,
-}
-
-/// `--mysql-ignore-errors`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum IgnoreErrors {
-    All,
-    Codes(Vec<u16>),
-}
-
-impl IgnoreErrors {
-    pub fn ignores(&self, code: u16) -> bool {
-        match self {
-            IgnoreErrors::All => true,
-            IgnoreErrors::Codes(c) => c.contains(&code),
-        }
-    }
-}
-
-/// `--forced-shutdown`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ForcedShutdown {
-    Off,
-    Seconds(f64),
-    PercentOfTime(f64),
-}
-
 /// `--format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OutputFormat {
@@ -540,76 +504,9 @@ pub enum OutputFormat {
     Json,
 }
 
-/// Workload shape options shared by the scripts (`oltp_common.lua` and friends).
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct WorkloadOptions {
-    pub tables: u32,
-    pub table_size: u32,
-    pub range_size: u32,
-    pub point_selects: u32,
-    pub simple_ranges: u32,
-    pub sum_ranges: u32,
-    pub order_ranges: u32,
-    pub distinct_ranges: u32,
-    pub index_updates: u32,
-    pub non_index_updates: u32,
-    pub delete_inserts: u32,
-    pub range_selects: bool,
-    pub auto_inc: bool,
-    pub create_secondary: bool,
-    pub skip_trx: bool,
-    pub secondary: bool,
-    pub storage_engine: String,
-    pub random_points: u32,
-    pub number_of_ranges: u32,
-    pub delta: u32,
-}
-
-/// Where to connect, as sysbench's `--mysql-*` options say.
-#[derive(Debug, Clone)]
-pub struct ConnOptions {
-    pub hosts: Vec<String>,
-    pub ports: Vec<u16>,
-    pub sockets: Vec<String>,
-    pub user: String,
-    pub password: Option<String>,
-    pub db: String,
-}
-
-/// Everything one `bench` invocation runs from, typed and checked.
-#[derive(Debug, Clone)]
-pub struct BenchOptions {
-    pub workload: WorkloadKind,
-    pub conn: ConnOptions,
-    pub wl: WorkloadOptions,
-    pub rand: RandParams,
-    pub rand_seed: u64,
-    pub threads: u32,
-    pub events: u64,
-    pub time_s: u64,
-    pub warmup_s: u64,
-    pub forced_shutdown: ForcedShutdown,
-    pub rate: u64,
-    pub report_interval_s: u64,
-    /// `--report-checkpoints`, seconds after the measurement start, ascending.
-    pub checkpoints_s: Vec<u64>,
-    pub percentile: u32,
-    pub histogram: bool,
-    pub ps_mode: PsMode,
-    pub ignore_errors: IgnoreErrors,
-    pub prepare_threads: u32,
-    pub format: OutputFormat,
-    /// Suppress progress lines (set by sweeps under `--quiet`; no command-line option).
-    pub quiet: bool,
-}
-
 fn u32_opt(raw: &RawOptions, name: &str) -> Result<u32, OptionError> {
     let v = raw.int(name);
-    u32::try_from(v).map_err(|_| OptionError::BadValue {
-        name: name.replace('_', "-"),
-        value: v.to_string(),
-        why: "too large".into(),
-    })
+    u32::try_from(v).map_err(|_| raw.bad(name, "too large"))
 }
 
 fn list<T: std::str::FromStr>(raw: &RawOptions, name: &str) -> Result<Vec<T>, OptionError> {
@@ -618,179 +515,127 @@ fn list<T: std::str::FromStr>(raw: &RawOptions, name: &str) -> Result<Vec<T>, Op
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .map(|s| {
-            s.parse().map_err(|_| OptionError::BadValue {
-                name: name.replace('_', "-"),
-                value: raw.get(name).to_string(),
-                why: format!("'{s}' is not valid here"),
-            })
+            s.parse()
+                .map_err(|_| raw.bad(name, &format!("'{s}' is not valid here")))
         })
         .collect()
 }
 
-impl BenchOptions {
-    /// Types and cross-checks the raw options for the named workload (`oltp` picks a legacy
-    /// mapping from `--oltp-read-only` / `--oltp-write-only`).
-    pub fn build(workload: &str, raw: &RawOptions) -> Result<BenchOptions, OptionError> {
-        let workload = resolve_workload(workload, raw)?;
-        let bad = |name: &str, why: &str| OptionError::BadValue {
-            name: name.replace('_', "-"),
-            value: raw.get(name).to_string(),
-            why: why.to_string(),
-        };
-        let kind = RandType::parse(raw.get("rand_type")).ok_or_else(|| {
-            bad(
-                "rand_type",
-                "expected uniform, gaussian, special, pareto or zipfian",
-            )
-        })?;
-        let rand = RandParams {
-            kind,
-            spec_iter: u32_opt(raw, "rand_spec_iter")?.max(1),
-            spec_pct: raw.float("rand_spec_pct"),
-            spec_res: raw.float("rand_spec_res"),
-            pareto_h: raw.float("rand_pareto_h"),
-            zipfian_exp: raw.float("rand_zipfian_exp"),
-        };
-        if !(0.0 < rand.pareto_h && rand.pareto_h < 1.0) {
-            return Err(bad("rand_pareto_h", "must be between 0 and 1"));
-        }
-        let ps_mode = match raw.get("db_ps_mode") {
-            "auto" => PsMode::Auto,
-            "disable" => PsMode::Disable,
-            _ => return Err(bad("db_ps_mode", "expected auto or disable")),
-        };
-        let ignore_errors = match raw.get("mysql_ignore_errors") {
-            "all" => IgnoreErrors::All,
-            "" | "none" => IgnoreErrors::Codes(vec![]),
-            _ => IgnoreErrors::Codes(list(raw, "mysql_ignore_errors")?),
-        };
-        let forced_shutdown = match raw.get("forced_shutdown") {
-            "off" | "0" => ForcedShutdown::Off,
-            v => {
-                if let Some(p) = v.strip_suffix('%') {
-                    ForcedShutdown::PercentOfTime(
-                        p.parse()
-                            .map_err(|_| bad("forced_shutdown", "expected off, N or N%"))?,
-                    )
-                } else {
-                    ForcedShutdown::Seconds(
-                        v.parse()
-                            .map_err(|_| bad("forced_shutdown", "expected off, N or N%"))?,
-                    )
-                }
-            }
-        };
-        let forced_ok = match forced_shutdown {
-            ForcedShutdown::Off => true,
-            ForcedShutdown::Seconds(x) => (0.0..=1e8).contains(&x),
-            ForcedShutdown::PercentOfTime(x) => (0.0..=1e6).contains(&x),
-        };
-        if !forced_ok {
-            return Err(bad("forced_shutdown", "out of range"));
-        }
-        let percentile = u32_opt(raw, "percentile")?;
-        if percentile > 100 {
-            return Err(bad(
-                "percentile",
-                "must be between 1 and 100, or 0 to disable",
-            ));
-        }
-        let format = match raw.get("format") {
-            "text" => OutputFormat::Text,
-            "json" => OutputFormat::Json,
-            _ => return Err(bad("format", "expected text or json")),
-        };
-        if raw.get("db_driver") != "mysql" {
-            return Err(bad("db_driver", "only the mysql driver is supported"));
-        }
-        for unsupported in ["mysql_ssl", "mysql_compression", "mysql_dry_run"] {
-            if raw.flag(unsupported) {
-                return Err(bad(unsupported, "not supported by sweepbench yet"));
-            }
-        }
-        let mut checkpoints_s: Vec<u64> = list(raw, "report_checkpoints")?;
-        checkpoints_s.sort_unstable();
-        checkpoints_s.dedup();
-        // Ten years: beyond that the clock arithmetic overflows and nobody means it.
-        const MAX_SECONDS: u64 = 315_360_000;
-        for name in ["time", "warmup_time", "report_interval"] {
-            if raw.int(name) > MAX_SECONDS {
-                return Err(bad(name, "more than ten years"));
-            }
-        }
-        let threads = u32_opt(raw, "threads")?;
-        if threads == 0 {
-            return Err(bad("threads", "must be at least 1"));
-        }
-        let mut wl = WorkloadOptions {
-            tables: u32_opt(raw, "tables")?,
-            table_size: u32_opt(raw, "table_size")?,
-            range_size: u32_opt(raw, "range_size")?,
-            point_selects: u32_opt(raw, "point_selects")?,
-            simple_ranges: u32_opt(raw, "simple_ranges")?,
-            sum_ranges: u32_opt(raw, "sum_ranges")?,
-            order_ranges: u32_opt(raw, "order_ranges")?,
-            distinct_ranges: u32_opt(raw, "distinct_ranges")?,
-            index_updates: u32_opt(raw, "index_updates")?,
-            non_index_updates: u32_opt(raw, "non_index_updates")?,
-            delete_inserts: u32_opt(raw, "delete_inserts")?,
-            range_selects: raw.flag("range_selects"),
-            auto_inc: raw.flag("auto_inc"),
-            create_secondary: raw.flag("create_secondary"),
-            skip_trx: raw.flag("skip_trx"),
-            secondary: raw.flag("secondary"),
-            storage_engine: raw.get("mysql_storage_engine").to_string(),
-            random_points: u32_opt(raw, "random_points")?.max(1),
-            number_of_ranges: u32_opt(raw, "number_of_ranges")?.max(1),
-            delta: u32_opt(raw, "delta")?,
-        };
-        if wl.tables == 0 && !matches!(workload, WorkloadKind::BulkInsert) {
-            return Err(bad("tables", "must be at least 1"));
-        }
-        if !wl
-            .storage_engine
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
-        {
-            return Err(bad("mysql_storage_engine", "expected an engine name"));
-        }
-        if workload == WorkloadKind::PointSelect {
-            wl.point_selects = 1;
-        }
-        let sockets: Vec<String> = list(raw, "mysql_socket")?;
-        let password = raw
-            .given("mysql_password")
-            .then(|| raw.get("mysql_password").to_string());
-        Ok(BenchOptions {
-            workload,
-            conn: ConnOptions {
-                hosts: list(raw, "mysql_host")?,
-                ports: list(raw, "mysql_port")?,
-                sockets,
-                user: raw.get("mysql_user").to_string(),
-                password,
-                db: raw.get("mysql_db").to_string(),
-            },
-            wl,
-            rand,
-            rand_seed: raw.int("rand_seed"),
-            threads,
-            events: raw.int("events"),
-            time_s: raw.int("time"),
-            warmup_s: raw.int("warmup_time"),
-            forced_shutdown,
-            rate: raw.int("rate"),
-            report_interval_s: raw.int("report_interval"),
-            checkpoints_s,
-            percentile,
-            histogram: raw.flag("histogram"),
-            ps_mode,
-            ignore_errors,
-            prepare_threads: u32_opt(raw, "prepare_threads")?,
-            format,
-            quiet: false,
-        })
+/// Types an option's value with the engine type's own check (`FromStr` / `TryFrom`), so the
+/// command line and sweep files refuse the same values with the same words.
+fn typed<T: std::str::FromStr<Err = String>>(
+    raw: &RawOptions,
+    name: &str,
+) -> Result<T, OptionError> {
+    raw.get(name)
+        .parse()
+        .map_err(|why: String| raw.bad(name, &why))
+}
+
+/// `--format`.
+pub fn output_format(raw: &RawOptions) -> Result<OutputFormat, OptionError> {
+    match raw.get("format") {
+        "text" => Ok(OutputFormat::Text),
+        "json" => Ok(OutputFormat::Json),
+        _ => Err(raw.bad("format", "expected text or json")),
     }
+}
+
+/// Types and cross-checks the raw options for the named workload (`oltp` picks a legacy
+/// mapping from `--oltp-read-only` / `--oltp-write-only`).
+pub fn build(workload: &str, raw: &RawOptions) -> Result<EngineConfig, OptionError> {
+    let workload = resolve_workload(workload, raw)?;
+    let rand = RandParams {
+        kind: typed(raw, "rand_type")?,
+        spec_iter: u32_opt(raw, "rand_spec_iter")?.max(1),
+        spec_pct: raw.float("rand_spec_pct"),
+        spec_res: raw.float("rand_spec_res"),
+        pareto_h: ParetoH::try_from(raw.float("rand_pareto_h"))
+            .map_err(|why| raw.bad("rand_pareto_h", &why))?
+            .into(),
+        zipfian_exp: raw.float("rand_zipfian_exp"),
+    };
+    if raw.get("db_driver") != "mysql" {
+        return Err(raw.bad("db_driver", "only the mysql driver is supported"));
+    }
+    for unsupported in ["mysql_ssl", "mysql_compression", "mysql_dry_run"] {
+        if raw.flag(unsupported) {
+            return Err(raw.bad(unsupported, "not supported by sweepbench yet"));
+        }
+    }
+    let mut checkpoints_s: Vec<u64> = list(raw, "report_checkpoints")?;
+    checkpoints_s.sort_unstable();
+    checkpoints_s.dedup();
+    for name in ["time", "warmup_time", "report_interval"] {
+        if raw.int(name) > MAX_SECONDS {
+            return Err(raw.bad(name, "more than ten years"));
+        }
+    }
+    let threads = u32_opt(raw, "threads")?;
+    if threads == 0 {
+        return Err(raw.bad("threads", "must be at least 1"));
+    }
+    let wl = WorkloadOptions {
+        tables: u32_opt(raw, "tables")?,
+        table_size: u32_opt(raw, "table_size")?,
+        range_size: u32_opt(raw, "range_size")?,
+        point_selects: u32_opt(raw, "point_selects")?,
+        simple_ranges: u32_opt(raw, "simple_ranges")?,
+        sum_ranges: u32_opt(raw, "sum_ranges")?,
+        order_ranges: u32_opt(raw, "order_ranges")?,
+        distinct_ranges: u32_opt(raw, "distinct_ranges")?,
+        index_updates: u32_opt(raw, "index_updates")?,
+        non_index_updates: u32_opt(raw, "non_index_updates")?,
+        delete_inserts: u32_opt(raw, "delete_inserts")?,
+        range_selects: raw.flag("range_selects"),
+        auto_inc: raw.flag("auto_inc"),
+        create_secondary: raw.flag("create_secondary"),
+        skip_trx: raw.flag("skip_trx"),
+        secondary: raw.flag("secondary"),
+        storage_engine: raw.get("mysql_storage_engine").to_string(),
+        random_points: u32_opt(raw, "random_points")?.max(1),
+        number_of_ranges: u32_opt(raw, "number_of_ranges")?.max(1),
+        delta: u32_opt(raw, "delta")?,
+    };
+    if wl.tables == 0 && workload.uses_oltp_tables() {
+        return Err(raw.bad("tables", "must be at least 1"));
+    }
+    check_engine_name(&wl.storage_engine).map_err(|why| raw.bad("mysql_storage_engine", &why))?;
+    let password = raw
+        .given("mysql_password")
+        .then(|| raw.get("mysql_password").to_string());
+    let mut c = EngineConfig {
+        workload,
+        conn: ConnOptions {
+            hosts: list(raw, "mysql_host")?,
+            ports: list(raw, "mysql_port")?,
+            sockets: list(raw, "mysql_socket")?,
+            user: raw.get("mysql_user").to_string(),
+            password,
+            db: raw.get("mysql_db").to_string(),
+        },
+        wl,
+        rand,
+        rand_seed: raw.int("rand_seed"),
+        threads,
+        events: raw.int("events"),
+        time_s: raw.int("time"),
+        warmup_s: raw.int("warmup_time"),
+        forced_shutdown: typed(raw, "forced_shutdown")?,
+        rate: raw.int("rate"),
+        report_interval_s: raw.int("report_interval"),
+        checkpoints_s,
+        percentile: Percentile::try_from(u32_opt(raw, "percentile")?)
+            .map_err(|why| raw.bad("percentile", &why))?
+            .into(),
+        histogram: raw.flag("histogram"),
+        ps_mode: typed(raw, "db_ps_mode")?,
+        ignore_errors: typed(raw, "mysql_ignore_errors")?,
+        prepare_threads: u32_opt(raw, "prepare_threads")?,
+        quiet: false,
+    };
+    c.fit_workload();
+    Ok(c)
 }
 
 fn resolve_workload(name: &str, raw: &RawOptions) -> Result<WorkloadKind, OptionError> {
@@ -809,7 +654,7 @@ fn resolve_workload(name: &str, raw: &RawOptions) -> Result<WorkloadKind, Option
         let names: Vec<&str> = WorkloadKind::ALL.iter().map(|w| w.name()).collect();
         let hint = names
             .iter()
-            .map(|n| (edit_distance(base, n), *n))
+            .map(|n| (strsim::levenshtein(base, n), *n))
             .min()
             .filter(|(d, _)| *d <= 4)
             .map(|(_, n)| format!(" (did you mean {n}?)"))
@@ -893,14 +738,28 @@ pub fn parse_args(args: &[String]) -> Result<(Vec<String>, RawOptions, bool), Op
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::config::{ForcedShutdown, IgnoreErrors};
 
     fn args(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()
     }
 
-    fn build(s: &str) -> Result<BenchOptions, OptionError> {
+    fn build(s: &str) -> Result<EngineConfig, OptionError> {
         let (pos, raw, _) = parse_args(&args(s))?;
-        BenchOptions::build(&pos[0], &raw)
+        super::build(&pos[0], &raw)
+    }
+
+    /// The option table's defaults (what `--help` prints) and the engine's are one set.
+    #[test]
+    fn the_option_tables_defaults_are_the_engines() {
+        for w in WorkloadKind::ALL {
+            assert_eq!(
+                build(w.name()).unwrap(),
+                EngineConfig::new(w),
+                "{}",
+                w.name()
+            );
+        }
     }
 
     #[test]
@@ -914,13 +773,13 @@ mod tests {
 
     #[test]
     fn defaults_are_sysbench_1_0_20s() {
-        let o = build("oltp_read_write").unwrap();
+        let o = EngineConfig::new(WorkloadKind::ReadWrite);
         assert_eq!(o.threads, 1);
         assert_eq!(o.time_s, 10);
         assert_eq!(o.events, 0);
         assert_eq!(o.percentile, 95);
-        assert_eq!(o.rand.kind, RandType::Special);
-        assert_eq!(o.ps_mode, PsMode::Auto);
+        assert_eq!(o.rand.kind, crate::engine::config::RandType::Special);
+        assert_eq!(o.ps_mode, crate::engine::config::PsMode::Auto);
         assert_eq!(o.ignore_errors, IgnoreErrors::Codes(vec![1213, 1020, 1205]));
         assert_eq!(o.conn.user, "sbtest");
         assert_eq!(o.conn.db, "sbtest");

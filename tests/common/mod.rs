@@ -4,7 +4,7 @@
 
 use assert_cmd::Command;
 use std::sync::OnceLock;
-use sweepbench::server::{managed::exec_root, ManagedServer, ServerSpec};
+use sweepbench::pipeline::server::{managed::exec_root, ManagedServer, ServerSpec};
 
 pub fn server() -> &'static ManagedServer {
     static SERVER: OnceLock<ManagedServer> = OnceLock::new();

@@ -1,0 +1,271 @@
+//! The command line (clap derive only). `bench` takes sysbench's own option syntax, so its
+//! arguments are passed through untouched to `bench::options`.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    help_expected = true,
+    name = "sweepbench",
+    version,
+    about = "Concurrency sweeps for MySQL-compatible databases, with a native sysbench-compatible engine"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Arguments every sweep command takes.
+#[derive(Debug, Args)]
+pub struct SweepFileArgs {
+    /// The sweep file (TOML), e.g. sweeps/quickstart.toml.
+    pub file: PathBuf,
+    /// Narrow the plan: key=value with key target, config, workload or threads (threads=1,4).
+    /// Repeat to combine.
+    #[arg(long, value_parser = crate::pipeline::spec::Filter::parse_only)]
+    pub only: Vec<crate::pipeline::spec::Filter>,
+}
+
+pub use crate::pipeline::compare::Against;
+
+fn parse_against(s: &str) -> Result<Against, String> {
+    if s == "previous" {
+        return Ok(Against::Previous);
+    }
+    if let Some(n) = s.strip_prefix("last-") {
+        return match n.parse::<usize>() {
+            Ok(n) if n >= 1 => Ok(Against::Last(n)),
+            _ => Err(format!("'{s}': expected last-N with N ≥ 1, e.g. last-5")),
+        };
+    }
+    let p = PathBuf::from(s);
+    if p.join("points.csv").is_file() {
+        Ok(Against::Run(p))
+    } else {
+        Err(format!(
+            "'{s}' is neither previous, last-N nor a run directory (no points.csv there)"
+        ))
+    }
+}
+
+fn parse_map(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((a, b)) if !a.is_empty() && !b.is_empty() => Ok((a.to_string(), b.to_string())),
+        _ => Err(format!(
+            "'{s}': expected OLD=NEW, e.g. --map 10.11.18=10.11.19"
+        )),
+    }
+}
+
+/// `--on-capacity`, for the commands that check targets.
+#[derive(Debug, Args)]
+pub struct CapacityArgs {
+    /// When a target cannot take the largest thread counts: fail, skip those points, or
+    /// raise max_connections.
+    #[arg(long, value_enum, default_value_t = OnCapacity::Fail)]
+    pub on_capacity: OnCapacity,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormat {
+    Text,
+    Md,
+    Html,
+    Json,
+}
+
+/// What to do when a target cannot take the largest thread counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnCapacity {
+    /// Refuse to run (exit 2).
+    Fail,
+    /// Run the points the server can take; record the others as skipped.
+    Skip,
+    /// Raise max_connections with SET GLOBAL where privileged, and say so.
+    Raise,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print every point of a sweep, the connections each target needs, and an ETA (and what
+    /// a comparison can resolve, once `calibrate` has measured the noise).
+    Plan {
+        #[command(flatten)]
+        sweep: SweepFileArgs,
+        /// Root of the results directories (where a calibration is looked for).
+        #[arg(long, default_value = "results")]
+        results_dir: PathBuf,
+    },
+    /// Run a sweep twice (an A/A pair) and report per point the noise, the smallest drop its
+    /// repeats can catch, and the repeats that would resolve the threshold.
+    Calibrate {
+        #[command(flatten)]
+        sweep: SweepFileArgs,
+        #[command(flatten)]
+        capacity: CapacityArgs,
+        /// Root of the results directories.
+        #[arg(long, default_value = "results")]
+        results_dir: PathBuf,
+        /// The change a comparison should resolve, e.g. 5%.
+        #[arg(long, default_value = "5%", value_parser = crate::pipeline::verdict::parse_threshold)]
+        threshold: f64,
+    },
+    /// Check that every target can take the sweep (connect, privileges, limits, tables, disk).
+    Check {
+        #[command(flatten)]
+        sweep: SweepFileArgs,
+        #[command(flatten)]
+        capacity: CapacityArgs,
+    },
+    /// Run a sweep: check, then measure every point, writing results/<sweep>/<UTC time>/.
+    Run {
+        #[command(flatten)]
+        sweep: SweepFileArgs,
+        #[command(flatten)]
+        capacity: CapacityArgs,
+        /// Root of the results directories.
+        #[arg(long, default_value = "results")]
+        results_dir: PathBuf,
+        /// Print only the summary and problems (for cron).
+        #[arg(long)]
+        quiet: bool,
+        /// Continue this interrupted run directory instead of starting a new one: points that
+        /// ended ok are kept, the rest run again.
+        #[arg(long, value_name = "RUN_DIR")]
+        resume: Option<PathBuf>,
+        /// Exit 3 when a point regressed: each target/config against the sweep's baseline, or,
+        /// for a sweep with one series, this run against --against.
+        #[arg(long)]
+        fail_on_regression: bool,
+        /// Smallest change that matters for --fail-on-regression, e.g. 5%.
+        #[arg(long, default_value = "5%", value_parser = crate::pipeline::verdict::parse_threshold)]
+        threshold: f64,
+        /// What a one-series sweep is compared with: `previous` (the newest finished run of
+        /// the sweep before this one), `last-N` (the repeats of the last N runs pooled), or a
+        /// run directory.
+        #[arg(long, default_value = "previous", value_parser = parse_against)]
+        against: Against,
+    },
+    /// Compare two runs point by point (live or imported); exit 3 when something regressed.
+    Compare {
+        /// The run compared with: results/<sweep>/<run> (or an imported run directory).
+        base: PathBuf,
+        /// The run judged against it.
+        candidate: PathBuf,
+        /// Smallest change that matters, e.g. 5%: a point regressed when the interval of its
+        /// change lies wholly beyond it.
+        #[arg(long, default_value = "5%", value_parser = crate::pipeline::verdict::parse_threshold)]
+        threshold: f64,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
+        format: CompareFormat,
+        /// Match base target OLD with candidate target NEW (repeatable): --map old=new.
+        #[arg(long, value_parser = parse_map)]
+        map: Vec<(String, String)>,
+    },
+    /// Every run of a sweep point by point: shifts in each series, and whether the newest run
+    /// moved one for the worse (exit 3).
+    History {
+        /// results/<sweep>
+        sweep_dir: PathBuf,
+        /// Smallest change of the newest run that counts, e.g. 10%.
+        #[arg(long, default_value = "10%", value_parser = crate::pipeline::verdict::parse_threshold)]
+        threshold: f64,
+        /// Also write an HTML page with the trend chart to this file.
+        #[arg(long)]
+        html: Option<PathBuf>,
+    },
+    /// Keep the newest N runs of a sweep and remove the rest.
+    Prune {
+        /// results/<sweep>
+        sweep_dir: PathBuf,
+        /// How many of the newest runs to keep.
+        #[arg(long)]
+        keep: usize,
+    },
+    /// sysbench drop-in: `bench <workload> prepare|run|cleanup|prewarm [--option=value ...]`
+    /// (`bench --help` lists the options).
+    #[command(disable_help_flag = true)]
+    Bench {
+        /// sysbench's arguments: workload, command and options.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
+    /// Re-render report.md and report.html of a run directory from its files.
+    Report {
+        /// results/<sweep>/<run>
+        run_dir: PathBuf,
+        /// target/config to compare the others with (default: the sweep's baseline).
+        #[arg(long)]
+        baseline: Option<String>,
+    },
+    /// Turn saved sysbench output (1.0.x, 0.5, 0.4) into a run directory that can be reported
+    /// and compared like a live run.
+    Import {
+        /// sysbench logs, one point each.
+        #[arg(required = true)]
+        logs: Vec<PathBuf>,
+        /// The run directory to create.
+        #[arg(long)]
+        out: PathBuf,
+        /// Target name for every log (default: each file's name).
+        #[arg(long)]
+        target: Option<String>,
+        /// Thread count, for logs that do not show it.
+        #[arg(long)]
+        threads: Option<u32>,
+    },
+    /// Start a throwaway MariaDB/MySQL on 127.0.0.1 (fresh datadir in a temp dir), run a
+    /// command against it, then stop it. `{port}` and `{socket}` in the command are replaced,
+    /// and SWEEPBENCH_PORT / SWEEPBENCH_SOCKET are set.
+    Sandbox {
+        /// Install root of the server (holding bin/ or sbin/); default: this machine's server.
+        #[arg(long)]
+        basedir: Option<PathBuf>,
+        /// max_connections of the server.
+        #[arg(long, default_value_t = 300)]
+        max_connections: u32,
+        /// Extra server option, e.g. --server-option=innodb_buffer_pool_size=1G (repeatable).
+        #[arg(long = "server-option")]
+        server_options: Vec<String>,
+        /// Database to create for the command.
+        #[arg(long, default_value = "sbtest")]
+        db: String,
+        /// The command to run, after `--`.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        command: Vec<String>,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_consistent_and_every_option_has_help() {
+        // Fails on conflicting names, defaults that do not parse, or an option without help.
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn values_are_checked_where_they_are_parsed() {
+        let e = Cli::try_parse_from(["sweepbench", "compare", "a", "b", "--threshold", "x"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("such as 5%"), "{e}");
+        let e = Cli::try_parse_from(["sweepbench", "compare", "a", "b", "--map", "old"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("expected OLD=NEW"), "{e}");
+        let e = Cli::try_parse_from(["sweepbench", "plan", "s.toml", "--only", "colour=red"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--only"), "{e}");
+        let e = Cli::try_parse_from(["sweepbench", "run", "s.toml", "--against", "last-0"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("last-N with N ≥ 1"), "{e}");
+    }
+}

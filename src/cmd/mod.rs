@@ -1,0 +1,198 @@
+//! The command layer: one function per subcommand, each returning how it ended (`Exit`) or an
+//! error, which `finish` prints once (`sweepbench CMD: error`).
+
+pub mod cli;
+pub mod sandbox;
+
+use crate::exit::Exit;
+use crate::pipeline::{compare, history, import, nightly, preflight, sweep};
+use cli::{Cli, Command};
+use std::path::PathBuf;
+
+fn sweep_args(
+    sweep: cli::SweepFileArgs,
+    on_capacity: cli::OnCapacity,
+    results_dir: PathBuf,
+    quiet: bool,
+) -> sweep::SweepArgs {
+    sweep::SweepArgs {
+        resume: None,
+        fail_on_regression: None,
+        file: sweep.file,
+        only: sweep.only,
+        on_capacity: match on_capacity {
+            cli::OnCapacity::Fail => preflight::OnCapacity::Fail,
+            cli::OnCapacity::Skip => preflight::OnCapacity::Skip,
+            cli::OnCapacity::Raise => preflight::OnCapacity::Raise,
+        },
+        results_dir,
+        quiet,
+    }
+}
+
+/// Runs the parsed command line; returns the process exit code.
+pub async fn run(cli: Cli) -> i32 {
+    match cli.command {
+        Command::Bench { args } => finish("bench", crate::bench::main(&args).await),
+        Command::Plan { sweep, results_dir } => finish(
+            "plan",
+            sweep::plan(&sweep_args(
+                sweep,
+                cli::OnCapacity::Fail,
+                results_dir,
+                false,
+            )),
+        ),
+        Command::Calibrate {
+            sweep,
+            capacity,
+            results_dir,
+            threshold,
+        } => finish(
+            "calibrate",
+            sweep::calibrate::calibrate(
+                &sweep_args(sweep, capacity.on_capacity, results_dir, true),
+                threshold,
+            )
+            .await,
+        ),
+        Command::Import {
+            logs,
+            out,
+            target,
+            threads,
+        } => finish(
+            "import",
+            import::import(&logs, &out, target.as_deref(), threads).map(|dir| {
+                println!("imported {} log(s) into {}", logs.len(), dir.display());
+                Exit::Ok
+            }),
+        ),
+        Command::Report { run_dir, baseline } => {
+            finish("report", sweep::report(&run_dir, baseline.as_deref()))
+        }
+        Command::Check { sweep, capacity } => finish(
+            "check",
+            sweep::check(&sweep_args(
+                sweep,
+                capacity.on_capacity,
+                PathBuf::new(),
+                false,
+            ))
+            .await,
+        ),
+        Command::Run {
+            sweep,
+            capacity,
+            results_dir,
+            quiet,
+            resume,
+            fail_on_regression,
+            threshold,
+            against,
+        } => {
+            let mut a = sweep_args(sweep, capacity.on_capacity, results_dir, quiet);
+            a.resume = resume;
+            a.fail_on_regression = fail_on_regression.then_some((threshold, against));
+            finish("run", sweep::run(&a).await)
+        }
+        Command::Compare {
+            base,
+            candidate,
+            threshold,
+            format,
+            map,
+        } => finish(
+            "compare",
+            run_compare(&base, &candidate, threshold, format, &map),
+        ),
+        Command::History {
+            sweep_dir,
+            threshold,
+            html,
+        } => finish(
+            "history",
+            history::history(&sweep_dir, threshold, html.as_deref()).map(|o| {
+                print!("{}", o.text);
+                if o.newest_regressed {
+                    Exit::Regression
+                } else {
+                    Exit::Ok
+                }
+            }),
+        ),
+        Command::Prune { sweep_dir, keep } => finish(
+            "prune",
+            nightly::prune(&sweep_dir, keep).map(|removed| {
+                for r in &removed {
+                    println!("removed {}", r.display());
+                }
+                println!("kept the newest {keep} run(s)");
+                Exit::Ok
+            }),
+        ),
+        Command::Sandbox {
+            basedir,
+            max_connections,
+            server_options,
+            db,
+            command,
+        } => {
+            let args = sandbox::SandboxArgs {
+                basedir,
+                max_connections,
+                server_options,
+                db,
+                command,
+            };
+            // The sandbox exits with its command's own status.
+            match sandbox::run(args).await {
+                Ok(code) => code,
+                Err(e) => finish("sandbox", Err(e)),
+            }
+        }
+    }
+}
+
+/// The one place a command's error is printed: `sweepbench CMD: error`; exit 2 (bad input)
+/// unless the error says otherwise (`exit::failed`).
+fn finish(command: &str, r: anyhow::Result<Exit>) -> i32 {
+    match r {
+        Ok(e) => e.code(),
+        Err(e) => {
+            eprintln!("sweepbench {command}: {e:#}");
+            crate::exit::exit_of(&e).code()
+        }
+    }
+}
+
+fn run_compare(
+    base: &std::path::Path,
+    candidate: &std::path::Path,
+    threshold: f64,
+    format: cli::CompareFormat,
+    map: &[(String, String)],
+) -> anyhow::Result<Exit> {
+    let b = compare::Run::load(base)?;
+    let c = compare::Run::load(candidate)?;
+    let mut cmp = compare::compare(&b, &c, threshold, map)?;
+    cmp.base = base.display().to_string();
+    cmp.candidate = candidate.display().to_string();
+    if cmp.rows.is_empty() {
+        anyhow::bail!(
+            "no point of the candidate matches the base (different targets? use --map old=new)"
+        );
+    }
+    let out = match format {
+        cli::CompareFormat::Text => compare::text(&cmp),
+        cli::CompareFormat::Md => compare::markdown(&cmp),
+        cli::CompareFormat::Html => compare::html(&cmp)?,
+        cli::CompareFormat::Json => serde_json::to_string_pretty(&cmp)? + "\n",
+    };
+    print!("{out}");
+    Ok(if cmp.regressed().is_empty() {
+        Exit::Ok
+    } else {
+        Exit::Regression
+    })
+}

@@ -1,0 +1,171 @@
+//! Where connections go and how they log in, from sysbench's `--mysql-*` options, for both
+//! clients (mysql_async for administration, `wire` for the workload), and error
+//! classification by server error code.
+
+use crate::engine::config::ConnOptions;
+use mysql_async::{Conn, Opts, OptsBuilder};
+use std::path::Path;
+
+/// Error codes that mean the connection is gone (client-side codes sysbench sees).
+pub const CONNECTION_LOST: [u16; 4] = [2013, 2006, 2011, 2055];
+/// ER_UNSUPPORTED_PS: the server cannot prepare this statement; send it as text.
+pub const ER_UNSUPPORTED_PS: u16 = 1295;
+
+/// Socket paths libmysqlclient builds use by default on the distributions we support.
+const DEFAULT_SOCKETS: [&str; 3] = [
+    "/run/mysqld/mysqld.sock",
+    "/var/run/mysqld/mysqld.sock",
+    "/tmp/mysql.sock",
+];
+
+pub use crate::engine::wire::Endpoint;
+
+/// Where the n-th connection goes: sockets, or host × port round-robin with ports cycling
+/// fastest (sysbench's order).
+pub fn endpoint(c: &ConnOptions, n: usize) -> Endpoint {
+    if !c.sockets.is_empty() {
+        return Endpoint::Socket(c.sockets[n % c.sockets.len()].clone());
+    }
+    let ports = if c.ports.is_empty() {
+        &[3306][..]
+    } else {
+        &c.ports[..]
+    };
+    let hosts: &[String] = if c.hosts.is_empty() {
+        &[]
+    } else {
+        &c.hosts[..]
+    };
+    let port = ports[n % ports.len()];
+    let host = hosts
+        .get((n / ports.len()) % hosts.len().max(1))
+        .map(String::as_str)
+        .unwrap_or("localhost");
+    if host == "localhost" {
+        // libmysqlclient reads "localhost" as "use the Unix socket".
+        if let Some(s) = DEFAULT_SOCKETS.iter().find(|s| Path::new(s).exists()) {
+            return Endpoint::Socket((*s).to_string());
+        }
+        return Endpoint::Tcp("127.0.0.1".into(), port);
+    }
+    Endpoint::Tcp(host.to_string(), port)
+}
+
+/// mysql_async options for administrative connection `n` (it prepares no statements: the
+/// workload runs on `wire`).
+pub fn opts(c: &ConnOptions, n: usize) -> Opts {
+    let b = OptsBuilder::default()
+        .user(Some(c.user.clone()))
+        .pass(c.password.clone())
+        .db_name((!c.db.is_empty()).then(|| c.db.clone()))
+        .prefer_socket(false)
+        .tcp_nodelay(true);
+    let b = match endpoint(c, n) {
+        Endpoint::Socket(s) => b.socket(Some(s)),
+        Endpoint::Tcp(h, p) => b.ip_or_hostname(h).tcp_port(p),
+    };
+    Opts::from(b)
+}
+
+/// Same as `opts` but without selecting a database (to create it).
+pub fn opts_no_db(c: &ConnOptions) -> Opts {
+    let mut c = c.clone();
+    c.db.clear();
+    opts(&c, 0)
+}
+
+/// The server (or client-side) error code of a driver error, if it has one. Lost connections
+/// map to 2013 so `--mysql-ignore-errors` lists behave as with libmysqlclient.
+pub fn error_code(e: &mysql_async::Error) -> Option<u16> {
+    match e {
+        mysql_async::Error::Server(s) => Some(s.code),
+        mysql_async::Error::Io(_) => Some(2013),
+        mysql_async::Error::Driver(mysql_async::DriverError::ConnectionClosed) => Some(2013),
+        _ => None,
+    }
+}
+
+/// "code (message)" in sysbench's FATAL wording.
+pub fn describe(e: &mysql_async::Error) -> String {
+    match e {
+        mysql_async::Error::Server(s) => format!("error {} ({})", s.code, s.message),
+        other => match error_code(other) {
+            Some(code) => format!("error {code} ({other})"),
+            None => format!("error ({other})"),
+        },
+    }
+}
+
+/// Opens workload connection `n` with our own client; `server_charset` as in
+/// [`crate::engine::wire::Login`].
+pub fn wire_connect(
+    c: &ConnOptions,
+    n: usize,
+    server_charset: bool,
+) -> Result<crate::engine::wire::Conn, crate::engine::wire::Error> {
+    let login = crate::engine::wire::Login {
+        user: &c.user,
+        password: c.password.as_deref().unwrap_or(""),
+        db: &c.db,
+        server_charset,
+    };
+    crate::engine::wire::Conn::connect(&endpoint(c, n), &login, WIRE_CONNECT_TIMEOUT)
+}
+
+/// How long a connect or a login read may take before the attempt counts as failed.
+const WIRE_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Why connection `n` could not be opened, naming the endpoint and the user.
+pub fn cannot_connect(c: &ConnOptions, n: usize, why: impl std::fmt::Display) -> anyhow::Error {
+    anyhow::anyhow!(
+        "cannot connect to MySQL server at {} as user '{}': {why}",
+        endpoint(c, n),
+        c.user
+    )
+}
+
+/// Opens one administrative connection, naming the endpoint and user on failure.
+pub async fn connect(c: &ConnOptions, n: usize) -> anyhow::Result<Conn> {
+    Conn::new(opts(c, n))
+        .await
+        .map_err(|e| cannot_connect(c, n, describe(&e)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conn(hosts: &[&str], ports: &[u16]) -> ConnOptions {
+        ConnOptions {
+            hosts: hosts.iter().map(|s| s.to_string()).collect(),
+            ports: ports.to_vec(),
+            sockets: vec![],
+            user: "u".into(),
+            password: None,
+            db: "d".into(),
+        }
+    }
+
+    #[test]
+    fn ports_cycle_fastest_then_hosts() {
+        let c = conn(&["a", "b"], &[1, 2]);
+        let got: Vec<Endpoint> = (0..5).map(|n| endpoint(&c, n)).collect();
+        assert_eq!(
+            got,
+            vec![
+                Endpoint::Tcp("a".into(), 1),
+                Endpoint::Tcp("a".into(), 2),
+                Endpoint::Tcp("b".into(), 1),
+                Endpoint::Tcp("b".into(), 2),
+                Endpoint::Tcp("a".into(), 1),
+            ]
+        );
+    }
+
+    #[test]
+    fn sockets_win_over_hosts() {
+        let mut c = conn(&["a"], &[1]);
+        c.sockets = vec!["/x.sock".into()];
+        assert_eq!(endpoint(&c, 3), Endpoint::Socket("/x.sock".into()));
+    }
+}

@@ -1,0 +1,12 @@
+//! The engine: sysbench's workloads on our own MySQL client. `config` says what to run,
+//! `workload` what each event sends, `wire` how it goes over the socket, `exec` who runs the
+//! events and when, `metrics` what was measured, `db` where connections go and how they log
+//! in (administration runs on mysql_async, the workload on `wire`). Nothing here knows about
+//! sweeps, sweep files or sysbench's command line.
+
+pub mod config;
+pub mod db;
+pub mod exec;
+pub mod metrics;
+pub mod wire;
+pub mod workload;

@@ -1,0 +1,488 @@
+//! `sweepbench compare` and `run --fail-on-regression`: two sets of points (live or imported
+//! runs, or two series of one run) matched point by point and judged by `verdict`. Pure
+//! except for `Run::load`.
+
+use crate::engine::metrics::median;
+use crate::pipeline::results::{PointRecord, PointStatus};
+use crate::pipeline::verdict::{self, Judgement, Method, Metric, Sides, Verdict};
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+/// A run's points with the per-second samples that go with them.
+#[derive(Debug, Clone, Default)]
+pub struct Run {
+    pub points: Vec<PointRecord>,
+    /// Per-second tps by point id (empty for imported runs).
+    pub tps_samples: HashMap<String, Vec<f64>>,
+    /// The host that measured it (manifest.json), when known.
+    pub host: Option<crate::pipeline::host::Fingerprint>,
+}
+
+impl Run {
+    pub fn load(dir: &Path) -> anyhow::Result<Run> {
+        Ok(Run {
+            points: crate::pipeline::results::load_points(dir)?,
+            tps_samples: crate::pipeline::results::load_tps_samples(dir)?,
+            host: crate::pipeline::host::load(dir),
+        })
+    }
+
+    /// Several runs as one side: their repeats pooled (for `--against last-N`).
+    pub fn pooled(runs: Vec<Run>) -> Run {
+        // Point ids repeat from run to run: prefix each with its run's place.
+        let mut out = Run::default();
+        for (i, r) in runs.into_iter().enumerate() {
+            out.host = r.host.clone();
+            out.points.extend(r.points.into_iter().map(|p| PointRecord {
+                point_id: format!("{i}:{}", p.point_id),
+                ..p
+            }));
+            out.tps_samples.extend(
+                r.tps_samples
+                    .into_iter()
+                    .map(|(id, v)| (format!("{i}:{id}"), v)),
+            );
+        }
+        out
+    }
+}
+
+/// What `run --fail-on-regression` compares a one-series sweep with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Against {
+    /// The newest finished run of the same sweep before this one.
+    Previous,
+    /// The last N finished runs, their repeats pooled.
+    Last(usize),
+    /// A run directory.
+    Run(std::path::PathBuf),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Key {
+    target: String,
+    config: String,
+    /// Native points and sysbench-driven ones are different series.
+    driver: String,
+    workload: String,
+    threads: u32,
+}
+
+impl Key {
+    fn name(&self) -> String {
+        let d = if self.driver.is_empty() {
+            String::new()
+        } else {
+            format!("{}/", self.driver)
+        };
+        format!(
+            "{}/{}/{d}{}/t{}",
+            self.target, self.config, self.workload, self.threads
+        )
+    }
+}
+
+/// Adds one ok repeat to a point's sides: its tps, p95 and p99, its events, and the
+/// within-run noise of its per-second samples.
+pub fn push_repeat(s: &mut Sides, r: &PointRecord, tps_samples: &HashMap<String, Vec<f64>>) {
+    for (side, v) in s.iter_mut().zip([r.tps, r.lat_p95_ms, r.lat_p99_ms]) {
+        side.runs.push(v);
+        side.events.push(r.transactions);
+    }
+    if let Some(w) = tps_samples
+        .get(&r.point_id)
+        .and_then(|v| verdict::within_run_var(v))
+    {
+        s[0].within_var.push(w);
+    }
+}
+
+fn sides(run: &Run, map: &[(String, String)]) -> BTreeMap<Key, Sides> {
+    let mut out: BTreeMap<Key, Sides> = BTreeMap::new();
+    for r in run.points.iter().filter(|r| r.status == PointStatus::Ok) {
+        let target = map
+            .iter()
+            .find(|(old, _)| *old == r.target)
+            .map_or(r.target.clone(), |(_, new)| new.clone());
+        let s = out
+            .entry(Key {
+                target,
+                config: r.config.clone(),
+                driver: if r.driver == "sysbench" {
+                    "sysbench".into()
+                } else {
+                    String::new()
+                },
+                workload: r.workload.clone(),
+                threads: r.threads,
+            })
+            .or_default();
+        push_repeat(s, r, &run.tps_samples);
+    }
+    out
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Row {
+    pub point: String,
+    pub target: String,
+    pub config: String,
+    pub workload: String,
+    pub threads: u32,
+    /// Medians over the ok repeats.
+    pub base_tps: f64,
+    pub cand_tps: f64,
+    /// The point's verdict: regressed, improved, unchanged or inconclusive.
+    pub verdict: Verdict,
+    /// One judgement per metric: tps, p95, p99.
+    pub metrics: Vec<Judgement>,
+    /// The reason in a few words.
+    pub why: String,
+}
+
+impl Row {
+    pub fn metric(&self, m: Metric) -> Option<&Judgement> {
+        self.metrics.iter().find(|j| j.metric == m)
+    }
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Comparison {
+    /// What was compared (run directories, or a description), for the reader.
+    pub base: String,
+    pub candidate: String,
+    pub threshold_pct: f64,
+    pub method: &'static str,
+    /// "regressed at 1/10 points, unchanged at 3, inconclusive at 6".
+    pub headline: String,
+    pub rows: Vec<Row>,
+    /// Point keys present on one side only.
+    pub only_base: Vec<String>,
+    pub only_candidate: Vec<String>,
+    /// Why a difference may be the host's (different machine, probe moved).
+    pub host_warnings: Vec<String>,
+    /// What the per-second samples suggest (a warmup too short).
+    pub notes: Vec<String>,
+}
+
+impl Comparison {
+    pub fn regressed(&self) -> Vec<&Row> {
+        self.rows
+            .iter()
+            .filter(|r| r.verdict == Verdict::Regressed)
+            .collect()
+    }
+}
+
+fn interval(j: &Judgement) -> String {
+    match (j.lo_pct, j.hi_pct) {
+        (Some(lo), Some(hi)) => format!("[{lo:+.1}, {hi:+.1}]"),
+        _ => String::new(),
+    }
+}
+
+fn why(verdict: Verdict, js: &[Judgement]) -> String {
+    match verdict {
+        Verdict::Regressed | Verdict::Improved => js
+            .iter()
+            .filter(|j| j.verdict == verdict)
+            .map(|j| {
+                format!(
+                    "{} {:+.1} % {}",
+                    j.metric.name(),
+                    j.delta_pct.unwrap_or(0.0),
+                    interval(j)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        Verdict::Unchanged => String::new(),
+        Verdict::Inconclusive => js
+            .iter()
+            .find(|j| j.verdict == Verdict::Inconclusive && !j.note.is_empty())
+            .map(|j| format!("{}: {}", j.metric.name(), j.note))
+            .unwrap_or_default(),
+    }
+}
+
+/// Compares candidate with base. `map` renames base targets (`--map old=new`); a rename onto
+/// a target the base also holds is refused, since the two would merge into one series.
+pub fn compare(
+    base: &Run,
+    cand: &Run,
+    threshold_pct: f64,
+    map: &[(String, String)],
+) -> anyhow::Result<Comparison> {
+    for (old, new) in map {
+        if old != new && base.points.iter().any(|r| r.target == *new) {
+            anyhow::bail!(
+                "--map {old}={new}: the base run holds a target named {new} too, so the two would merge into one series; compare runs that hold one of them, or map {new} away as well"
+            );
+        }
+    }
+    let b = sides(base, map);
+    let c = sides(cand, &[]);
+    let matched: Vec<(&Key, &Sides, &Sides)> = b
+        .iter()
+        .filter_map(|(k, bs)| c.get(k).map(|cs| (k, bs, cs)))
+        .collect();
+    let pairs: Vec<(&Sides, &Sides)> = matched.iter().map(|(_, b, c)| (*b, *c)).collect();
+    let judged = verdict::judge_points(&pairs, &Method::new(threshold_pct));
+    let rows: Vec<Row> = matched
+        .iter()
+        .zip(judged)
+        .map(|((k, bs, cs), p)| Row {
+            point: k.name(),
+            target: k.target.clone(),
+            config: k.config.clone(),
+            workload: k.workload.clone(),
+            threads: k.threads,
+            base_tps: median(&bs[0].runs),
+            cand_tps: median(&cs[0].runs),
+            verdict: p.verdict,
+            why: why(p.verdict, &p.metrics),
+            metrics: p.metrics,
+        })
+        .collect();
+    let verdicts: Vec<Verdict> = rows.iter().map(|r| r.verdict).collect();
+    let host_warnings = match (&base.host, &cand.host) {
+        (Some(a), Some(b)) => crate::pipeline::host::differences(a, b),
+        _ => Vec::new(),
+    };
+    let slow_in = |r: &Run| {
+        r.points
+            .iter()
+            .filter(|p| p.status == PointStatus::Ok)
+            .filter_map(|p| r.tps_samples.get(&p.point_id))
+            .filter(|v| verdict::slow_start(v))
+            .count()
+    };
+    let slow = slow_in(base) + slow_in(cand);
+    let notes = if slow > 0 {
+        vec![format!(
+            "the first second of {slow} run(s) was much slower than the rest: the warmup may be too short for these points (raise [run] warmup)"
+        )]
+    } else {
+        Vec::new()
+    };
+    Ok(Comparison {
+        base: String::new(),
+        candidate: String::new(),
+        host_warnings,
+        notes,
+        threshold_pct,
+        method: verdict::METHOD,
+        headline: verdict::headline(&verdicts),
+        rows,
+        only_base: b
+            .keys()
+            .filter(|k| !c.contains_key(*k))
+            .map(Key::name)
+            .collect(),
+        only_candidate: c
+            .keys()
+            .filter(|k| !b.contains_key(*k))
+            .map(Key::name)
+            .collect(),
+    })
+}
+
+/// Within one run: every target/config against the baseline one, judged as one comparison
+/// (one family for the false-alarm control).
+pub fn within_run(run: &Run, baseline: &str, threshold_pct: f64) -> anyhow::Result<Comparison> {
+    let (bt, bc) = baseline.split_once('/').unwrap_or((baseline, "default"));
+    let mut groups: Vec<(String, String)> = run
+        .points
+        .iter()
+        .map(|r| (r.target.clone(), r.config.clone()))
+        .filter(|(t, c)| !(t == bt && c == bc))
+        .collect();
+    groups.sort();
+    groups.dedup();
+    // Each series is compared as if it were the baseline's target/config under its own name:
+    // one base copy per series, all in one comparison.
+    let mut base = Run {
+        points: Vec::new(),
+        tps_samples: run.tps_samples.clone(),
+        host: None,
+    };
+    let mut cand = Run {
+        points: Vec::new(),
+        tps_samples: run.tps_samples.clone(),
+        host: None,
+    };
+    for (t, c) in &groups {
+        let name = format!("{t}/{c}");
+        for r in run
+            .points
+            .iter()
+            .filter(|r| r.target == bt && r.config == bc)
+        {
+            base.points.push(PointRecord {
+                target: name.clone(),
+                config: String::new(),
+                ..r.clone()
+            });
+        }
+        for r in run
+            .points
+            .iter()
+            .filter(|r| r.target == *t && r.config == *c)
+        {
+            cand.points.push(PointRecord {
+                target: name.clone(),
+                config: String::new(),
+                ..r.clone()
+            });
+        }
+    }
+    let mut cmp = compare(&base, &cand, threshold_pct, &[])?;
+    for r in &mut cmp.rows {
+        if let Some((t, c)) = r.target.clone().split_once('/') {
+            r.target = t.to_string();
+            r.config = c.to_string();
+        }
+        r.point = format!("{}/{}/{}/t{}", r.target, r.config, r.workload, r.threads);
+    }
+    Ok(cmp)
+}
+
+fn cell(j: Option<&Judgement>) -> String {
+    match j.and_then(|j| j.delta_pct) {
+        Some(d) => format!("{d:+.1}%"),
+        None => "—".into(),
+    }
+}
+
+fn noise(j: Option<&Judgement>) -> String {
+    match j.and_then(|j| j.noise_pct) {
+        Some(n) => format!("{n:.1}%"),
+        None => "?".into(),
+    }
+}
+
+fn mde(j: Option<&Judgement>) -> String {
+    match j.and_then(|j| j.mde_pct) {
+        Some(n) => format!("{n:.1}%"),
+        None => "?".into(),
+    }
+}
+
+/// A row's figures as printed: Δ tps, its interval, Δ p95, Δ p99, noise, MDE.
+fn columns(r: &Row) -> [String; 6] {
+    let tps = r.metric(Metric::Tps);
+    [
+        cell(tps),
+        tps.map(interval).unwrap_or_default(),
+        cell(r.metric(Metric::P95)),
+        cell(r.metric(Metric::P99)),
+        noise(tps),
+        mde(tps),
+    ]
+}
+
+fn footer(c: &Comparison) -> String {
+    let warn: String = c
+        .host_warnings
+        .iter()
+        .map(|w| format!("warning: {w}\n"))
+        .chain(c.notes.iter().map(|n| format!("note: {n}\n")))
+        .collect();
+    warn + &format!(
+        "{}: {} (threshold ±{}; false alarms ≤ {} % per comparison).\nMethod: {}",
+        if c.regressed().is_empty() {
+            "verdict"
+        } else {
+            "REGRESSED"
+        },
+        c.headline,
+        verdict::fmt_pct(c.threshold_pct),
+        verdict::ALPHA * 100.0,
+        c.method
+    )
+}
+
+/// Plain-text table.
+pub fn text(c: &Comparison) -> String {
+    let mut s = format!(
+        "{:<44} {:>10} {:>10} {:>8} {:>16} {:>8} {:>8} {:>6} {:>6}  verdict\n",
+        "point", "base tps", "cand tps", "Δ tps", "interval", "Δ p95", "Δ p99", "noise", "MDE"
+    );
+    for r in &c.rows {
+        let [d, ci, p95, p99, n, m] = columns(r);
+        s.push_str(&format!(
+            "{:<44} {:>10.2} {:>10.2} {d:>8} {ci:>16} {p95:>8} {p99:>8} {n:>6} {m:>6}  {}{}\n",
+            r.point,
+            r.base_tps,
+            r.cand_tps,
+            r.verdict,
+            if r.why.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", r.why)
+            }
+        ));
+    }
+    for k in &c.only_base {
+        s.push_str(&format!("unmatched, only in base: {k}\n"));
+    }
+    for k in &c.only_candidate {
+        s.push_str(&format!("unmatched, only in candidate: {k}\n"));
+    }
+    s.push_str(&format!(
+        "\n{} matched points. Δ: candidate/base − 1 (geometric means of the repeats); interval: of Δ tps at the confidence its verdict needs; noise: run-to-run SD of tps; MDE: smallest tps drop this comparison would catch 80 % of the time.\n{}\n",
+        c.rows.len(),
+        footer(c)
+    ));
+    s
+}
+
+/// GitHub-flavoured Markdown table.
+pub fn markdown(c: &Comparison) -> String {
+    let mut s = String::from("| point | base tps | cand tps | Δ tps [interval] | Δ p95 | Δ p99 | noise | MDE | verdict |\n|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    for r in &c.rows {
+        let [d, ci, p95, p99, n, m] = columns(r);
+        let v = match r.verdict {
+            Verdict::Regressed | Verdict::Improved => format!("**{}** ({})", r.verdict, r.why),
+            Verdict::Inconclusive if !r.why.is_empty() => format!("{} ({})", r.verdict, r.why),
+            _ => r.verdict.to_string(),
+        };
+        s.push_str(&format!(
+            "| {} | {:.2} | {:.2} | {d} {ci} | {p95} | {p99} | {n} | {m} | {v} |\n",
+            r.point, r.base_tps, r.cand_tps,
+        ));
+    }
+    for k in c
+        .only_base
+        .iter()
+        .map(|k| format!("only in base: {k}"))
+        .chain(
+            c.only_candidate
+                .iter()
+                .map(|k| format!("only in candidate: {k}")),
+        )
+    {
+        s.push_str(&format!("\n- unmatched, {k}"));
+    }
+    s.push_str(&format!("\n\n{}\n", footer(c)));
+    s
+}
+
+const HTML: &str = include_str!("../../templates/compare.html.tera");
+
+/// A self-contained HTML page (templates/compare.html.tera).
+pub fn html(c: &Comparison) -> anyhow::Result<String> {
+    let mut t = tera::Tera::default();
+    t.add_raw_template("compare.html", HTML)
+        .map_err(|e| anyhow::anyhow!("the compare template does not parse: {e:?}"))?;
+    t.autoescape_on(vec!["compare.html"]);
+    t.register_filter("num", crate::pipeline::report::render::num);
+    t.register_filter("signed", crate::pipeline::report::render::signed);
+    let mut cx = tera::Context::from_serialize(c)?;
+    cx.insert("regressed", &!c.regressed().is_empty());
+    t.render("compare.html", &cx)
+        .map_err(|e| anyhow::anyhow!("rendering the comparison: {e:?}"))
+}
+
+#[cfg(test)]
+mod tests;

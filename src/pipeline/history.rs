@@ -1,0 +1,429 @@
+//! `sweepbench history`: every run of a sweep, point by point (each target/config, workload
+//! and thread count; tps and p95), the shifts in each series, and a verdict on the newest run.
+
+use crate::engine::metrics::median;
+use crate::pipeline::nightly::runs;
+use crate::pipeline::results::{load_points, PointRecord, PointStatus};
+use crate::pipeline::verdict::changepoint::{self, Shift};
+use crate::pipeline::verdict::ALPHA;
+use anyhow::bail;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Series longer than this are judged on their newest runs only (E-divisive is quadratic).
+const MAX_RUNS: usize = 200;
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Key {
+    series: String,
+    workload: String,
+    threads: u32,
+    /// "tps" or "p95".
+    metric: &'static str,
+}
+
+impl Key {
+    fn name(&self) -> String {
+        format!(
+            "{}/{}/t{} {}",
+            self.series, self.workload, self.threads, self.metric
+        )
+    }
+}
+
+/// One series over the runs: the median of each run's ok repeats, None where it did not run.
+struct Trend {
+    key: Key,
+    values: Vec<Option<f64>>,
+}
+
+/// The newest run of one series against the runs since its last shift.
+#[derive(Debug, Clone)]
+struct Newest {
+    change_pct: f64,
+    lo_pct: f64,
+    hi_pct: f64,
+    worse: bool,
+    better: bool,
+}
+
+pub struct Outcome {
+    pub text: String,
+    /// The newest run moved a series for the worse beyond the threshold.
+    pub newest_regressed: bool,
+}
+
+fn series_of(r: &PointRecord) -> String {
+    crate::pipeline::report::series_of(r)
+}
+
+/// The date of a run directory named yyyymmddTHHMMSSZ, as "2026-11-30 02:00".
+fn date_of(id: &str) -> String {
+    chrono::NaiveDateTime::parse_from_str(id.get(..16).unwrap_or(id), "%Y%m%dT%H%M%SZ")
+        .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
+        .unwrap_or_else(|_| id.to_string())
+}
+
+pub fn history(
+    sweep_dir: &Path,
+    threshold_pct: f64,
+    html: Option<&Path>,
+) -> anyhow::Result<Outcome> {
+    let mut dirs = runs(sweep_dir)?;
+    if dirs.is_empty() {
+        bail!("no runs under {}", sweep_dir.display());
+    }
+    if dirs.len() > MAX_RUNS {
+        dirs.drain(..dirs.len() - MAX_RUNS);
+    }
+    let ids: Vec<String> = dirs
+        .iter()
+        .map(|d| {
+            d.file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .to_string()
+        })
+        .collect();
+    let mut per_run: BTreeMap<Key, Vec<Option<f64>>> = BTreeMap::new();
+    for (i, d) in dirs.iter().enumerate() {
+        let mut groups: BTreeMap<Key, Vec<f64>> = BTreeMap::new();
+        for p in load_points(d)?
+            .iter()
+            .filter(|p| p.status == PointStatus::Ok)
+        {
+            for (metric, v) in [("tps", p.tps), ("p95", p.lat_p95_ms)] {
+                if v > 0.0 {
+                    groups
+                        .entry(Key {
+                            series: series_of(p),
+                            workload: p.workload.clone(),
+                            threads: p.threads,
+                            metric,
+                        })
+                        .or_default()
+                        .push(v);
+                }
+            }
+        }
+        for (k, v) in groups {
+            per_run.entry(k).or_insert_with(|| vec![None; dirs.len()])[i] = Some(median(&v));
+        }
+    }
+    let trends: Vec<Trend> = per_run
+        .into_iter()
+        .map(|(key, values)| Trend { key, values })
+        .collect();
+    let newest = dirs.len() - 1;
+    // The newest run is judged in every series it has; one false-alarm budget for all.
+    let judged = trends
+        .iter()
+        .filter(|t| t.values[newest].is_some())
+        .count()
+        .max(1);
+    let level = ALPHA / judged as f64;
+    let mut s = format!(
+        "{}: {} run(s), {} ({}) … {} ({})\n\n{:<48} {:>5} {:>12} {:>9} {:>22}  newest run\n",
+        sweep_dir.display(),
+        dirs.len(),
+        ids[0],
+        date_of(&ids[0]),
+        ids[newest],
+        date_of(&ids[newest]),
+        "point",
+        "runs",
+        "newest",
+        "Δ",
+        "prediction interval"
+    );
+    let mut shifts_text = String::new();
+    let mut worse = Vec::new();
+    let mut better = 0;
+    for t in &trends {
+        let present: Vec<(usize, f64)> = t
+            .values
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| v.map(|v| (i, v)))
+            .collect();
+        let xs: Vec<f64> = present.iter().map(|p| p.1).collect();
+        let found: Vec<Shift> = changepoint::shifts(&xs, changepoint::MAX_P);
+        for sh in &found {
+            let run = &ids[present[sh.at].0];
+            shifts_text.push_str(&format!(
+                "  {}: from run {run} ({}), {:+.1} % (p {:.2e})\n",
+                t.key.name(),
+                date_of(run),
+                sh.change_pct,
+                sh.p
+            ));
+        }
+        let Some(last) = t.values[newest] else {
+            continue;
+        };
+        // The runs since the last shift before the newest one.
+        let since = found
+            .iter()
+            .map(|sh| sh.at)
+            .filter(|&a| a < xs.len() - 1)
+            .max()
+            .unwrap_or(0);
+        let earlier = &xs[since..xs.len() - 1];
+        let verdict = changepoint::newest_outside(earlier, last, level).map(|(d, lo, hi, out)| {
+            let higher_better = t.key.metric == "tps";
+            let beyond = d.abs() > threshold_pct;
+            Newest {
+                change_pct: d,
+                lo_pct: lo,
+                hi_pct: hi,
+                worse: out && beyond && ((d < 0.0) == higher_better),
+                better: out && beyond && ((d > 0.0) == higher_better),
+            }
+        });
+        let (delta, interval, word) = match &verdict {
+            None => (
+                String::new(),
+                String::new(),
+                format!(
+                    "not judged: needs {} earlier runs",
+                    changepoint::MIN_HISTORY
+                ),
+            ),
+            Some(n) => (
+                format!("{:+.1}%", n.change_pct),
+                format!("[{:+.1}%, {:+.1}%]", n.lo_pct, n.hi_pct),
+                if n.worse {
+                    "WORSE".to_string()
+                } else if n.better {
+                    "better".to_string()
+                } else if (n.change_pct.abs() > threshold_pct) && !n.worse {
+                    "within the noise".to_string()
+                } else {
+                    "steady".to_string()
+                },
+            ),
+        };
+        if verdict.as_ref().is_some_and(|n| n.worse) {
+            worse.push(t.key.name());
+        }
+        better += verdict.as_ref().is_some_and(|n| n.better) as usize;
+        s.push_str(&format!(
+            "{:<48} {:>5} {:>12.2} {:>9} {:>22}  {word}\n",
+            t.key.name(),
+            xs.len(),
+            last,
+            delta,
+            interval
+        ));
+    }
+    s.push_str(&format!(
+        "\nshifts (E-divisive means, Welch t-test on the logs, p < {}):\n{}",
+        changepoint::MAX_P,
+        if shifts_text.is_empty() {
+            "  none\n".to_string()
+        } else {
+            shifts_text
+        }
+    ));
+    s.push_str(&format!(
+        "\nnewest run {}: worse at {} of {judged} series, better at {better} (beyond ±{} and outside the {:.2} % prediction interval of the runs since the last shift; {:.0} % family-wise).\n",
+        ids[newest],
+        worse.len(),
+        crate::pipeline::verdict::fmt_pct(threshold_pct),
+        (1.0 - level) * 100.0,
+        ALPHA * 100.0
+    ));
+    // A slower VM is not a slower server: say when the machine changed under the newest run.
+    if newest > 0 {
+        if let (Some(a), Some(b)) = (
+            crate::pipeline::host::load(&dirs[newest - 1]),
+            crate::pipeline::host::load(&dirs[newest]),
+        ) {
+            for w in crate::pipeline::host::differences(&a, &b) {
+                s.push_str(&format!("warning: {w}\n"));
+            }
+        }
+    }
+    if let Some(path) = html {
+        let headline = format!(
+            "newest run {}: worse at {} of {judged} series",
+            ids[newest],
+            worse.len()
+        );
+        let p = page(sweep_dir, &ids, &trends, &s, &headline, !worse.is_empty())?;
+        crate::pipeline::results::write_atomic(path, p.as_bytes())?;
+    }
+    Ok(Outcome {
+        text: s,
+        newest_regressed: !worse.is_empty(),
+    })
+}
+
+const HTML: &str = include_str!("../../templates/history.html.tera");
+
+/// The HTML page (templates/history.html.tera): one throughput chart per workload (a line per
+/// series × thread count, x = run dates), the headline, then the text.
+fn page(
+    sweep_dir: &Path,
+    ids: &[String],
+    trends: &[Trend],
+    text: &str,
+    headline: &str,
+    regressed: bool,
+) -> anyhow::Result<String> {
+    let name = sweep_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    // Axis labels: month-day (the text below has the full dates and times).
+    let dates: Vec<String> = ids
+        .iter()
+        .map(|i| date_of(i).get(5..10).unwrap_or_default().to_string())
+        .collect();
+    let mut workloads: Vec<&str> = trends.iter().map(|t| t.key.workload.as_str()).collect();
+    workloads.sort_unstable();
+    workloads.dedup();
+    let charts: Vec<String> = workloads
+        .iter()
+        .map(|w| {
+            // Each series as a share of its own median, so that a 1-thread series moves as
+            // visibly as a 64-thread one.
+            let lines: Vec<crate::pipeline::report::chart::Line> = trends
+                .iter()
+                .filter(|t| t.key.workload == *w && t.key.metric == "tps")
+                .map(|t| {
+                    let present: Vec<f64> = t.values.iter().flatten().copied().collect();
+                    let med = median(&present).max(f64::MIN_POSITIVE);
+                    crate::pipeline::report::chart::Line::plain(
+                        &format!("{} t{}", t.key.series, t.key.threads),
+                        t.values
+                            .iter()
+                            .enumerate()
+                            .filter_map(|(i, v)| v.map(|v| (i as u32, v / med * 100.0)))
+                            .collect(),
+                    )
+                })
+                .collect();
+            crate::pipeline::report::chart::trend_svg(
+                &format!("{w}: throughput per run"),
+                "tps, % of the series' median",
+                &dates,
+                &lines,
+            )
+        })
+        .collect();
+    let mut t = tera::Tera::default();
+    t.add_raw_template("history.html", HTML)
+        .map_err(|e| anyhow::anyhow!("the history template does not parse: {e:?}"))?;
+    t.autoescape_on(vec!["history.html"]);
+    let mut cx = tera::Context::new();
+    cx.insert("sweep", &name);
+    cx.insert("runs", &ids.len());
+    cx.insert("first", &date_of(&ids[0]));
+    cx.insert("last", &date_of(&ids[ids.len() - 1]));
+    cx.insert("headline", headline);
+    cx.insert("regressed", &regressed);
+    cx.insert("charts", &charts);
+    cx.insert("text", text);
+    cx.insert("max_p", &changepoint::MAX_P);
+    t.render("history.html", &cx)
+        .map_err(|e| anyhow::anyhow!("rendering the history page: {e:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run directory whose points have these tps (three repeats each, ±1 %).
+    fn write_run(root: &Path, id: &str, tps1: f64, tps8: f64) {
+        let dir = root.join(id);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut w = csv::Writer::from_path(dir.join("points.csv")).unwrap();
+        for (threads, tps) in [(1u32, tps1), (8, tps8)] {
+            for (repeat, k) in [(1u32, 1.0), (2, 1.01), (3, 0.99)] {
+                w.serialize(PointRecord {
+                    point_id: format!("local/default/oltp_point_select/t{threads}/r{repeat}"),
+                    target: "local".into(),
+                    config: "default".into(),
+                    workload: "oltp_point_select".into(),
+                    threads,
+                    repeat,
+                    status: PointStatus::Ok,
+                    tps: tps * k,
+                    lat_p95_ms: 1.0,
+                    ..PointRecord::default()
+                })
+                .unwrap();
+            }
+        }
+        w.flush().unwrap();
+    }
+
+    #[test]
+    fn a_slower_newest_run_at_one_thread_count_fires() {
+        let d = tempfile::tempdir().unwrap();
+        // Eight steady nights (±1 %), then 22 % slower at 1 thread only; 8 threads steady.
+        let wobble = [1.0, 1.01, 0.99, 1.005, 0.995, 1.0, 1.01, 0.99];
+        for (i, w) in wobble.iter().enumerate() {
+            write_run(
+                d.path(),
+                &format!("202611{:02}T020000Z", i + 1),
+                1000.0 * w,
+                5000.0 * w,
+            );
+        }
+        let o = history(d.path(), 10.0, None).unwrap();
+        assert!(!o.newest_regressed, "{}", o.text);
+        write_run(d.path(), "20261109T020000Z", 780.0, 5000.0);
+        let page = d.path().join("h.html");
+        let o = history(d.path(), 10.0, Some(&page)).unwrap();
+        assert!(o.newest_regressed, "{}", o.text);
+        let line = |p: &str| {
+            o.text
+                .lines()
+                .find(|l| l.starts_with(p))
+                .unwrap()
+                .to_string()
+        };
+        assert!(
+            line("local/default/oltp_point_select/t1 tps").ends_with("WORSE"),
+            "{}",
+            o.text
+        );
+        assert!(
+            line("local/default/oltp_point_select/t8 tps").ends_with("steady"),
+            "{}",
+            o.text
+        );
+        assert!(o.text.contains("worse at 1 of 4 series"), "{}", o.text);
+        let html = std::fs::read_to_string(page).unwrap();
+        let chart = html.split("<pre>").next().unwrap();
+        assert!(
+            chart.contains("<svg") && chart.contains("11-0"),
+            "dates on the axis"
+        );
+    }
+
+    #[test]
+    fn a_step_in_the_middle_is_a_shift_and_the_newest_is_judged_after_it() {
+        let d = tempfile::tempdir().unwrap();
+        for i in 0..16 {
+            let level = if i < 8 { 1000.0 } else { 800.0 };
+            let w = [1.0, 1.01, 0.99, 1.005][i % 4];
+            write_run(
+                d.path(),
+                &format!("202611{:02}T020000Z", i + 1),
+                level * w,
+                5000.0 * w,
+            );
+        }
+        let o = history(d.path(), 10.0, None).unwrap();
+        assert!(
+            o.text.contains("t1 tps: from run 20261109T020000Z"),
+            "{}",
+            o.text
+        );
+        // The newest run is in line with the runs since the shift: nothing fires.
+        assert!(!o.newest_regressed, "{}", o.text);
+    }
+}

@@ -1,0 +1,265 @@
+//! The planner: a validated sweep → the ordered list of points to measure. Pure: no I/O.
+
+use crate::engine::workload::WorkloadKind;
+use crate::pipeline::spec::{Filter, Order, SweepSpec};
+use std::collections::BTreeMap;
+
+/// One measurement: a workload at a thread count on one target × config.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Point {
+    /// Stable id: `target/config/workload/t<threads>/r<repeat>`.
+    pub id: String,
+    pub target: String,
+    pub config: String,
+    pub workload: WorkloadKind,
+    pub threads: u32,
+    /// 1-based.
+    pub repeat: u32,
+    /// "native" or "sysbench".
+    pub driver: String,
+}
+
+/// The ordered points of a sweep plus what the servers must provide.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Plan {
+    pub points: Vec<Point>,
+    /// Largest thread count per target (connections the target must accept).
+    pub connections: BTreeMap<String, u32>,
+}
+
+/// Seconds a point costs beyond its warmup and duration (connect, prepare statements, write).
+const POINT_OVERHEAD_S: u64 = 2;
+/// Rows per second assumed for the ETA of a prepare (measured: docs/performance.md).
+const PREPARE_ROWS_PER_S: u64 = 200_000;
+
+impl Plan {
+    /// Points grouped so each target × config runs as one block (a server starts once per
+    /// block); inside a block workloads in file order, threads ascending. With
+    /// `order = "interleaved"` repeat r of every block comes before repeat r + 1.
+    pub fn build(spec: &SweepSpec, only: &[Filter]) -> Plan {
+        let keep = |t: &str, c: &str, w: WorkloadKind, n: u32| {
+            let name = w.name();
+            (spec.include.is_empty() || spec.include.iter().any(|f| f.matches(t, c, name, n)))
+                && !spec.exclude.iter().any(|f| f.matches(t, c, name, n))
+                && only.iter().all(|f| f.matches(t, c, name, n))
+        };
+        let mut blocks: Vec<Vec<Vec<Point>>> = Vec::new(); // block → repeat → points
+        for t in &spec.targets {
+            for c in &spec.configs {
+                let mut per_repeat = Vec::new();
+                for r in 1..=spec.run.repeats {
+                    let mut pts = Vec::new();
+                    // Drivers alternate between repeats (A-B, B-A) so drift hits both alike.
+                    let mut drivers = spec.run.drivers.clone();
+                    if r % 2 == 0 {
+                        drivers.reverse();
+                    }
+                    for &w in &spec.run.workloads {
+                        for &n in &spec.run.threads {
+                            if !keep(&t.name, &c.name, w, n) {
+                                continue;
+                            }
+                            for d in &drivers {
+                                let driver = if spec.run.driver_in_ids() {
+                                    format!("{d}/")
+                                } else {
+                                    String::new()
+                                };
+                                pts.push(Point {
+                                    id: format!(
+                                        "{}/{}/{driver}{}/t{n}/r{r}",
+                                        t.name,
+                                        c.name,
+                                        w.name()
+                                    ),
+                                    target: t.name.clone(),
+                                    config: c.name.clone(),
+                                    workload: w,
+                                    threads: n,
+                                    repeat: r,
+                                    driver: d.clone(),
+                                });
+                            }
+                        }
+                    }
+                    per_repeat.push(pts);
+                }
+                blocks.push(per_repeat);
+            }
+        }
+        let mut points = Vec::new();
+        match spec.run.order {
+            Order::Sequential => {
+                for b in blocks {
+                    points.extend(b.into_iter().flatten());
+                }
+            }
+            Order::Interleaved => {
+                for r in 0..spec.run.repeats as usize {
+                    for b in &blocks {
+                        points.extend(b[r].iter().cloned());
+                    }
+                }
+            }
+        }
+        let mut connections = BTreeMap::new();
+        for p in &points {
+            let e = connections.entry(p.target.clone()).or_insert(0);
+            *e = (*e).max(p.threads);
+        }
+        Plan {
+            points,
+            connections,
+        }
+    }
+
+    /// Estimated seconds for the whole plan, including one prepare per target.
+    pub fn eta_s(&self, spec: &SweepSpec) -> u64 {
+        let per_point = spec
+            .run
+            .warmup_s
+            .saturating_add(spec.run.duration_s)
+            .saturating_add(POINT_OVERHEAD_S);
+        let rows = spec.data.tables as u64 * spec.data.table_size as u64;
+        let prepare = rows.div_ceil(PREPARE_ROWS_PER_S) * self.connections.len() as u64;
+        (self.points.len() as u64)
+            .saturating_mul(per_point)
+            .saturating_add(prepare)
+    }
+}
+
+/// `1h 02m 03s` style.
+pub fn format_duration(s: u64) -> String {
+    match (s / 3600, (s % 3600) / 60, s % 60) {
+        (0, 0, sec) => format!("{sec}s"),
+        (0, m, sec) => format!("{m}m {sec:02}s"),
+        (h, m, sec) => format!("{h}h {m:02}m {sec:02}s"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn spec(extra_run: &str, tail: &str) -> SweepSpec {
+        // One repeat unless the test says otherwise (the default is 3).
+        let extra_run = if extra_run.contains("repeats") {
+            extra_run.to_string()
+        } else {
+            format!("repeats = 1\n{extra_run}")
+        };
+        let text = format!(
+            "name = \"p\"\n[data]\ntables = 2\ntable_size = 400000\n[run]\nworkloads = [\"oltp_read_only\", \"oltp_point_select\"]\nthreads = [8, 1, 2]\nduration = \"10s\"\nwarmup = \"5s\"\n{extra_run}\n[[targets]]\nname = \"a\"\nurl = \"mysql://root@h\"\n[[targets]]\nname = \"b\"\nurl = \"mysql://root@h2\"\n{tail}"
+        );
+        SweepSpec::parse(Path::new("p.toml"), &text).unwrap()
+    }
+
+    #[test]
+    fn points_are_grouped_and_ordered() {
+        let s = spec("", "");
+        let p = Plan::build(&s, &[]);
+        assert_eq!(p.points.len(), 2 * 2 * 3);
+        let ids: Vec<&str> = p.points.iter().take(6).map(|p| p.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            vec![
+                "a/default/oltp_read_only/t1/r1",
+                "a/default/oltp_read_only/t2/r1",
+                "a/default/oltp_read_only/t8/r1",
+                "a/default/oltp_point_select/t1/r1",
+                "a/default/oltp_point_select/t2/r1",
+                "a/default/oltp_point_select/t8/r1",
+            ]
+        );
+        assert!(p.points[6..].iter().all(|x| x.target == "b"));
+        assert_eq!(p.connections.get("a"), Some(&8));
+    }
+
+    #[test]
+    fn ids_are_unique_and_stable() {
+        let s = spec(
+            "repeats = 3",
+            "[[configs]]\nname = \"x\"\n[[configs]]\nname = \"y\"\n",
+        );
+        let p1 = Plan::build(&s, &[]);
+        let p2 = Plan::build(&s, &[]);
+        assert_eq!(p1.points, p2.points);
+        let mut ids: Vec<&String> = p1.points.iter().map(|p| &p.id).collect();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), 2 * 2 * 2 * 3 * 3);
+    }
+
+    #[test]
+    fn interleaving_alternates_blocks_per_repeat() {
+        let s = spec("repeats = 2\norder = \"interleaved\"", "");
+        let p = Plan::build(&s, &[]);
+        let seq: Vec<(String, u32)> = p
+            .points
+            .iter()
+            .map(|x| (x.target.clone(), x.repeat))
+            .collect();
+        let blocks: Vec<(String, u32)> = seq.chunks(6).map(|c| c[0].clone()).collect();
+        assert_eq!(
+            blocks,
+            vec![
+                ("a".into(), 1),
+                ("b".into(), 1),
+                ("a".into(), 2),
+                ("b".into(), 2)
+            ]
+        );
+    }
+
+    #[test]
+    fn filters_narrow_the_plan() {
+        let s = spec("", "[[exclude]]\nworkload = \"oltp_point_select\"\nthreads = [8]\n[[include]]\ntarget = \"a\"\n");
+        let p = Plan::build(&s, &[]);
+        assert_eq!(p.points.len(), 5);
+        assert!(p.points.iter().all(|x| x.target == "a"));
+        let only = Filter::parse_only("threads=1").unwrap();
+        let p = Plan::build(&s, &[only]);
+        assert_eq!(p.points.len(), 2);
+        assert!(!p.connections.contains_key("b"));
+    }
+
+    #[test]
+    fn drivers_alternate_between_repeats() {
+        let s = spec(
+            "repeats = 2\ndrivers = [\"native\", \"sysbench\"]",
+            "[[include]]\ntarget = \"a\"\nthreads = [1]\nworkload = \"oltp_read_only\"\n",
+        );
+        let p = Plan::build(&s, &[]);
+        let ids: Vec<&str> = p.points.iter().map(|x| x.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            vec![
+                "a/default/native/oltp_read_only/t1/r1",
+                "a/default/sysbench/oltp_read_only/t1/r1",
+                "a/default/sysbench/oltp_read_only/t1/r2",
+                "a/default/native/oltp_read_only/t1/r2",
+            ]
+        );
+    }
+
+    #[test]
+    fn defaults_give_three_repeats_after_a_warmup() {
+        let text = "name = \"p\"\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1, 4]\nduration = \"30s\"\n[[targets]]\nname = \"a\"\nurl = \"mysql://root@h\"\n";
+        let s = SweepSpec::parse(Path::new("p.toml"), text).unwrap();
+        assert_eq!((s.run.repeats, s.run.warmup_s), (3, 3));
+        assert_eq!(Plan::build(&s, &[]).points.len(), 6);
+        assert_eq!(crate::pipeline::spec::default_warmup_s(2), 1);
+        assert_eq!(crate::pipeline::spec::default_warmup_s(600), 10);
+    }
+
+    #[test]
+    fn eta_counts_points_and_prepares() {
+        let s = spec("", "");
+        let p = Plan::build(&s, &[]);
+        // 12 points × (5 + 10 + 2) s + 2 targets × 800k rows / 200k rows/s.
+        assert_eq!(p.eta_s(&s), 12 * 17 + 2 * 4);
+        assert_eq!(format_duration(3723), "1h 02m 03s");
+        assert_eq!(format_duration(65), "1m 05s");
+    }
+}

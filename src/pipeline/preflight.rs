@@ -1,0 +1,579 @@
+//! Checks before any data is touched: can every target take the sweep? Connects, reads the
+//! version, privileges and limits, and says for each problem the variable, its value, what
+//! the sweep needs and how to fix it.
+
+use crate::engine::config::ConnOptions;
+use crate::engine::db;
+use crate::pipeline::spec::{DataSpec, PreparePolicy};
+use mysql_async::prelude::Queryable;
+use mysql_async::Conn;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+    /// The sweep (or the points above `max_threads`) cannot run as planned.
+    Blocking,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Finding {
+    pub target: String,
+    pub severity: Severity,
+    pub check: &'static str,
+    pub message: String,
+    /// For capacity findings: the largest thread count the target can take now.
+    pub max_threads: Option<u32>,
+}
+
+/// What the sweep asks of one target.
+#[derive(Debug, Clone)]
+pub struct Needs {
+    pub max_threads: u32,
+    /// Prepared statements one connection holds (largest over the workloads).
+    pub stmts_per_conn: u32,
+    pub data: DataSpec,
+    /// Connections sweepbench itself keeps open besides the workers.
+    pub margin: u32,
+}
+
+/// `--on-capacity`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnCapacity {
+    Fail,
+    Skip,
+    Raise,
+}
+
+/// Server facts a check reads once.
+#[derive(Debug, Default, Clone)]
+pub struct ServerFacts {
+    pub version: String,
+    pub max_connections: u64,
+    pub max_user_connections: u64,
+    pub max_prepared_stmt_count: u64,
+    pub threads_connected: u64,
+    pub prepared_stmt_count: u64,
+    pub datadir: String,
+    pub grants: Vec<String>,
+    /// Whether the binary log is on (settings such as sync_binlog do nothing otherwise).
+    pub log_bin: bool,
+}
+
+async fn var(c: &mut Conn, q: &str) -> anyhow::Result<u64> {
+    let v: Option<u64> = c.query_first(q).await?;
+    Ok(v.unwrap_or(0))
+}
+
+async fn status(c: &mut Conn, name: &str) -> anyhow::Result<u64> {
+    let row: Option<(String, String)> = c
+        .query_first(format!("SHOW GLOBAL STATUS LIKE '{name}'"))
+        .await?;
+    Ok(row.and_then(|r| r.1.parse().ok()).unwrap_or(0))
+}
+
+pub async fn read_facts(c: &mut Conn) -> anyhow::Result<ServerFacts> {
+    Ok(ServerFacts {
+        version: c.query_first("SELECT VERSION()").await?.unwrap_or_default(),
+        max_connections: var(c, "SELECT @@max_connections").await?,
+        max_user_connections: var(c, "SELECT @@max_user_connections").await?,
+        max_prepared_stmt_count: var(c, "SELECT @@max_prepared_stmt_count").await?,
+        threads_connected: status(c, "Threads_connected").await?,
+        prepared_stmt_count: status(c, "Prepared_stmt_count").await?,
+        datadir: c.query_first("SELECT @@datadir").await?.unwrap_or_default(),
+        grants: c.query("SHOW GRANTS").await?,
+        log_bin: var(c, "SELECT @@log_bin").await? != 0,
+    })
+}
+
+/// Privileges the benchmark user needs on its database.
+const NEEDED: [&str; 7] = [
+    "SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "INDEX",
+];
+
+/// Which of NEEDED the grants miss for database `db`.
+pub fn missing_privileges(grants: &[String], db: &str) -> Vec<&'static str> {
+    let scopes = [
+        "ON *.*".to_string(),
+        format!("ON `{db}`.*"),
+        format!("ON {db}.*"),
+    ];
+    let mut have: Vec<String> = Vec::new();
+    for g in grants {
+        let upper = g.to_uppercase();
+        let Some(rest) = upper.strip_prefix("GRANT ") else {
+            continue;
+        };
+        if !scopes.iter().any(|s| upper.contains(&s.to_uppercase())) {
+            continue;
+        }
+        let privs = rest.split(" ON ").next().unwrap_or("");
+        have.extend(privs.split(',').map(|p| p.trim().to_string()));
+    }
+    if have.iter().any(|p| p == "ALL PRIVILEGES" || p == "ALL") {
+        return Vec::new();
+    }
+    NEEDED
+        .iter()
+        .copied()
+        .filter(|n| !have.iter().any(|p| p == n))
+        .collect()
+}
+
+/// Approximate on-disk size of the prepared data (InnoDB, rows + secondary index).
+pub fn data_bytes(d: &DataSpec) -> u64 {
+    d.tables as u64 * d.table_size as u64 * 300
+}
+
+/// Connections the sweep needs on the server: its largest thread count, what is already
+/// connected, and sweepbench's own.
+fn connections_needed(f: &ServerFacts, n: &Needs) -> u64 {
+    n.max_threads as u64 + f.threads_connected + n.margin as u64
+}
+
+/// What to set max_connections to: the need plus headroom.
+fn recommended_max_connections(f: &ServerFacts, n: &Needs) -> u64 {
+    connections_needed(f, n) + 16
+}
+
+/// Pure capacity rules over the facts, so they can be unit-tested.
+pub fn capacity_findings(target: &str, f: &ServerFacts, n: &Needs) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let mut add = |severity, check, message: String, max_threads| {
+        out.push(Finding {
+            target: target.to_string(),
+            severity,
+            check,
+            message,
+            max_threads,
+        })
+    };
+    let in_use = f.threads_connected;
+    let need = connections_needed(f, n);
+    if f.max_connections < need {
+        let usable = f.max_connections.saturating_sub(in_use + n.margin as u64) as u32;
+        add(
+            Severity::Blocking,
+            "max_connections",
+            format!(
+                "max_connections = {} but the sweep needs {need} ({} threads + {in_use} connections in use + {} for sweepbench). \
+                 Remedies: SET GLOBAL max_connections = {}; or set max_connections = {} under [mysqld] in my.cnf; \
+                 or drop the points above {usable} threads (--only threads=…, [[exclude]], --on-capacity=skip); \
+                 --on-capacity=raise does the SET GLOBAL for you",
+                f.max_connections,
+                n.max_threads,
+                n.margin,
+                recommended_max_connections(f, n),
+                recommended_max_connections(f, n)
+            ),
+            Some(usable),
+        );
+    }
+    if f.max_user_connections > 0 && f.max_user_connections < n.max_threads as u64 + n.margin as u64
+    {
+        let usable = f.max_user_connections.saturating_sub(n.margin as u64) as u32;
+        add(
+            Severity::Blocking,
+            "max_user_connections",
+            format!(
+                "max_user_connections = {} but the sweep opens {} connections as one user. \
+                 Remedies: SET GLOBAL max_user_connections = 0; or drop the points above {usable} threads",
+                f.max_user_connections,
+                n.max_threads + n.margin
+            ),
+            Some(usable),
+        );
+    }
+    let stmts = n.max_threads as u64 * n.stmts_per_conn as u64;
+    if n.stmts_per_conn > 0 && f.prepared_stmt_count + stmts > f.max_prepared_stmt_count {
+        let usable = ((f
+            .max_prepared_stmt_count
+            .saturating_sub(f.prepared_stmt_count))
+            / n.stmts_per_conn as u64) as u32;
+        add(
+            Severity::Blocking,
+            "max_prepared_stmt_count",
+            format!(
+                "max_prepared_stmt_count = {} but {} threads × {} statements each = {stmts} (+ {} already prepared). \
+                 Remedies: SET GLOBAL max_prepared_stmt_count = {}; or db_ps_mode = \"disable\" in [workload_options]; \
+                 or drop the points above {usable} threads",
+                f.max_prepared_stmt_count,
+                n.max_threads,
+                n.stmts_per_conn,
+                f.prepared_stmt_count,
+                stmts + f.prepared_stmt_count + 1024
+            ),
+            Some(usable),
+        );
+    }
+    out
+}
+
+/// Server variables that do nothing while the binary log is off.
+pub const NEED_BINLOG: &[&str] = &[
+    "sync_binlog",
+    "binlog_format",
+    "binlog_row_image",
+    "binlog_cache_size",
+    "binlog_checksum",
+    "max_binlog_size",
+    "expire_logs_days",
+    "binlog_expire_logs_seconds",
+];
+
+/// Whether a variable's value turns a feature on ("ON", "1", a log name).
+pub fn is_on(value: &str) -> bool {
+    let v = value.trim().trim_matches(['\'', '"']);
+    !(v.is_empty() || v.eq_ignore_ascii_case("off") || v == "0")
+}
+
+/// One message per variable of a config that will have no effect on a server whose binary
+/// log is on or off as `log_bin_on` says (a config that sets log_bin itself turns it on).
+pub fn ineffective_vars(vars: &[(String, String)], log_bin_on: bool) -> Vec<String> {
+    let sets_log_bin = vars
+        .iter()
+        .any(|(k, v)| (k == "log_bin" || k == "log-bin") && is_on(v));
+    if log_bin_on || sets_log_bin {
+        return Vec::new();
+    }
+    vars.iter()
+        .filter(|(k, _)| NEED_BINLOG.contains(&k.as_str()))
+        .map(|(k, v)| {
+            format!(
+                "{k} = {v} has no effect: the binary log is off (log_bin = OFF); add log_bin = \"mysql-bin\" to the config's vars, or drop {k}"
+            )
+        })
+        .collect()
+}
+
+/// The client's open-file limit: raises the soft limit when the hard one allows.
+pub fn fd_findings(total_connections: u64) -> Vec<Finding> {
+    let need = total_connections + 64;
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct we own.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 || lim.rlim_cur >= need {
+        return Vec::new();
+    }
+    let finding = |severity, message| Finding {
+        target: "client".into(),
+        severity,
+        check: "open_files",
+        message,
+        max_threads: None,
+    };
+    if lim.rlim_max >= need {
+        let new = libc::rlimit {
+            rlim_cur: need.max(lim.rlim_cur),
+            rlim_max: lim.rlim_max,
+        };
+        // SAFETY: raising our own soft limit within the hard limit.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &new) } == 0 {
+            return vec![finding(
+                Severity::Info,
+                format!(
+                    "raised the open-file soft limit from {} to {need}",
+                    lim.rlim_cur
+                ),
+            )];
+        }
+    }
+    vec![finding(
+        Severity::Blocking,
+        format!(
+            "the open-file limit is {} (hard {}) but {total_connections} connections need about {need}: run `ulimit -n {need}` first",
+            lim.rlim_cur, lim.rlim_max
+        ),
+    )]
+}
+
+/// Free bytes on the filesystem holding `path`.
+pub fn free_bytes(path: &str) -> Option<u64> {
+    let c = std::ffi::CString::new(path).ok()?;
+    // SAFETY: statvfs fills the zeroed struct for a NUL-terminated path.
+    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+    (unsafe { libc::statvfs(c.as_ptr(), &mut s) } == 0)
+        .then(|| s.f_bavail as u64 * s.f_frsize as u64)
+}
+
+/// Row counts of sbtest1..N (None for a missing table).
+pub async fn table_rows(c: &mut Conn, db: &str, tables: u32) -> anyhow::Result<Vec<Option<u64>>> {
+    let present: Vec<String> = c
+        .exec(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_name LIKE 'sbtest%'",
+            (db,),
+        )
+        .await?;
+    // A table locked by someone else must not hang the check.
+    c.query_drop("SET SESSION lock_wait_timeout = 10").await?;
+    let mut out = Vec::new();
+    for t in 1..=tables {
+        let name = format!("sbtest{t}");
+        if present.iter().any(|p| p.eq_ignore_ascii_case(&name)) {
+            let n: Option<u64> = c
+                .query_first(format!("SELECT COUNT(*) FROM `{db}`.`{name}`"))
+                .await?;
+            out.push(n);
+        } else {
+            out.push(None);
+        }
+    }
+    Ok(out)
+}
+
+/// Everything `check` reports for one external target.
+pub async fn check_target(
+    target: &str,
+    conn: &ConnOptions,
+    local: bool,
+    needs: &Needs,
+    on_capacity: OnCapacity,
+) -> (Vec<Finding>, Option<ServerFacts>) {
+    let mut out = Vec::new();
+    let finding = |severity, check, message: String| Finding {
+        target: target.to_string(),
+        severity,
+        check,
+        message,
+        max_threads: None,
+    };
+    let mut c = match Conn::new(db::opts_no_db(conn)).await {
+        Ok(c) => c,
+        Err(e) => {
+            out.push(finding(
+                Severity::Blocking,
+                "connect",
+                format!(
+                    "cannot connect to {} as '{}': {}",
+                    db::endpoint(conn, 0),
+                    conn.user,
+                    db::describe(&e)
+                ),
+            ));
+            return (out, None);
+        }
+    };
+    // The workload logs in with its own client (src/wire), not with mysql_async: prove that
+    // one can log in too (another auth plugin, a socket it cannot open…), before any data is
+    // touched. Without a database: it may not exist before the first prepare.
+    let no_db = ConnOptions {
+        db: String::new(),
+        ..conn.clone()
+    };
+    match tokio::task::spawn_blocking(move || db::wire_connect(&no_db, 0, false).map(drop)).await
+    {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => out.push(finding(
+            Severity::Blocking,
+            "connect",
+            format!(
+                "the administrative client logged in to {} as '{}', but the workload's client cannot: {e}",
+                db::endpoint(conn, 0),
+                conn.user
+            ),
+        )),
+        Err(e) => out.push(finding(
+            Severity::Blocking,
+            "connect",
+            format!("the workload client's login check did not finish: {e}"),
+        )),
+    }
+    let facts = match read_facts(&mut c).await {
+        Ok(f) => f,
+        Err(e) => {
+            out.push(finding(
+                Severity::Blocking,
+                "variables",
+                format!("cannot read server variables: {e}"),
+            ));
+            return (out, None);
+        }
+    };
+    out.push(finding(
+        Severity::Info,
+        "version",
+        format!("server version {}", facts.version),
+    ));
+    let missing = missing_privileges(&facts.grants, &conn.db);
+    if !missing.is_empty() {
+        out.push(finding(
+            Severity::Blocking,
+            "privileges",
+            format!(
+                "user '{}' lacks {} on `{}`.*: GRANT ALL ON `{}`.* TO the benchmark user",
+                conn.user,
+                missing.join(", "),
+                conn.db,
+                conn.db
+            ),
+        ));
+    }
+    let mut cap = capacity_findings(target, &facts, needs);
+    if on_capacity == OnCapacity::Raise {
+        if let Some(i) = cap.iter().position(|f| f.check == "max_connections") {
+            let want = recommended_max_connections(&facts, needs);
+            match c
+                .query_drop(format!("SET GLOBAL max_connections = {want}"))
+                .await
+            {
+                Ok(()) => {
+                    cap[i] = finding(
+                        Severity::Info,
+                        "max_connections",
+                        format!(
+                            "raised max_connections from {} to {want} (SET GLOBAL)",
+                            facts.max_connections
+                        ),
+                    );
+                }
+                Err(e) => cap[i]
+                    .message
+                    .push_str(&format!(" (raising it failed: {})", db::describe(&e))),
+            }
+        }
+    }
+    out.extend(cap);
+    let db_exists: Option<String> = c
+        .exec_first(
+            "SELECT schema_name FROM information_schema.schemata WHERE schema_name = ?",
+            (conn.db.as_str(),),
+        )
+        .await
+        .unwrap_or(None);
+    let rows = if db_exists.is_some() {
+        table_rows(&mut c, &conn.db, needs.data.tables)
+            .await
+            .unwrap_or_default()
+    } else {
+        vec![None; needs.data.tables as usize]
+    };
+    let ready = rows
+        .iter()
+        .all(|r| *r == Some(needs.data.table_size as u64));
+    match (ready, needs.data.prepare) {
+        (true, PreparePolicy::Always) => out.push(finding(Severity::Info, "tables", "tables present; prepare = always will recreate them".into())),
+        (true, _) => out.push(finding(Severity::Info, "tables", format!("{} tables of {} rows present", needs.data.tables, needs.data.table_size))),
+        (false, PreparePolicy::Never) => out.push(finding(
+            Severity::Blocking,
+            "tables",
+            format!(
+                "prepare = never but sbtest1..{} in `{}` are missing or not {} rows each (found {:?}); prepare them or set prepare = \"auto\"",
+                needs.data.tables, conn.db, needs.data.table_size, rows
+            ),
+        )),
+        (false, _) => out.push(finding(Severity::Info, "tables", "tables missing or mismatched: run will prepare them".into())),
+    }
+    let preparing = !ready || needs.data.prepare == PreparePolicy::Always;
+    if preparing && local && !facts.datadir.is_empty() {
+        if let Some(free) = free_bytes(&facts.datadir) {
+            let need = data_bytes(&needs.data);
+            if free < need {
+                out.push(finding(
+                    Severity::Blocking,
+                    "disk",
+                    format!(
+                        "{} has {} MiB free but the data set needs about {} MiB: free space or use fewer/smaller tables",
+                        facts.datadir,
+                        free >> 20,
+                        need >> 20
+                    ),
+                ));
+            }
+        }
+    }
+    let _ = c.disconnect().await;
+    (out, Some(facts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn needs(threads: u32) -> Needs {
+        Needs {
+            max_threads: threads,
+            stmts_per_conn: 11,
+            data: DataSpec {
+                tables: 1,
+                table_size: 10,
+                storage_engine: "innodb".into(),
+                prepare: PreparePolicy::Auto,
+            },
+            margin: 2,
+        }
+    }
+
+    fn facts() -> ServerFacts {
+        ServerFacts {
+            max_connections: 151,
+            max_prepared_stmt_count: 16382,
+            threads_connected: 1,
+            ..ServerFacts::default()
+        }
+    }
+
+    #[test]
+    fn binlog_settings_without_a_binary_log_are_named() {
+        let v = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs
+                .iter()
+                .map(|(k, x)| (k.to_string(), x.to_string()))
+                .collect()
+        };
+        let stable = v(&[
+            ("sync_binlog", "1"),
+            ("innodb_flush_log_at_trx_commit", "1"),
+        ]);
+        let m = ineffective_vars(&stable, false);
+        assert_eq!(m.len(), 1, "{m:?}");
+        assert!(m[0].starts_with("sync_binlog = 1 has no effect: the binary log is off"));
+        assert!(ineffective_vars(&stable, true).is_empty());
+        // A config that turns the binary log on itself is fine; one that sets it OFF is not.
+        let on = v(&[("log_bin", "'mysql-bin'"), ("sync_binlog", "1")]);
+        assert!(ineffective_vars(&on, false).is_empty());
+        let off = v(&[("log_bin", "OFF"), ("binlog_format", "'ROW'")]);
+        assert_eq!(ineffective_vars(&off, false).len(), 1);
+    }
+
+    #[test]
+    fn classic_151_vs_256_is_blocking_with_remedies() {
+        let f = capacity_findings("t", &facts(), &needs(256));
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].check, "max_connections");
+        assert_eq!(f[0].severity, Severity::Blocking);
+        assert_eq!(f[0].max_threads, Some(148));
+        assert!(f[0].message.contains("max_connections = 151"));
+        assert!(f[0].message.contains("needs 259"));
+        assert!(f[0].message.contains("SET GLOBAL max_connections = 275"));
+        assert!(capacity_findings("t", &facts(), &needs(148)).is_empty());
+    }
+
+    #[test]
+    fn prepared_statement_limit_counts_all_connections() {
+        let mut fa = facts();
+        fa.max_connections = 10_000;
+        fa.max_prepared_stmt_count = 1000;
+        let f = capacity_findings("t", &fa, &needs(100));
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].check, "max_prepared_stmt_count");
+        assert_eq!(f[0].max_threads, Some(90));
+    }
+
+    #[test]
+    fn grants_are_read_per_database() {
+        let g = vec![
+            "GRANT USAGE ON *.* TO `u`@`%`".to_string(),
+            "GRANT SELECT, INSERT ON `sbtest`.* TO `u`@`%`".to_string(),
+        ];
+        assert_eq!(
+            missing_privileges(&g, "sbtest"),
+            vec!["UPDATE", "DELETE", "CREATE", "DROP", "INDEX"]
+        );
+        let g =
+            vec!["GRANT ALL PRIVILEGES ON *.* TO `root`@`localhost` WITH GRANT OPTION".to_string()];
+        assert!(missing_privileges(&g, "x").is_empty());
+    }
+}

@@ -1,0 +1,54 @@
+//! report.md and report.html of a run directory, built from its files alone (points.csv,
+//! intervals.csv, servers/*/variables.tsv, sweep.toml).
+
+use super::{render, ReportModel};
+use std::path::Path;
+
+/// Writes report.md and report.html for a run directory from its files alone.
+pub fn write(run: &Path, baseline: Option<&str>) -> anyhow::Result<()> {
+    let points = crate::pipeline::results::load_points(run)?;
+    let (name, description, spec_baseline) = sweep_header(run);
+    // Through results/<sweep>/latest the run is named by where the link points.
+    let real = std::fs::canonicalize(run).unwrap_or_else(|_| run.to_path_buf());
+    let run_id = real
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let model = ReportModel::build(
+        &name,
+        &run_id,
+        &description,
+        &points,
+        baseline.or(spec_baseline.as_deref()),
+        &crate::pipeline::results::load_variables(run),
+        &crate::pipeline::results::load_tps_samples(run)?,
+    );
+    crate::pipeline::results::write_atomic(
+        &run.join("report.md"),
+        render::markdown(&model)?.as_bytes(),
+    )?;
+    crate::pipeline::results::write_atomic(
+        &run.join("report.html"),
+        render::html(&model)?.as_bytes(),
+    )?;
+    Ok(())
+}
+
+/// name, description and baseline from the run's sweep.toml (leniently: the file may name
+/// basedirs that no longer exist).
+fn sweep_header(run: &Path) -> (String, String, Option<String>) {
+    let text = std::fs::read_to_string(run.join("sweep.toml")).unwrap_or_default();
+    let v: toml::Value = toml::from_str(&text).unwrap_or(toml::Value::Table(Default::default()));
+    let get = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
+    let name = get("name").unwrap_or_else(|| {
+        run.parent()
+            .and_then(|p| p.file_name())
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default()
+    });
+    (
+        name,
+        get("description").unwrap_or_default(),
+        get("baseline"),
+    )
+}

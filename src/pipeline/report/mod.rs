@@ -1,0 +1,592 @@
+//! Reports: one model built from a run's records (pure), rendered by tera templates into
+//! report.md (GitHub-flavoured) and report.html (self-contained, inline CSS and SVG charts).
+
+pub mod chart;
+mod files;
+pub mod render;
+
+pub use files::write;
+
+use crate::engine::metrics::{change_pct, median, spread_pct};
+use crate::pipeline::results::{PointRecord, PointStatus};
+use crate::pipeline::verdict::{self, Method, Sides, Verdict};
+use std::collections::{BTreeMap, HashMap};
+
+/// The smallest change a report calls regressed or improved, percent.
+pub const THRESHOLD_PCT: f64 = 5.0;
+
+/// A point is marked client-bound from this share of the CPU its client could use.
+pub const CLIENT_BOUND_PCT: f64 = 50.0;
+
+/// What the client-bound mark means, stated in the report.
+pub const CLIENT_BOUND_METHOD: &str = "‡ client-bound: the load generator used at least half of \
+the CPU it could use (client CPU ÷ (duration × min(threads, cores))), so it may have limited \
+the point, or taken CPU from a server on the same machine.";
+
+/// The client's CPU over what it could have used: one core per connection, at most all of
+/// them. Percent, two decimals; 0 when unknown.
+pub fn client_cpu_pct(cpu_s: f64, duration_s: f64, threads: u32, cores: u32) -> f64 {
+    let usable = duration_s * threads.min(cores).max(1) as f64;
+    if cpu_s <= 0.0 || usable <= 0.0 {
+        return 0.0;
+    }
+    (cpu_s / usable * 1e4).round() / 100.0
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Cell {
+    pub tps: f64,
+    pub qps: f64,
+    pub lat_avg_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    /// Client CPU per query (the load generator's own cost), microseconds; None if unknown.
+    pub client_us_per_query: Option<f64>,
+    /// The client's share of the CPU it could use, percent; None if unknown.
+    pub client_cpu_pct: Option<f64>,
+    /// The client may have limited this point (see CLIENT_BOUND_METHOD).
+    pub client_bound: bool,
+    /// Server CPU per query (managed servers), microseconds; None if unknown.
+    pub server_us_per_query: Option<f64>,
+    /// Repeats that ended ok.
+    pub repeats: usize,
+    /// (max − min) / median of tps over the repeats, percent; None with one repeat.
+    pub spread_pct: Option<f64>,
+    /// tps change against the baseline series at this thread count, percent.
+    pub tps_delta_pct: Option<f64>,
+    pub qps_delta_pct: Option<f64>,
+    pub p95_delta_pct: Option<f64>,
+    /// The point against the baseline (tps, p95 and p99 judged together): regressed,
+    /// improved, unchanged, inconclusive; "" for the baseline itself.
+    pub verdict: &'static str,
+    /// The same per metric, and the interval of the tps and p95 changes, percent.
+    pub tps_verdict: &'static str,
+    pub p95_verdict: &'static str,
+    pub tps_lo_pct: Option<f64>,
+    pub tps_hi_pct: Option<f64>,
+    pub p95_lo_pct: Option<f64>,
+    pub p95_hi_pct: Option<f64>,
+    /// Why an undecided point is undecided ("noise unknown: 1 repeat …").
+    pub verdict_note: String,
+    /// The repeats' tps, p95 and p99, as the verdicts and the chart's band read them.
+    #[serde(skip)]
+    pub sides: Sides,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Row {
+    pub threads: u32,
+    /// One per series, in series order; None where the point did not run ok.
+    pub cells: Vec<Option<Cell>>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Peak {
+    pub series: String,
+    pub tps: f64,
+    pub threads: u32,
+    pub qps: f64,
+    pub lat_avg_ms: f64,
+    pub p95_ms: f64,
+    pub client_us_per_query: Option<f64>,
+    pub client_cpu_pct: Option<f64>,
+    pub client_bound: bool,
+    pub server_us_per_query: Option<f64>,
+    pub tps_delta_pct: Option<f64>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct WorkloadSection {
+    pub workload: String,
+    pub rows: Vec<Row>,
+    pub peaks: Vec<Peak>,
+    pub scaling_svg: String,
+    pub latency_svg: String,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct VarDiff {
+    pub name: String,
+    /// One value per series, in series order.
+    pub values: Vec<String>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Problem {
+    pub point_id: String,
+    pub status: PointStatus,
+    pub error: String,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ErrorCount {
+    pub code: String,
+    pub points: usize,
+}
+
+/// Everything a report shows; renderers only format it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ReportModel {
+    pub sweep: String,
+    pub run_id: String,
+    pub description: String,
+    /// `target/config` names, the baseline first.
+    pub series: Vec<String>,
+    pub baseline: String,
+    /// Server version per series ("" when unknown).
+    pub versions: Vec<String>,
+    pub workloads: Vec<WorkloadSection>,
+    pub var_diffs: Vec<VarDiff>,
+    pub problems: Vec<Problem>,
+    pub errors_by_code: Vec<ErrorCount>,
+    /// Ignored errors (deadlocks, lock waits …) summed per series.
+    pub ignored_errors: Vec<u64>,
+    /// The same per series by server error code, e.g. "1213 × 5, 1205 × 2".
+    pub ignored_by_code: Vec<String>,
+    /// Settings that differ between series but cannot matter (e.g. sync_binlog with the
+    /// binary log off).
+    pub warnings: Vec<String>,
+    /// One line per compared series: "b vs a: unchanged at 6/8 points, inconclusive at 2".
+    pub headlines: Vec<String>,
+    pub threshold_pct: f64,
+    pub verdict_method: &'static str,
+    pub client_bound_method: &'static str,
+    pub points_total: usize,
+    pub points_ok: usize,
+}
+
+/// The column a record belongs to: `target/config`, plus `/driver` for a load generator other
+/// than the native engine (sysbench-driven or imported points).
+pub fn series_of(r: &PointRecord) -> String {
+    if r.driver.is_empty() || r.driver == "native" || r.driver.starts_with("sysbench ") {
+        format!("{}/{}", r.target, r.config)
+    } else {
+        format!("{}/{}/{}", r.target, r.config, r.driver)
+    }
+}
+
+/// Judges every cell against the baseline's at the same thread count, all cells of the report
+/// in one family (verdict's method), and returns a headline per compared series.
+fn judge_cells(sections: &mut [WorkloadSection], series: &[String]) -> Vec<String> {
+    // (section, row, series index) of each cell compared with its row's baseline cell.
+    let mut at: Vec<(usize, usize, usize)> = Vec::new();
+    for (w, sec) in sections.iter().enumerate() {
+        for (r, row) in sec.rows.iter().enumerate() {
+            if row.cells[0].is_some() {
+                at.extend(
+                    (1..series.len())
+                        .filter(|&i| row.cells[i].is_some())
+                        .map(|i| (w, r, i)),
+                );
+            }
+        }
+    }
+    let judged = {
+        let sides = |w: usize, r: usize, i: usize| -> &Sides {
+            &sections[w].rows[r].cells[i]
+                .as_ref()
+                .expect("listed cells exist")
+                .sides
+        };
+        let pairs: Vec<(&Sides, &Sides)> = at
+            .iter()
+            .map(|&(w, r, i)| (sides(w, r, 0), sides(w, r, i)))
+            .collect();
+        verdict::judge_points(&pairs, &Method::new(THRESHOLD_PCT))
+    };
+    let mut per_series: Vec<Vec<Verdict>> = vec![Vec::new(); series.len()];
+    for (k, p) in judged.iter().enumerate() {
+        let (w, r, i) = at[k];
+        let Some(c) = sections[w].rows[r].cells[i].as_mut() else {
+            continue;
+        };
+        let j = &p.metrics;
+        per_series[i].push(p.verdict);
+        c.verdict = p.verdict.as_str();
+        c.tps_verdict = j[0].verdict.as_str();
+        c.p95_verdict = j[1].verdict.as_str();
+        (c.tps_lo_pct, c.tps_hi_pct) = (j[0].lo_pct, j[0].hi_pct);
+        (c.p95_lo_pct, c.p95_hi_pct) = (j[1].lo_pct, j[1].hi_pct);
+        c.verdict_note = j
+            .iter()
+            .find(|x| !x.note.is_empty())
+            .map(|x| format!("{}: {}", x.metric.name(), x.note))
+            .unwrap_or_default();
+    }
+    series
+        .iter()
+        .enumerate()
+        .skip(1)
+        .filter(|(i, _)| !per_series[*i].is_empty())
+        .map(|(i, s)| {
+            format!(
+                "{s} vs {}: {}",
+                series[0],
+                verdict::headline(&per_series[i])
+            )
+        })
+        .collect()
+}
+
+/// CPU seconds spread over a point's queries, microseconds each.
+fn per_query_us(cpu_s: f64, r: &PointRecord) -> Option<f64> {
+    (r.queries > 0).then(|| cpu_s / r.queries as f64 * 1e6)
+}
+
+fn cell(recs: &[&PointRecord], tps_samples: &HashMap<String, Vec<f64>>) -> Option<Cell> {
+    let ok: Vec<&&PointRecord> = recs
+        .iter()
+        .filter(|r| r.status == PointStatus::Ok)
+        .collect();
+    if ok.is_empty() {
+        return None;
+    }
+    let col = |f: fn(&PointRecord) -> f64| -> Vec<f64> { ok.iter().map(|r| f(r)).collect() };
+    let tps = col(|r| r.tps);
+    // The median over the repeats that measured it (a figure of 0 or none was not measured).
+    let known = |f: fn(&PointRecord) -> Option<f64>| -> Option<f64> {
+        let v: Vec<f64> = ok
+            .iter()
+            .filter_map(|r| f(r))
+            .filter(|&x| x > 0.0)
+            .collect();
+        (!v.is_empty()).then(|| median(&v))
+    };
+    let client_pct = known(|r| Some(r.client_cpu_pct));
+    let mut sides = Sides::default();
+    for r in &ok {
+        crate::pipeline::compare::push_repeat(&mut sides, r, tps_samples);
+    }
+    Some(Cell {
+        tps: median(&tps),
+        qps: median(&col(|r| r.qps)),
+        lat_avg_ms: median(&col(|r| r.lat_avg_ms)),
+        p95_ms: median(&col(|r| r.lat_p95_ms)),
+        p99_ms: median(&col(|r| r.lat_p99_ms)),
+        client_us_per_query: known(|r| per_query_us(r.client_cpu_s, r)),
+        client_cpu_pct: client_pct,
+        client_bound: client_pct.is_some_and(|p| p >= CLIENT_BOUND_PCT),
+        server_us_per_query: known(|r| per_query_us(r.server_cpu_s?, r)),
+        repeats: ok.len(),
+        spread_pct: spread_pct(&tps),
+        tps_delta_pct: None,
+        qps_delta_pct: None,
+        p95_delta_pct: None,
+        verdict: "",
+        tps_verdict: "",
+        p95_verdict: "",
+        tps_lo_pct: None,
+        tps_hi_pct: None,
+        p95_lo_pct: None,
+        p95_hi_pct: None,
+        verdict_note: String::new(),
+        sides,
+    })
+}
+
+/// Variables that differ by nature between instances (paths, ports, ids) and say nothing
+/// about the configuration compared.
+fn incidental(name: &str, values: &[String]) -> bool {
+    const NAMES: &[&str] = &[
+        "port",
+        "socket",
+        "pid_file",
+        "hostname",
+        "server_uuid",
+        "timestamp",
+        "tmpdir",
+        "log_error",
+        "datadir",
+        "general_log_file",
+        "slow_query_log_file",
+        "server_id",
+        "gtid_domain_id",
+        "rand_seed1",
+        "rand_seed2",
+        "report_port",
+        "server_uid",
+    ];
+    NAMES.contains(&name) || values.iter().any(|v| v.starts_with('/'))
+}
+
+impl ReportModel {
+    /// Builds the model. `variables` maps a series to its SHOW GLOBAL VARIABLES; `baseline`
+    /// names the series the others are compared with (else the first one); `tps_samples` holds
+    /// the per-second throughput of each point id (may be empty).
+    pub fn build(
+        sweep: &str,
+        run_id: &str,
+        description: &str,
+        records: &[PointRecord],
+        baseline: Option<&str>,
+        variables: &BTreeMap<String, BTreeMap<String, String>>,
+        tps_samples: &HashMap<String, Vec<f64>>,
+    ) -> ReportModel {
+        let key = series_of;
+        let mut series: Vec<String> = Vec::new();
+        for r in records {
+            if !series.contains(&key(r)) {
+                series.push(key(r));
+            }
+        }
+        let baseline = baseline
+            .filter(|b| series.iter().any(|s| s == b))
+            .map(str::to_string)
+            .or_else(|| series.first().cloned())
+            .unwrap_or_default();
+        if let Some(i) = series.iter().position(|s| *s == baseline) {
+            let b = series.remove(i);
+            series.insert(0, b);
+        }
+        let mut workloads: Vec<String> = Vec::new();
+        for r in records {
+            if !workloads.contains(&r.workload) {
+                workloads.push(r.workload.clone());
+            }
+        }
+        let mut sections: Vec<WorkloadSection> = workloads
+            .iter()
+            .map(|w| Self::section(w, records, &series, tps_samples))
+            .collect();
+        let headlines = judge_cells(&mut sections, &series);
+        let versions = series
+            .iter()
+            .map(|s| {
+                records
+                    .iter()
+                    .find(|r| key(r) == *s && !r.server_version.is_empty())
+                    .map(|r| r.server_version.clone())
+                    .unwrap_or_default()
+            })
+            .collect();
+        let mut var_diffs = Vec::new();
+        if series.len() > 1 && series.iter().all(|s| variables.contains_key(s)) {
+            let names: std::collections::BTreeSet<&String> =
+                variables.values().flat_map(|m| m.keys()).collect();
+            for n in names {
+                let values: Vec<String> = series
+                    .iter()
+                    .map(|s| variables[s].get(n).cloned().unwrap_or_default())
+                    .collect();
+                if values.iter().any(|v| *v != values[0]) && !incidental(n, &values) {
+                    var_diffs.push(VarDiff {
+                        name: n.clone(),
+                        values,
+                    });
+                }
+            }
+        }
+        let warnings = var_diffs
+            .iter()
+            .filter(|d| crate::pipeline::preflight::NEED_BINLOG.contains(&d.name.as_str()))
+            .filter_map(|d| {
+                let off: Vec<&str> = series
+                    .iter()
+                    .filter(|s| {
+                        variables[s.as_str()]
+                            .get("log_bin")
+                            .is_some_and(|v| !crate::pipeline::preflight::is_on(v))
+                    })
+                    .map(String::as_str)
+                    .collect();
+                (!off.is_empty()).then(|| {
+                    format!(
+                        "{} differs between series but has no effect where the binary log is off (log_bin = OFF on {})",
+                        d.name,
+                        off.join(", ")
+                    )
+                })
+            })
+            .collect();
+        let problems: Vec<Problem> = records
+            .iter()
+            .filter(|r| r.status != PointStatus::Ok)
+            .map(|r| Problem {
+                point_id: r.point_id.clone(),
+                status: r.status,
+                error: r.error.clone(),
+            })
+            .collect();
+        let mut by_code: BTreeMap<String, usize> = BTreeMap::new();
+        for p in problems.iter().filter(|p| p.status == PointStatus::Failed) {
+            let code = p
+                .error
+                .split("error ")
+                .nth(1)
+                .and_then(|t| t.split_whitespace().next())
+                .filter(|c| c.chars().all(|ch| ch.is_ascii_digit()))
+                .unwrap_or("(no server code)")
+                .to_string();
+            *by_code.entry(code).or_default() += 1;
+        }
+        let ignored_by_code = series
+            .iter()
+            .map(|s| {
+                let mut by: BTreeMap<String, u64> = BTreeMap::new();
+                for r in records.iter().filter(|r| key(r) == *s) {
+                    for part in r.errors_by_code.split_whitespace() {
+                        if let Some((c, n)) = part.split_once(':') {
+                            *by.entry(c.to_string()).or_default() += n.parse::<u64>().unwrap_or(0);
+                        }
+                    }
+                }
+                by.iter()
+                    .map(|(c, n)| format!("{c} × {n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .collect();
+        let ignored_errors = series
+            .iter()
+            .map(|s| {
+                records
+                    .iter()
+                    .filter(|r| key(r) == *s)
+                    .map(|r| r.errors)
+                    .sum()
+            })
+            .collect();
+        ReportModel {
+            sweep: sweep.to_string(),
+            run_id: run_id.to_string(),
+            description: description.to_string(),
+            baseline,
+            versions,
+            workloads: sections,
+            var_diffs,
+            errors_by_code: by_code
+                .into_iter()
+                .map(|(code, points)| ErrorCount { code, points })
+                .collect(),
+            problems,
+            ignored_errors,
+            ignored_by_code,
+            headlines,
+            warnings,
+            threshold_pct: THRESHOLD_PCT,
+            verdict_method: verdict::METHOD,
+            client_bound_method: CLIENT_BOUND_METHOD,
+            points_total: records.len(),
+            points_ok: records
+                .iter()
+                .filter(|r| r.status == PointStatus::Ok)
+                .count(),
+            series,
+        }
+    }
+
+    fn section(
+        workload: &str,
+        records: &[PointRecord],
+        series: &[String],
+        tps_samples: &HashMap<String, Vec<f64>>,
+    ) -> WorkloadSection {
+        let mine: Vec<&PointRecord> = records.iter().filter(|r| r.workload == workload).collect();
+        let mut threads: Vec<u32> = mine.iter().map(|r| r.threads).collect();
+        threads.sort_unstable();
+        threads.dedup();
+        let rows: Vec<Row> = threads
+            .iter()
+            .map(|&t| {
+                let mut cells: Vec<Option<Cell>> = series
+                    .iter()
+                    .map(|s| {
+                        let recs: Vec<&PointRecord> = mine
+                            .iter()
+                            .filter(|r| r.threads == t && series_of(r) == *s)
+                            .copied()
+                            .collect();
+                        cell(&recs, tps_samples)
+                    })
+                    .collect();
+                if let Some(base) = cells[0].clone() {
+                    for c in cells.iter_mut().skip(1).flatten() {
+                        c.tps_delta_pct = change_pct(c.tps, base.tps);
+                        c.qps_delta_pct = change_pct(c.qps, base.qps);
+                        c.p95_delta_pct = change_pct(c.p95_ms, base.p95_ms);
+                    }
+                }
+                Row { threads: t, cells }
+            })
+            .collect();
+        let mut peaks: Vec<Peak> = Vec::new();
+        for (i, s) in series.iter().enumerate() {
+            let best = rows
+                .iter()
+                .filter_map(|r| r.cells[i].as_ref().map(|c| (r.threads, c)))
+                .max_by(|a, b| a.1.tps.total_cmp(&b.1.tps));
+            if let Some((t, c)) = best {
+                peaks.push(Peak {
+                    series: s.clone(),
+                    tps: c.tps,
+                    threads: t,
+                    qps: c.qps,
+                    lat_avg_ms: c.lat_avg_ms,
+                    p95_ms: c.p95_ms,
+                    client_us_per_query: c.client_us_per_query,
+                    client_cpu_pct: c.client_cpu_pct,
+                    client_bound: c.client_bound,
+                    server_us_per_query: c.server_us_per_query,
+                    tps_delta_pct: None,
+                });
+            }
+        }
+        if let Some(base) = peaks
+            .first()
+            .filter(|p| p.series == series[0])
+            .map(|p| p.tps)
+        {
+            for p in peaks.iter_mut().skip(1) {
+                p.tps_delta_pct = change_pct(p.tps, base);
+            }
+        }
+        // One line per series; throughput also gets its repeats' min–max band and its peak.
+        let lines = |f: fn(&Cell) -> f64, spread: bool| -> Vec<chart::Line> {
+            series
+                .iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    let pts: Vec<(u32, f64)> = rows
+                        .iter()
+                        .filter_map(|r| r.cells[i].as_ref().map(|c| (r.threads, f(c))))
+                        .collect();
+                    let mut line = chart::Line::plain(s, pts);
+                    if spread {
+                        line.band = rows
+                            .iter()
+                            .filter_map(|r| {
+                                let v = &r.cells[i].as_ref()?.sides[0].runs;
+                                let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+                                let hi = v.iter().copied().fold(0.0, f64::max);
+                                lo.is_finite().then_some((r.threads, lo, hi))
+                            })
+                            .collect();
+                        line.mark = peaks
+                            .iter()
+                            .find(|p| p.series == *s)
+                            .map(|p| (p.threads, p.tps, format!("peak {}", p.threads)));
+                    }
+                    line
+                })
+                .collect()
+        };
+        WorkloadSection {
+            workload: workload.to_string(),
+            scaling_svg: chart::svg(
+                &format!("{workload}: throughput (band: min–max of repeats)"),
+                "transactions/s",
+                &lines(|c| c.tps, true),
+            ),
+            latency_svg: chart::svg(
+                &format!("{workload}: p95 latency"),
+                "p95 latency (ms)",
+                &lines(|c| c.p95_ms, false),
+            ),
+            rows,
+            peaks,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,523 @@
+//! The run directory: results/<sweep>/<UTC yyyymmddTHHMMSSZ>/ with the sweep file as run
+//! (passwords redacted), manifest.json, points.csv and intervals.csv (rewritten atomically as
+//! each point ends, so a crash loses only the point in progress), histograms/, servers/,
+//! report.md / report.html, and results/<sweep>/latest.
+
+use crate::engine::exec::IntervalStats;
+use crate::pipeline::spec::target::redact_text;
+use crate::pipeline::spec::SweepSpec;
+use anyhow::Context;
+use std::path::{Path, PathBuf};
+
+/// How a point ended (points.csv `status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PointStatus {
+    /// Measured; its figures count.
+    Ok,
+    /// Ended by an error (the record's `error` says which); the default until a point ends.
+    #[default]
+    Failed,
+    /// Not run: the target could not take it (`--on-capacity=skip`).
+    Skipped,
+    /// Ended by Ctrl-C / SIGTERM.
+    Interrupted,
+}
+
+impl PointStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PointStatus::Ok => "ok",
+            PointStatus::Failed => "failed",
+            PointStatus::Skipped => "skipped",
+            PointStatus::Interrupted => "interrupted",
+        }
+    }
+}
+
+impl std::fmt::Display for PointStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One row of points.csv. Times are UTC RFC 3339, durations seconds, latencies milliseconds,
+/// rates per second; empty cells mean "not measured".
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct PointRecord {
+    pub run_id: String,
+    pub point_id: String,
+    pub target: String,
+    pub config: String,
+    pub driver: String,
+    pub server_version: String,
+    pub workload: String,
+    pub threads: u32,
+    pub repeat: u32,
+    pub status: PointStatus,
+    pub error: String,
+    pub started_at: String,
+    pub duration_s: f64,
+    pub transactions: u64,
+    pub tps: f64,
+    pub queries: u64,
+    pub qps: f64,
+    pub reads: u64,
+    pub writes: u64,
+    pub other: u64,
+    pub errors: u64,
+    pub reconnects: u64,
+    pub lat_min_ms: f64,
+    pub lat_avg_ms: f64,
+    pub lat_p50_ms: f64,
+    pub lat_p95_ms: f64,
+    pub lat_p99_ms: f64,
+    pub lat_p999_ms: f64,
+    pub lat_max_ms: f64,
+    pub client_cpu_s: f64,
+    /// The client's CPU as a share of what it could use: client_cpu_s over duration ×
+    /// min(threads, cores), percent (0 when not measured).
+    #[serde(default)]
+    pub client_cpu_pct: f64,
+    pub server_cpu_s: Option<f64>,
+    /// Ignored errors by server error code, "1213:5 1205:2".
+    #[serde(default)]
+    pub errors_by_code: String,
+}
+
+/// One row of intervals.csv: a point's figures over one second (sysbench's interval line).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct IntervalRow {
+    pub point_id: String,
+    /// Seconds since the measurement started, at the end of the interval.
+    pub t_s: f64,
+    pub threads: u32,
+    pub tps: f64,
+    pub qps: f64,
+    pub reads_s: f64,
+    pub writes_s: f64,
+    pub other_s: f64,
+    pub errors_s: f64,
+    pub reconnects_s: f64,
+    pub lat_p50_ms: f64,
+    /// Latency at the run's --percentile (95 unless set).
+    pub lat_pct_ms: f64,
+    pub lat_p99_ms: f64,
+    pub lat_max_ms: f64,
+}
+
+/// Rounded for the CSV: more digits than this are noise, not information.
+pub fn r4(x: f64) -> f64 {
+    (x * 1e4).round() / 1e4
+}
+
+impl IntervalRow {
+    fn new(point_id: &str, s: &IntervalStats) -> IntervalRow {
+        IntervalRow {
+            point_id: point_id.to_string(),
+            t_s: r4(s.t_s),
+            threads: s.threads,
+            tps: r4(s.tps),
+            qps: r4(s.qps),
+            reads_s: r4(s.reads_s),
+            writes_s: r4(s.writes_s),
+            other_s: r4(s.other_s),
+            errors_s: r4(s.errors_s),
+            reconnects_s: r4(s.reconnects_s),
+            lat_p50_ms: r4(s.lat_p50_ms),
+            lat_pct_ms: r4(s.lat_pct_ms),
+            lat_p99_ms: r4(s.lat_p99_ms),
+            lat_max_ms: r4(s.lat_max_ms),
+        }
+    }
+}
+
+/// A run's intervals.csv rows (none when it has no such file).
+pub fn load_intervals(run: &Path) -> anyhow::Result<Vec<IntervalRow>> {
+    let path = run.join("intervals.csv");
+    if !path.is_file() {
+        return Ok(Vec::new());
+    }
+    read_csv(&path)
+}
+
+/// Every row of a CSV file with a header, each error naming the file and row.
+fn read_csv<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<T>> {
+    let mut r =
+        csv::Reader::from_path(path).with_context(|| format!("reading {}", path.display()))?;
+    r.deserialize()
+        .enumerate()
+        .map(|(i, row)| row.with_context(|| format!("{}: row {}", path.display(), i + 2)))
+        .collect()
+}
+
+pub struct RunDir {
+    pub path: PathBuf,
+    pub run_id: String,
+    points: Vec<PointRecord>,
+    intervals: Vec<IntervalRow>,
+}
+
+/// Writes a file so that readers see the old or the new content, never a torn one.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let tmp = path.with_extension(format!(
+        "{}.tmp",
+        path.extension().and_then(|e| e.to_str()).unwrap_or("")
+    ));
+    std::fs::write(&tmp, bytes).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        if e.raw_os_error() == Some(libc::ENOSPC) {
+            anyhow::anyhow!(
+                "no space left on the disk of {}: free space, or give --results-dir on another filesystem",
+                path.display()
+            )
+        } else {
+            anyhow::anyhow!("writing {}: {e}", tmp.display())
+        }
+    })?;
+    std::fs::rename(&tmp, path).with_context(|| format!("replacing {}", path.display()))?;
+    Ok(())
+}
+
+fn csv_bytes<T: serde::Serialize>(header: &[&str], rows: &[T]) -> anyhow::Result<Vec<u8>> {
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::new());
+    w.write_record(header)?;
+    for r in rows {
+        w.serialize(r)?;
+    }
+    w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// A point id as a file name.
+pub fn file_stem(point_id: &str) -> String {
+    point_id.replace('/', "__")
+}
+
+impl RunDir {
+    /// Creates the directory and its files before the first point, so an unwritable results
+    /// directory fails the run at once rather than after hours of measuring.
+    pub fn create(root: &Path, spec: &SweepSpec) -> anyhow::Result<RunDir> {
+        let run_id = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
+        let mut path = root.join(&spec.name).join(&run_id);
+        let mut n = 1;
+        while path.exists() {
+            n += 1;
+            path = root.join(&spec.name).join(format!("{run_id}-{n}"));
+        }
+        std::fs::create_dir_all(path.join("histograms"))
+            .with_context(|| format!("creating the results directory {}", path.display()))?;
+        write_atomic(
+            &path.join("sweep.toml"),
+            redact_text(&spec.source).as_bytes(),
+        )?;
+        let d = RunDir::open(&path, Vec::new(), Vec::new())?;
+        d.link_latest();
+        Ok(d)
+    }
+
+    /// Reopens an interrupted run to finish it: refuses when the sweep file changed since,
+    /// keeps the points that ended ok or were skipped, and drops the rest so they run again.
+    pub fn resume(path: &Path, spec: &SweepSpec) -> anyhow::Result<RunDir> {
+        let stored = std::fs::read_to_string(path.join("sweep.toml")).with_context(|| {
+            format!("{} is not a run directory (no sweep.toml)", path.display())
+        })?;
+        if stored != redact_text(&spec.source) {
+            anyhow::bail!(
+                "the sweep file changed since {} was started (its sweep.toml differs from {}): start a new run instead of resuming",
+                path.display(),
+                spec.path.display()
+            );
+        }
+        let mut points = load_points(path)?;
+        points.retain(|p| p.status == PointStatus::Ok || p.status == PointStatus::Skipped);
+        let keep: std::collections::BTreeSet<String> =
+            points.iter().map(|p| p.point_id.clone()).collect();
+        let mut intervals = load_intervals(path)?;
+        intervals.retain(|r| keep.contains(&r.point_id));
+        RunDir::open(path, points, intervals)
+    }
+
+    /// The directory named by its path, with these rows written out.
+    fn open(
+        path: &Path,
+        points: Vec<PointRecord>,
+        intervals: Vec<IntervalRow>,
+    ) -> anyhow::Result<RunDir> {
+        let d = RunDir {
+            path: path.to_path_buf(),
+            run_id: path
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default(),
+            points,
+            intervals,
+        };
+        d.flush_points()?;
+        d.flush_intervals()?;
+        Ok(d)
+    }
+
+    /// A run directory at exactly `path` (for imports), with `sweep_text` as its sweep.toml.
+    pub fn create_at(path: &Path, sweep_text: &str) -> anyhow::Result<RunDir> {
+        std::fs::create_dir_all(path.join("histograms"))
+            .with_context(|| format!("creating {}", path.display()))?;
+        write_atomic(&path.join("sweep.toml"), sweep_text.as_bytes())?;
+        RunDir::open(path, Vec::new(), Vec::new())
+    }
+
+    fn flush_points(&self) -> anyhow::Result<()> {
+        write_atomic(
+            &self.path.join("points.csv"),
+            &csv_bytes(POINT_COLUMNS, &self.points)?,
+        )
+    }
+
+    fn flush_intervals(&self) -> anyhow::Result<()> {
+        write_atomic(
+            &self.path.join("intervals.csv"),
+            &csv_bytes(INTERVAL_COLUMNS, &self.intervals)?,
+        )
+    }
+
+    /// results/<sweep>/latest → this run (relative, replaced atomically).
+    fn link_latest(&self) {
+        let Some(parent) = self.path.parent() else {
+            return;
+        };
+        let tmp = parent.join(".latest.tmp");
+        let _ = std::fs::remove_file(&tmp);
+        if std::os::unix::fs::symlink(&self.run_id, &tmp).is_ok() {
+            let _ = std::fs::rename(&tmp, parent.join("latest"));
+        }
+    }
+
+    pub fn append_point(&mut self, r: &PointRecord) -> anyhow::Result<()> {
+        self.points.push(r.clone());
+        self.flush_points().context("writing points.csv")
+    }
+
+    pub fn points(&self) -> &[PointRecord] {
+        &self.points
+    }
+
+    pub fn append_intervals(
+        &mut self,
+        point_id: &str,
+        series: &[IntervalStats],
+    ) -> anyhow::Result<()> {
+        self.intervals
+            .extend(series.iter().map(|s| IntervalRow::new(point_id, s)));
+        self.flush_intervals().context("writing intervals.csv")
+    }
+
+    /// histograms/<point>.hlog: the point's latency histogram (nanoseconds) as an HdrHistogram
+    /// interval log, mergeable and readable by HdrHistogram tools. The first entry, tagged with
+    /// the point, is the whole measured window; then one entry per second tagged `second`
+    /// (the samples the verdicts use), so tools that sum entries should pick one tag.
+    pub fn write_histogram(
+        &self,
+        point_id: &str,
+        h: &crate::engine::metrics::TotalHist,
+        duration_s: f64,
+        seconds: &[(f64, &crate::engine::metrics::TotalHist)],
+    ) -> anyhow::Result<()> {
+        use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
+        use hdrhistogram::serialization::V2DeflateSerializer;
+        let mut buf = Vec::new();
+        let mut ser = V2DeflateSerializer::new();
+        {
+            let mut w = IntervalLogWriterBuilder::new()
+                .add_comment(&format!(
+                    "sweepbench point {point_id}; values in nanoseconds"
+                ))
+                .with_max_value_divisor(1e6)
+                .begin_log_with(&mut buf, &mut ser)?;
+            let tag_text = file_stem(point_id).replace([',', ' '], "_");
+            let tag = Tag::new(&tag_text);
+            w.write_histogram(
+                h,
+                std::time::Duration::ZERO,
+                std::time::Duration::from_secs_f64(duration_s.max(0.0)),
+                tag,
+            )
+            .map_err(|e| anyhow::anyhow!("encoding the histogram of {point_id}: {e:?}"))?;
+            let mut start = 0.0f64;
+            for (end, sh) in seconds {
+                w.write_histogram(
+                    *sh,
+                    std::time::Duration::from_secs_f64(start.max(0.0)),
+                    std::time::Duration::from_secs_f64((end - start).max(0.0)),
+                    Tag::new("second"),
+                )
+                .map_err(|e| anyhow::anyhow!("encoding the histograms of {point_id}: {e:?}"))?;
+                start = *end;
+            }
+        }
+        write_atomic(
+            &self
+                .path
+                .join("histograms")
+                .join(format!("{}.hlog", file_stem(point_id))),
+            &buf,
+        )
+    }
+
+    pub fn write_manifest(&self, m: &serde_json::Value) -> anyhow::Result<()> {
+        write_atomic(
+            &self.path.join("manifest.json"),
+            serde_json::to_string_pretty(m)?.as_bytes(),
+        )
+    }
+}
+
+/// Reads a run's points.csv.
+pub fn load_points(run: &Path) -> anyhow::Result<Vec<PointRecord>> {
+    read_csv(&run.join("points.csv"))
+}
+
+/// Per-second throughput samples of each point of a run (intervals.csv), keyed by point id.
+/// Empty when the run has none (imported logs, runs from before per-second sampling).
+pub fn load_tps_samples(run: &Path) -> anyhow::Result<std::collections::HashMap<String, Vec<f64>>> {
+    let mut out: std::collections::HashMap<String, Vec<f64>> = Default::default();
+    for r in load_intervals(run)? {
+        out.entry(r.point_id).or_default().push(r.tps);
+    }
+    Ok(out)
+}
+
+/// servers/<target>__<config>/variables.tsv of a run, keyed by `target/config`.
+pub fn load_variables(
+    run: &Path,
+) -> std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>> {
+    let mut out = std::collections::BTreeMap::new();
+    let Ok(dirs) = std::fs::read_dir(run.join("servers")) else {
+        return out;
+    };
+    for d in dirs.flatten() {
+        let name = d.file_name().to_string_lossy().replacen("__", "/", 1);
+        let Ok(text) = std::fs::read_to_string(d.path().join("variables.tsv")) else {
+            continue;
+        };
+        let vars = text
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split_once('\t'))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        out.insert(name, vars);
+    }
+    out
+}
+
+/// points.csv header, in `PointRecord` field order (a test keeps them equal).
+pub const POINT_COLUMNS: &[&str] = &[
+    "run_id",
+    "point_id",
+    "target",
+    "config",
+    "driver",
+    "server_version",
+    "workload",
+    "threads",
+    "repeat",
+    "status",
+    "error",
+    "started_at",
+    "duration_s",
+    "transactions",
+    "tps",
+    "queries",
+    "qps",
+    "reads",
+    "writes",
+    "other",
+    "errors",
+    "reconnects",
+    "lat_min_ms",
+    "lat_avg_ms",
+    "lat_p50_ms",
+    "lat_p95_ms",
+    "lat_p99_ms",
+    "lat_p999_ms",
+    "lat_max_ms",
+    "client_cpu_s",
+    "client_cpu_pct",
+    "server_cpu_s",
+    "errors_by_code",
+];
+
+const INTERVAL_COLUMNS: &[&str] = &[
+    "point_id",
+    "t_s",
+    "threads",
+    "tps",
+    "qps",
+    "reads_s",
+    "writes_s",
+    "other_s",
+    "errors_s",
+    "reconnects_s",
+    "lat_p50_ms",
+    "lat_pct_ms",
+    "lat_p99_ms",
+    "lat_max_ms",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_disk_is_a_clear_error() {
+        // /dev/full fails every write with ENOSPC; the temp file write goes through it.
+        let d = tempfile::tempdir().unwrap();
+        let target = d.path().join("points.csv");
+        std::os::unix::fs::symlink("/dev/full", d.path().join("points.csv.tmp")).unwrap();
+        let e = write_atomic(&target, b"x").unwrap_err().to_string();
+        assert!(e.contains("no space left on the disk of"), "{e}");
+        assert!(e.contains("--results-dir"), "{e}");
+        assert!(!target.exists());
+    }
+
+    #[test]
+    fn header_matches_the_record_fields() {
+        let mut w = csv::WriterBuilder::new()
+            .has_headers(true)
+            .from_writer(vec![]);
+        w.serialize(PointRecord::default()).unwrap();
+        let text = String::from_utf8(w.into_inner().unwrap()).unwrap();
+        assert_eq!(text.lines().next().unwrap(), POINT_COLUMNS.join(","));
+        let mut w = csv::WriterBuilder::new()
+            .has_headers(true)
+            .from_writer(vec![]);
+        w.serialize(IntervalRow::default()).unwrap();
+        let text = String::from_utf8(w.into_inner().unwrap()).unwrap();
+        assert_eq!(text.lines().next().unwrap(), INTERVAL_COLUMNS.join(","));
+    }
+
+    #[test]
+    fn interval_rows_survive_a_resume() {
+        let d = tempfile::tempdir().unwrap();
+        let mut dir = RunDir::create_at(&d.path().join("run"), "name = \"x\"\n").unwrap();
+        let s = IntervalStats {
+            t_s: 1.00004,
+            threads: 2,
+            tps: 1234.56789,
+            ..IntervalStats::default()
+        };
+        dir.append_intervals("a/default/w/t2/r1", &[s.clone(), s])
+            .unwrap();
+        let rows = load_intervals(&dir.path).unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            (rows[0].t_s, rows[0].threads, rows[0].tps),
+            (1.0, 2, 1234.5679)
+        );
+        assert_eq!(
+            load_tps_samples(&dir.path).unwrap()["a/default/w/t2/r1"].len(),
+            2
+        );
+    }
+}

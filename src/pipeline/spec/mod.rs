@@ -1,0 +1,629 @@
+//! Sweep files: TOML → validated `SweepSpec`. Every error names file:line:column and the key,
+//! and unknown keys are refused with the nearest valid name.
+
+mod filter;
+pub mod raw;
+pub mod target;
+
+pub use filter::Filter;
+
+use crate::engine::config::{self, ConnOptions, EngineConfig, Overrides, WorkloadKind};
+use raw::RawSweep;
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use target::{ConnInfo, TargetKind};
+use toml::Spanned;
+
+/// A problem in a sweep file, located.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecError {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.file, self.line, self.column, self.message
+        )
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+/// When `run` prepares the data set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PreparePolicy {
+    /// Prepare when the tables are missing or their row counts differ.
+    Auto,
+    Always,
+    Never,
+}
+
+/// Order of points across targets and configs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    /// All points of one target × config, then the next.
+    Sequential,
+    /// Repeat r of every target × config before repeat r + 1 (A-B-A-B), so drift over time
+    /// hits every side alike.
+    Interleaved,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DataSpec {
+    pub tables: u32,
+    pub table_size: u32,
+    pub storage_engine: String,
+    pub prepare: PreparePolicy,
+}
+
+/// Repeats per point when a sweep file does not say: the fewest with which the verdicts
+/// (docs/statistics.md) can measure run-to-run noise and reach a verdict at 5 % on a quiet
+/// machine.
+pub const DEFAULT_REPEATS: u32 = 3;
+
+/// Warmup when a sweep file does not say: a tenth of the duration, 1 to 10 s, so the samples
+/// the verdicts use start after connections, caches and the buffer pool settled.
+pub fn default_warmup_s(duration_s: u64) -> u64 {
+    (duration_s / 10).clamp(1, 10)
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RunSpec {
+    pub workloads: Vec<WorkloadKind>,
+    /// Ascending, without duplicates.
+    pub threads: Vec<u32>,
+    pub duration_s: u64,
+    pub warmup_s: u64,
+    pub repeats: u32,
+    /// How often progress lines are printed, seconds (0: never). Samples are taken every
+    /// second whatever this says.
+    pub report_interval_s: u64,
+    pub rate: u64,
+    pub order: Order,
+    /// How long a point may run past its duration before it is ended as hung, seconds.
+    pub point_timeout_s: u64,
+    /// Load generators: "native" (the engine) and/or "sysbench" (the sysbench binary).
+    pub drivers: Vec<String>,
+}
+
+impl RunSpec {
+    /// True when points name their driver (anything but the native engine alone).
+    pub fn driver_in_ids(&self) -> bool {
+        self.drivers != ["native"]
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub name: String,
+    pub kind: TargetKind,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Config {
+    pub name: String,
+    pub mycnf: Option<PathBuf>,
+    /// Server variables as (name, value) in SQL literal form.
+    pub vars: Vec<(String, String)>,
+}
+
+/// A validated sweep.
+#[derive(Debug, Clone)]
+pub struct SweepSpec {
+    pub path: PathBuf,
+    /// The file's text, kept for the results directory (passwords redacted there).
+    pub source: String,
+    pub name: String,
+    pub description: String,
+    pub baseline: Option<String>,
+    pub data: DataSpec,
+    pub run: RunSpec,
+    /// sysbench options for every point, as `--name=value` pairs.
+    /// `[workload_options]`, typed.
+    pub workload_options: Overrides,
+    pub targets: Vec<Target>,
+    pub configs: Vec<Config>,
+    pub include: Vec<Filter>,
+    pub exclude: Vec<Filter>,
+}
+
+struct Ctx<'a> {
+    file: &'a str,
+    text: &'a str,
+}
+
+impl Ctx<'_> {
+    fn err(&self, span: Range<usize>, message: impl Into<String>) -> SpecError {
+        let (line, column) = line_col(self.text, span.start);
+        SpecError {
+            file: self.file.to_string(),
+            line,
+            column,
+            message: message.into(),
+        }
+    }
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    (line, column)
+}
+
+/// Parses a duration: `90`, `90s`, `5m`, `1h`.
+pub fn parse_duration(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (num, mult) = if let Some(n) = s.strip_suffix('h') {
+        (n, 3600)
+    } else if let Some(n) = s.strip_suffix('m') {
+        (n, 60)
+    } else if let Some(n) = s.strip_suffix('s') {
+        (n, 1)
+    } else {
+        (s, 1)
+    };
+    num.trim()
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+}
+
+/// Adds "did you mean" to serde's unknown-field message.
+fn unknown_field_hint(message: &str) -> String {
+    let Some(rest) = message.strip_prefix("unknown field `") else {
+        return message.to_string();
+    };
+    let Some((field, expected)) = rest.split_once('`') else {
+        return message.to_string();
+    };
+    if let Some(why) = config::overrides::set_elsewhere(field) {
+        return format!("'{field}': {why}");
+    }
+    let all: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    // Spelling variants ('-' for '_', sysbench 0.5's oltp_ names) are accepted, not listed.
+    let names: Vec<&str> = all
+        .iter()
+        .copied()
+        .filter(|n| !n.contains('-'))
+        .filter(|n| n.strip_prefix("oltp_").is_none_or(|b| !all.contains(&b)))
+        .collect();
+    let best = names
+        .iter()
+        .map(|n| (strsim::levenshtein(field, n), *n))
+        .min()
+        .filter(|(d, _)| *d <= 3);
+    match best {
+        Some((_, n)) => format!(
+            "unknown key '{field}' (did you mean '{n}'?); valid keys: {}",
+            names.join(", ")
+        ),
+        None => format!("unknown key '{field}'; valid keys: {}", names.join(", ")),
+    }
+}
+
+fn toml_literal(v: &toml::Value) -> Option<String> {
+    match v {
+        toml::Value::String(s) => Some(s.clone()),
+        toml::Value::Integer(i) => Some(i.to_string()),
+        toml::Value::Float(f) => Some(f.to_string()),
+        toml::Value::Boolean(b) => Some(if *b { "on" } else { "off" }.to_string()),
+        _ => None,
+    }
+}
+
+fn name_ok(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+}
+
+impl SweepSpec {
+    pub fn load(path: &Path) -> Result<SweepSpec, SpecError> {
+        let text = std::fs::read_to_string(path).map_err(|e| SpecError {
+            file: path.display().to_string(),
+            line: 0,
+            column: 0,
+            message: format!("cannot read the sweep file: {e}"),
+        })?;
+        SweepSpec::parse(path, &text)
+    }
+
+    pub fn parse(path: &Path, text: &str) -> Result<SweepSpec, SpecError> {
+        let file = path.display().to_string();
+        let cx = Ctx { file: &file, text };
+        let raw: RawSweep = toml::from_str(text).map_err(|e| {
+            let span = e.span().unwrap_or(0..0);
+            cx.err(span, unknown_field_hint(e.message()))
+        })?;
+        let name = raw.name.get_ref().clone();
+        if !name_ok(&name) {
+            return Err(cx.err(raw.name.span(), format!("name '{name}': use letters, digits, '-', '_' or '.' (it names the results directory)")));
+        }
+        let data = Self::data(&cx, &raw)?;
+        let run = Self::run(&cx, &raw)?;
+        if raw.targets.is_empty() {
+            return Err(cx.err(0..0, "no [[targets]]: add at least one target"));
+        }
+        let mut targets = Vec::new();
+        for t in &raw.targets {
+            let tname = t.name.get_ref().clone();
+            if !name_ok(&tname) {
+                return Err(cx.err(
+                    t.name.span(),
+                    format!("target name '{tname}': use letters, digits, '-', '_' or '.'"),
+                ));
+            }
+            if targets.iter().any(|x: &Target| x.name == tname) {
+                return Err(cx.err(t.name.span(), format!("target '{tname}' is defined twice")));
+            }
+            let kind = match (&t.url, &t.socket, &t.server) {
+                (Some(u), None, None) => TargetKind::External(
+                    ConnInfo::from_url(u.get_ref())
+                        .map_err(|m| cx.err(u.span(), format!("url: {m}")))?,
+                ),
+                (None, Some(s), None) => TargetKind::External(ConnInfo::from_socket(s.get_ref())),
+                (None, None, Some(s)) => {
+                    let m: target::ManagedTarget =
+                        s.get_ref()
+                            .clone()
+                            .try_into()
+                            .map_err(|e: toml::de::Error| {
+                                cx.err(
+                                    s.span(),
+                                    format!("server: {}", unknown_field_hint(e.message())),
+                                )
+                            })?;
+                    match m.restart.as_deref() {
+                        None | Some("per-point") | Some("never") => {}
+                        Some(other) => {
+                            return Err(cx.err(
+                                s.span(),
+                                format!(
+                                "server.restart = '{other}': expected \"per-point\" or \"never\""
+                            ),
+                            ))
+                        }
+                    }
+                    if let Some(t) = &m.startup_timeout {
+                        if parse_duration(t).is_none() {
+                            return Err(cx.err(s.span(), format!("server.startup_timeout = '{t}': expected a duration such as \"120s\"")));
+                        }
+                    }
+                    if let Some(b) = &m.basedir {
+                        if !b.is_dir() {
+                            return Err(cx.err(s.span(), format!("server.basedir {} is not a directory (scripts/unpack-mariadb.sh unpacks a version)", b.display())));
+                        }
+                    }
+                    TargetKind::Managed(m)
+                }
+                _ => {
+                    return Err(cx.err(
+                        t.name.span(),
+                        format!("target '{tname}': give exactly one of url, socket or server"),
+                    ))
+                }
+            };
+            targets.push(Target { name: tname, kind });
+        }
+        let mut configs = Vec::new();
+        for c in &raw.configs {
+            let cname = c.name.get_ref().clone();
+            if !name_ok(&cname) {
+                return Err(cx.err(
+                    c.name.span(),
+                    format!("config name '{cname}': use letters, digits, '-', '_' or '.'"),
+                ));
+            }
+            if configs.iter().any(|x: &Config| x.name == cname) {
+                return Err(cx.err(c.name.span(), format!("config '{cname}' is defined twice")));
+            }
+            let mut vars = Vec::new();
+            for (k, v) in &c.vars {
+                let key = k.get_ref();
+                if !key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                    return Err(cx.err(
+                        k.span(),
+                        format!("vars: '{key}' is not a server variable name"),
+                    ));
+                }
+                let lit = match v.get_ref() {
+                    toml::Value::String(s)
+                        if s.bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b)) =>
+                    {
+                        format!("'{s}'")
+                    }
+                    toml::Value::String(_) => {
+                        return Err(cx.err(
+                            v.span(),
+                            format!(
+                                "vars.{key}: value may hold only letters, digits, '_', '.', '-'"
+                            ),
+                        ))
+                    }
+                    toml::Value::Boolean(b) => {
+                        if *b {
+                            "ON".into()
+                        } else {
+                            "OFF".into()
+                        }
+                    }
+                    other => toml_literal(other).ok_or_else(|| {
+                        cx.err(
+                            v.span(),
+                            format!("vars.{key}: expected a number, string or boolean"),
+                        )
+                    })?,
+                };
+                vars.push((key.clone(), lit));
+            }
+            configs.push(Config {
+                name: cname,
+                mycnf: c.mycnf.as_ref().map(|m| PathBuf::from(m.get_ref())),
+                vars,
+            });
+        }
+        if configs.is_empty() {
+            configs.push(Config {
+                name: "default".into(),
+                mycnf: None,
+                vars: Vec::new(),
+            });
+        }
+        let filters = |list: &[Spanned<std::collections::BTreeMap<String, toml::Value>>]| -> Result<Vec<Filter>, SpecError> {
+            list.iter().map(|f| Self::filter(&cx, f)).collect()
+        };
+        let include = filters(&raw.include)?;
+        let exclude = filters(&raw.exclude)?;
+        let baseline = match &raw.baseline {
+            None => None,
+            Some(b) => {
+                let s = b.get_ref().clone();
+                let (t, c) = s
+                    .split_once('/')
+                    .unwrap_or((s.as_str(), configs[0].name.as_str()));
+                if !targets.iter().any(|x| x.name == t) || !configs.iter().any(|x| x.name == c) {
+                    return Err(cx.err(
+                        b.span(),
+                        format!("baseline '{s}' names no target/config of this sweep"),
+                    ));
+                }
+                Some(format!("{t}/{c}"))
+            }
+        };
+        let spec = SweepSpec {
+            path: path.to_path_buf(),
+            source: text.to_string(),
+            name,
+            description: raw.description.clone().unwrap_or_default(),
+            baseline,
+            data,
+            run,
+            workload_options: raw.workload_options.clone(),
+            targets,
+            configs,
+            include,
+            exclude,
+        };
+        Ok(spec)
+    }
+
+    fn data(cx: &Ctx<'_>, raw: &RawSweep) -> Result<DataSpec, SpecError> {
+        let d = &raw.data;
+        let prepare = match d.prepare.as_ref().map(|p| (p.get_ref().as_str(), p.span())) {
+            None | Some(("auto", _)) => PreparePolicy::Auto,
+            Some(("always", _)) => PreparePolicy::Always,
+            Some(("never", _)) => PreparePolicy::Never,
+            Some((other, span)) => {
+                return Err(cx.err(
+                    span,
+                    format!("data.prepare = '{other}': expected auto, always or never"),
+                ))
+            }
+        };
+        let engine = d
+            .storage_engine
+            .as_ref()
+            .map_or("innodb".to_string(), |e| e.get_ref().clone());
+        if let Err(why) = config::check_engine_name(&engine) {
+            let span = d.storage_engine.as_ref().map_or(0..0, |e| e.span());
+            return Err(cx.err(span, format!("data.storage_engine: {why}")));
+        }
+        let tables = d.tables.as_ref().map_or(1, |t| *t.get_ref());
+        if tables == 0 {
+            return Err(cx.err(
+                d.tables.as_ref().map_or(0..0, |t| t.span()),
+                "data.tables must be at least 1",
+            ));
+        }
+        Ok(DataSpec {
+            tables,
+            table_size: d.table_size.as_ref().map_or(10_000, |t| *t.get_ref()),
+            storage_engine: engine,
+            prepare,
+        })
+    }
+
+    fn run(cx: &Ctx<'_>, raw: &RawSweep) -> Result<RunSpec, SpecError> {
+        let r = &raw.run;
+        let mut workloads = Vec::new();
+        for w in r.workloads.get_ref() {
+            let kind = WorkloadKind::from_name(w.get_ref()).ok_or_else(|| {
+                let names: Vec<&str> = WorkloadKind::ALL.iter().map(|k| k.name()).collect();
+                let hint = names
+                    .iter()
+                    .map(|n| (strsim::levenshtein(w.get_ref(), n), *n))
+                    .min()
+                    .filter(|(d, _)| *d <= 4)
+                    .map(|(_, n)| format!(" (did you mean '{n}'?)"))
+                    .unwrap_or_default();
+                cx.err(
+                    w.span(),
+                    format!("run.workloads: unknown workload '{}'{hint}", w.get_ref()),
+                )
+            })?;
+            if kind == WorkloadKind::BulkInsert {
+                return Err(cx.err(w.span(), "run.workloads: bulk_insert needs one table per thread and is not supported in sweeps yet"));
+            }
+            if !workloads.contains(&kind) {
+                workloads.push(kind);
+            }
+        }
+        if workloads.is_empty() {
+            return Err(cx.err(r.workloads.span(), "run.workloads is empty"));
+        }
+        let mut threads: Vec<u32> = Vec::new();
+        for t in r.threads.get_ref() {
+            if *t.get_ref() == 0 {
+                return Err(cx.err(t.span(), "run.threads: thread counts start at 1"));
+            }
+            threads.push(*t.get_ref());
+        }
+        threads.sort_unstable();
+        threads.dedup();
+        if threads.is_empty() {
+            return Err(cx.err(r.threads.span(), "run.threads is empty"));
+        }
+        let dur = |v: &Option<Spanned<String>>,
+                   key: &str,
+                   default: u64|
+         -> Result<u64, SpecError> {
+            match v {
+                None => Ok(default),
+                Some(s) => parse_duration(s.get_ref()).filter(|&d| d <= 315_360_000).ok_or_else(|| {
+                    cx.err(s.span(), format!("run.{key} = '{}': expected a duration such as \"60s\", \"5m\" or \"1h\"", s.get_ref()))
+                }),
+            }
+        };
+        let duration_s = dur(&r.duration, "duration", 60)?;
+        if duration_s == 0 {
+            return Err(cx.err(
+                r.duration.as_ref().map_or(0..0, |d| d.span()),
+                "run.duration must be more than 0s",
+            ));
+        }
+        let order = match r.order.as_ref().map(|o| (o.get_ref().as_str(), o.span())) {
+            None | Some(("sequential", _)) => Order::Sequential,
+            Some(("interleaved", _)) => Order::Interleaved,
+            Some((other, span)) => {
+                return Err(cx.err(
+                    span,
+                    format!("run.order = '{other}': expected sequential or interleaved"),
+                ))
+            }
+        };
+        let repeats = r.repeats.as_ref().map_or(DEFAULT_REPEATS, |x| *x.get_ref());
+        if repeats == 0 {
+            return Err(cx.err(
+                r.repeats.as_ref().map_or(0..0, |x| x.span()),
+                "run.repeats must be at least 1",
+            ));
+        }
+        Ok(RunSpec {
+            workloads,
+            threads,
+            duration_s,
+            warmup_s: dur(&r.warmup, "warmup", default_warmup_s(duration_s))?,
+            repeats,
+            report_interval_s: dur(&r.report_interval, "report_interval", 10)?,
+            rate: r.rate.as_ref().map_or(0, |x| *x.get_ref()),
+            order,
+            point_timeout_s: dur(&r.point_timeout, "point_timeout", (duration_s / 2).max(30))?,
+            drivers: match &r.drivers {
+                None => vec!["native".to_string()],
+                Some(list) => {
+                    let mut out: Vec<String> = Vec::new();
+                    for d in list.get_ref() {
+                        match d.get_ref().as_str() {
+                            "native" | "sysbench" => {
+                                if !out.contains(d.get_ref()) {
+                                    out.push(d.get_ref().clone());
+                                }
+                            }
+                            other => {
+                                return Err(cx.err(d.span(), format!("run.drivers: unknown driver '{other}': expected \"native\" or \"sysbench\"")))
+                            }
+                        }
+                    }
+                    if out.is_empty() {
+                        return Err(cx.err(list.span(), "run.drivers is empty"));
+                    }
+                    out
+                }
+            },
+        })
+    }
+
+    fn filter(
+        cx: &Ctx<'_>,
+        f: &Spanned<std::collections::BTreeMap<String, toml::Value>>,
+    ) -> Result<Filter, SpecError> {
+        let mut out = Filter::default();
+        for (k, v) in f.get_ref() {
+            let bad = || {
+                cx.err(
+                    f.span(),
+                    format!("filter key '{k}' has a value of the wrong type"),
+                )
+            };
+            match k.as_str() {
+                "target" => out.target = Some(v.as_str().ok_or_else(bad)?.to_string()),
+                "config" => out.config = Some(v.as_str().ok_or_else(bad)?.to_string()),
+                "workload" => out.workload = Some(v.as_str().ok_or_else(bad)?.to_string()),
+                "threads" => {
+                    out.threads = Some(match v {
+                        toml::Value::Integer(i) => vec![*i as u32],
+                        toml::Value::Array(a) => a
+                            .iter()
+                            .map(|x| x.as_integer().map(|i| i as u32).ok_or_else(bad))
+                            .collect::<Result<_, _>>()?,
+                        _ => return Err(bad()),
+                    })
+                }
+                other => {
+                    return Err(cx.err(
+                        f.span(),
+                        format!(
+                            "filter key '{other}': expected target, config, workload or threads"
+                        ),
+                    ))
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// What the engine runs for one point: sysbench's defaults, then `[data]`, `[run]` and
+    /// `[workload_options]`, connecting as `conn` says.
+    pub fn engine_config(
+        &self,
+        workload: WorkloadKind,
+        threads: u32,
+        conn: ConnOptions,
+    ) -> EngineConfig {
+        let mut c = EngineConfig::new(workload);
+        c.conn = conn;
+        c.threads = threads;
+        c.time_s = self.run.duration_s;
+        c.warmup_s = self.run.warmup_s;
+        c.rate = self.run.rate;
+        c.wl.tables = self.data.tables;
+        c.wl.table_size = self.data.table_size;
+        c.wl.storage_engine = self.data.storage_engine.clone();
+        self.workload_options.apply(&mut c);
+        c
+    }
+}
+
+#[cfg(test)]
+mod tests;

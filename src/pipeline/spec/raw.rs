@@ -1,0 +1,70 @@
+//! The sweep file as written: a serde mirror with spans, no semantics. Unknown keys are
+//! refused here so typos never silently change a sweep.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use toml::Spanned;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSweep {
+    pub name: Spanned<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub baseline: Option<Spanned<String>>,
+    #[serde(default)]
+    pub data: RawData,
+    pub run: RawRun,
+    #[serde(default)]
+    pub workload_options: crate::engine::config::Overrides,
+    pub targets: Vec<RawTarget>,
+    #[serde(default)]
+    pub configs: Vec<RawConfig>,
+    #[serde(default)]
+    pub include: Vec<Spanned<BTreeMap<String, toml::Value>>>,
+    #[serde(default)]
+    pub exclude: Vec<Spanned<BTreeMap<String, toml::Value>>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawData {
+    pub tables: Option<Spanned<u32>>,
+    pub table_size: Option<Spanned<u32>>,
+    pub storage_engine: Option<Spanned<String>>,
+    pub prepare: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRun {
+    pub workloads: Spanned<Vec<Spanned<String>>>,
+    pub threads: Spanned<Vec<Spanned<u32>>>,
+    pub duration: Option<Spanned<String>>,
+    pub warmup: Option<Spanned<String>>,
+    pub repeats: Option<Spanned<u32>>,
+    pub report_interval: Option<Spanned<String>>,
+    pub rate: Option<Spanned<u64>>,
+    pub order: Option<Spanned<String>>,
+    pub point_timeout: Option<Spanned<String>>,
+    pub drivers: Option<Spanned<Vec<Spanned<String>>>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTarget {
+    pub name: Spanned<String>,
+    pub url: Option<Spanned<String>>,
+    pub socket: Option<Spanned<String>>,
+    pub server: Option<Spanned<toml::Value>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfig {
+    pub name: Spanned<String>,
+    pub mycnf: Option<Spanned<String>>,
+    #[serde(default)]
+    pub vars: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
+}

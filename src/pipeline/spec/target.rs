@@ -1,0 +1,276 @@
+//! Where a target lives: an external server (URL or socket) or a managed one. Passwords come
+//! from the URL, SWEEPBENCH_PASSWORD / MYSQL_PWD or ~/.my.cnf `[client]`, and are never shown:
+//! every display form is redacted.
+
+use crate::engine::config::ConnOptions;
+
+#[derive(Debug, Clone)]
+pub enum TargetKind {
+    External(ConnInfo),
+    /// `server = {…}`: started by sweepbench (managed servers).
+    Managed(ManagedTarget),
+}
+
+/// `server = { basedir = "…", restart = "per-point", startup_timeout = "120s", options = […] }`.
+#[derive(Debug, Clone, Default, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManagedTarget {
+    /// Install root (holding sbin/ or bin/); absent = this machine's server.
+    pub basedir: Option<std::path::PathBuf>,
+    /// "per-point" restarts the server before every point (cold caches).
+    pub restart: Option<String>,
+    /// How long to wait for start-up, e.g. "120s" (default 60s).
+    pub startup_timeout: Option<String>,
+    /// Extra server command-line options, e.g. ["--innodb-buffer-pool-size=2G"].
+    #[serde(default)]
+    pub options: Vec<String>,
+}
+
+impl ManagedTarget {
+    pub fn restart_per_point(&self) -> bool {
+        self.restart.as_deref() == Some("per-point")
+    }
+}
+
+/// How to reach an external server.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ConnInfo {
+    pub user: String,
+    pub password: Option<String>,
+    pub host: String,
+    pub port: u16,
+    pub socket: Option<String>,
+    pub db: String,
+}
+
+impl std::fmt::Debug for ConnInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.redacted())
+    }
+}
+
+fn percent_decode(s: &str) -> Result<String, String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = s.get(i + 1..i + 3).ok_or("bad %-escape")?;
+            out.push(u8::from_str_radix(hex, 16).map_err(|_| "bad %-escape")?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| "escape is not UTF-8".to_string())
+}
+
+impl ConnInfo {
+    /// `mysql://user[:password]@host[:port][/db][?socket=/path]`.
+    pub fn from_url(url: &str) -> Result<ConnInfo, String> {
+        let rest = url
+            .strip_prefix("mysql://")
+            .ok_or("expected mysql://user[:password]@host[:port][/db]")?;
+        let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
+        let (auth, hostpart) = rest
+            .rsplit_once('@')
+            .ok_or("expected user@host (the user is required)")?;
+        let (user, password) = match auth.split_once(':') {
+            Some((u, p)) => (percent_decode(u)?, Some(percent_decode(p)?)),
+            None => (percent_decode(auth)?, None),
+        };
+        if user.is_empty() {
+            return Err("the user is empty".into());
+        }
+        let (hostport, db) = hostpart.split_once('/').unwrap_or((hostpart, "sbtest"));
+        let (host, port) = match hostport.rsplit_once(':') {
+            Some((h, p)) => (
+                h,
+                p.parse::<u16>()
+                    .map_err(|_| format!("port '{p}' is not a number"))?,
+            ),
+            None => (hostport, 3306),
+        };
+        if host.is_empty() {
+            return Err("the host is empty".into());
+        }
+        let mut socket = None;
+        for kv in query.split('&').filter(|s| !s.is_empty()) {
+            match kv.split_once('=') {
+                Some(("socket", v)) => socket = Some(percent_decode(v)?),
+                _ => return Err(format!("unknown URL parameter '{kv}' (only socket=)")),
+            }
+        }
+        let db = if db.is_empty() { "sbtest" } else { db };
+        if !db.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return Err(format!("database '{db}': use letters, digits and '_'"));
+        }
+        Ok(ConnInfo {
+            user,
+            password,
+            host: host.to_string(),
+            port,
+            socket,
+            db: db.to_string(),
+        })
+    }
+
+    /// A local socket with the default user (`sbtest`) and database.
+    pub fn from_socket(path: &str) -> ConnInfo {
+        ConnInfo {
+            user: "sbtest".into(),
+            password: None,
+            host: "localhost".into(),
+            port: 3306,
+            socket: Some(path.to_string()),
+            db: "sbtest".into(),
+        }
+    }
+
+    /// The URL with any password replaced by `***`: the only form ever printed or stored.
+    pub fn redacted(&self) -> String {
+        let pw = if self.password.is_some() { ":***" } else { "" };
+        match &self.socket {
+            Some(s) => format!(
+                "mysql://{}{pw}@{}/{}?socket={s}",
+                self.user, self.host, self.db
+            ),
+            None => format!(
+                "mysql://{}{pw}@{}:{}/{}",
+                self.user, self.host, self.port, self.db
+            ),
+        }
+    }
+
+    /// Fills a missing password from the environment or ~/.my.cnf.
+    pub fn resolve_password(&mut self) {
+        if self.password.is_some() {
+            return;
+        }
+        for var in ["SWEEPBENCH_PASSWORD", "MYSQL_PWD"] {
+            if let Ok(p) = std::env::var(var) {
+                self.password = Some(p);
+                return;
+            }
+        }
+        if let Some(home) = std::env::var_os("HOME") {
+            let path = std::path::Path::new(&home).join(".my.cnf");
+            if let Ok(text) = std::fs::read_to_string(path) {
+                self.password = mycnf_client_password(&text);
+            }
+        }
+    }
+
+    /// Connection options in the engine's terms.
+    pub fn conn_options(&self) -> ConnOptions {
+        ConnOptions {
+            hosts: vec![self.host.clone()],
+            ports: vec![self.port],
+            sockets: self.socket.iter().cloned().collect(),
+            user: self.user.clone(),
+            password: self.password.clone(),
+            db: self.db.clone(),
+        }
+    }
+
+    /// True when the server runs on this machine (so its datadir's disk can be checked).
+    pub fn is_local(&self) -> bool {
+        self.socket.is_some() || ["localhost", "127.0.0.1", "::1"].contains(&self.host.as_str())
+    }
+}
+
+/// `password` from the `[client]` group of a my.cnf text.
+pub fn mycnf_client_password(text: &str) -> Option<String> {
+    let mut in_client = false;
+    for line in text.lines() {
+        let l = line.trim();
+        if l.starts_with('[') {
+            in_client = l == "[client]";
+            continue;
+        }
+        if !in_client {
+            continue;
+        }
+        if let Some((k, v)) = l.split_once('=') {
+            if k.trim() == "password" {
+                let v = v.trim();
+                let v = v
+                    .strip_prefix('"')
+                    .and_then(|x| x.strip_suffix('"'))
+                    .or_else(|| v.strip_prefix('\'').and_then(|x| x.strip_suffix('\'')))
+                    .unwrap_or(v);
+                return Some(v.to_string());
+            }
+        }
+    }
+    None
+}
+
+/// The sweep file's text with every URL password replaced by `***`, for storing.
+pub fn redact_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("mysql://") {
+        let (head, tail) = rest.split_at(i + "mysql://".len());
+        out.push_str(head);
+        let end = tail
+            .find(|c: char| c == '"' || c == '\'' || c.is_whitespace())
+            .unwrap_or(tail.len());
+        let url = &tail[..end];
+        match (url.find(':'), url.rfind('@')) {
+            (Some(c), Some(a)) if c < a => {
+                out.push_str(&url[..c]);
+                out.push_str(":***");
+                out.push_str(&url[a..]);
+            }
+            _ => out.push_str(url),
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_parse_with_defaults() {
+        let c = ConnInfo::from_url("mysql://bench:s%40cret@db.example:3307/perf").unwrap();
+        assert_eq!(
+            (c.user.as_str(), c.password.as_deref()),
+            ("bench", Some("s@cret"))
+        );
+        assert_eq!(
+            (c.host.as_str(), c.port, c.db.as_str()),
+            ("db.example", 3307, "perf")
+        );
+        let c = ConnInfo::from_url("mysql://root@127.0.0.1").unwrap();
+        assert_eq!((c.port, c.db.as_str(), c.password), (3306, "sbtest", None));
+        let c = ConnInfo::from_url("mysql://root@localhost/x?socket=/run/m.sock").unwrap();
+        assert_eq!(c.socket.as_deref(), Some("/run/m.sock"));
+        assert!(ConnInfo::from_url("postgres://a@b").is_err());
+        assert!(ConnInfo::from_url("mysql://a@b:x").is_err());
+    }
+
+    #[test]
+    fn redaction_hides_passwords() {
+        let c = ConnInfo::from_url("mysql://bench:topsecret@h:1/d").unwrap();
+        assert_eq!(c.redacted(), "mysql://bench:***@h:1/d");
+        assert!(!format!("{c:?}").contains("topsecret"));
+        let t = "url = \"mysql://bench:topsecret@h:1/d\"\nother = \"mysql://root@h\"\n";
+        assert_eq!(
+            redact_text(t),
+            "url = \"mysql://bench:***@h:1/d\"\nother = \"mysql://root@h\"\n"
+        );
+    }
+
+    #[test]
+    fn client_password_from_mycnf() {
+        let t = "[mysqld]\npassword=no\n[client]\nuser=x\npassword = \"p w\"\n";
+        assert_eq!(mycnf_client_password(t).as_deref(), Some("p w"));
+        assert_eq!(mycnf_client_password("[mysql]\npassword=a\n"), None);
+    }
+}

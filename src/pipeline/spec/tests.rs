@@ -1,0 +1,225 @@
+//! Unit tests of sweep-file parsing: located errors, hints, and mutated files.
+use super::*;
+
+const GOOD: &str = r#"
+name = "upgrade"
+description = "two targets"
+baseline = "a/default"
+
+[data]
+tables = 4
+table_size = 1000
+
+[run]
+workloads = ["oltp_read_only", "oltp_point_select"]
+threads = [16, 1, 4, 4]
+duration = "2m"
+warmup = "10s"
+repeats = 2
+order = "interleaved"
+
+[workload_options]
+rand_type = "uniform"
+skip_trx = true
+
+[[targets]]
+name = "a"
+url = "mysql://root:pw@127.0.0.1:3306/sbtest"
+
+[[targets]]
+name = "b"
+socket = "/run/mysqld/mysqld.sock"
+
+[[configs]]
+name = "default"
+
+[[configs]]
+name = "fast"
+vars = { innodb_flush_log_at_trx_commit = 2, sync_binlog = 0 }
+
+[[exclude]]
+target = "b"
+threads = [16]
+"#;
+
+fn parse(text: &str) -> Result<SweepSpec, SpecError> {
+    SweepSpec::parse(Path::new("sweeps/t.toml"), text)
+}
+
+#[test]
+fn a_full_sweep_parses() {
+    let s = parse(GOOD).unwrap();
+    assert_eq!(s.name, "upgrade");
+    assert_eq!(s.run.threads, vec![1, 4, 16]);
+    assert_eq!(s.run.duration_s, 120);
+    assert_eq!(s.run.warmup_s, 10);
+    assert_eq!(s.run.order, Order::Interleaved);
+    assert_eq!(s.data.tables, 4);
+    assert_eq!(s.baseline.as_deref(), Some("a/default"));
+    assert_eq!(s.targets.len(), 2);
+    assert_eq!(
+        s.configs[1].vars,
+        vec![
+            (
+                "innodb_flush_log_at_trx_commit".to_string(),
+                "2".to_string()
+            ),
+            ("sync_binlog".to_string(), "0".to_string())
+        ]
+    );
+    assert_eq!(
+        s.workload_options.sysbench_args(),
+        ["--rand-type=uniform", "--skip-trx=on"]
+    );
+    let c = s.engine_config(WorkloadKind::ReadOnly, 4, ConnOptions::default());
+    assert_eq!((c.threads, c.time_s, c.warmup_s), (4, 120, 10));
+    assert_eq!((c.wl.tables, c.wl.table_size), (4, 1000));
+    assert!(c.wl.skip_trx);
+    assert_eq!(c.rand.kind, crate::engine::config::RandType::Uniform);
+    assert_eq!(s.exclude.len(), 1);
+    assert!(s.exclude[0].matches("b", "fast", "oltp_read_only", 16));
+    assert!(!s.exclude[0].matches("a", "fast", "oltp_read_only", 16));
+}
+
+fn err(text: &str) -> SpecError {
+    parse(text).unwrap_err()
+}
+
+#[test]
+fn a_bad_thread_list_names_its_line() {
+    let e = err(&GOOD.replace("threads = [16, 1, 4, 4]", "threads = [1, \"x\"]"));
+    assert_eq!(e.line, 12, "{e}");
+    assert!(e.to_string().starts_with("sweeps/t.toml:12:15: "), "{e}");
+}
+
+#[test]
+fn unknown_keys_get_the_nearest_name() {
+    let e = err(&GOOD.replace("repeats = 2", "repeets = 2"));
+    assert!(
+        e.message
+            .contains("unknown key 'repeets' (did you mean 'repeats'?)"),
+        "{e}"
+    );
+    assert_eq!(e.line, 15);
+    let e = err(&GOOD.replace("rand_type = \"uniform\"", "rand_tipe = \"uniform\""));
+    assert!(e.message.contains("(did you mean 'rand_type'?)"), "{e}");
+    assert!(
+        !e.message.contains("rand-type"),
+        "aliases are not listed: {e}"
+    );
+    assert_eq!(e.line, 19, "{e}");
+}
+
+#[test]
+fn semantic_errors_are_located() {
+    let e = err(&GOOD.replace("\"oltp_point_select\"", "\"oltp_point_selct\""));
+    assert!(
+        e.message.contains("did you mean 'oltp_point_select'?"),
+        "{e}"
+    );
+    assert_eq!(e.line, 11);
+    let e = err(&GOOD.replace("duration = \"2m\"", "duration = \"soon\""));
+    assert!(e.message.contains("run.duration"), "{e}");
+    let e = err(&GOOD.replace("baseline = \"a/default\"", "baseline = \"c/default\""));
+    assert_eq!(e.line, 4);
+    let e = err(&GOOD.replace("skip_trx = true", "threads = 8"));
+    assert!(e.message.contains("set it with [run] threads"), "{e}");
+    let e = err(&GOOD.replace(
+        "url = \"mysql://root:pw@127.0.0.1:3306/sbtest\"",
+        "url = \"mysql://127.0.0.1\"",
+    ));
+    assert!(e.message.contains("url:"), "{e}");
+}
+
+#[test]
+fn bad_workload_options_are_located_by_their_types() {
+    let e = err(&GOOD.replace("rand_type = \"uniform\"", "rand_type = \"weird\""));
+    assert_eq!((e.line, e.column), (19, 13), "{e}");
+    assert!(e.message.contains("unknown variant `weird`"), "{e}");
+    let e = err(&GOOD.replace("skip_trx = true", "rand_pareto_h = 2.0"));
+    assert_eq!(e.line, 20, "{e}");
+    assert!(e.message.contains("between 0 and 1"), "{e}");
+    let e = err(&GOOD.replace("skip_trx = true", "mysql_host = \"x\""));
+    assert!(
+        e.message
+            .contains("connection settings belong to [[targets]]"),
+        "{e}"
+    );
+}
+
+#[test]
+fn durations_parse() {
+    assert_eq!(parse_duration("90"), Some(90));
+    assert_eq!(parse_duration("90s"), Some(90));
+    assert_eq!(parse_duration("5m"), Some(300));
+    assert_eq!(parse_duration("1h"), Some(3600));
+    assert_eq!(parse_duration("x"), None);
+    assert_eq!(parse_duration("99999999999999999h"), None);
+}
+
+#[test]
+fn only_filters_parse() {
+    let f = Filter::parse_only("threads=1,4").unwrap();
+    assert_eq!(f.threads, Some(vec![1, 4]));
+    assert!(Filter::parse_only("thread=1").is_err());
+}
+
+#[test]
+fn mutated_sweep_files_never_panic() {
+    let mut rng = crate::engine::workload::rand::Rng::seeded(20261130);
+    let alphabet: Vec<char> = "[]{}=\"',.#\n 0123456789-_abcxyz/:@%".chars().collect();
+    let base = format!("{GOOD}\n[[targets]]\nname = \"m\"\nserver = {{ restart = \"per-point\", options = [\"--x=1\"] }}\n");
+    for _ in 0..4000 {
+        let mut chars: Vec<char> = base.chars().collect();
+        for _ in 0..1 + rng.uniform(0, 3) {
+            let at = rng.uniform(0, chars.len() as u32 - 1) as usize;
+            match rng.uniform(0, 5) {
+                0 => {
+                    chars.remove(at);
+                }
+                1 => chars.insert(
+                    at,
+                    alphabet[rng.uniform(0, alphabet.len() as u32 - 1) as usize],
+                ),
+                2 => chars.truncate(at),
+                3 => {
+                    // A number made huge or negative.
+                    let s: String = chars.iter().collect();
+                    let s = s
+                        .replacen("1000", "99999999999999999999", 1)
+                        .replacen("= 2", "= -2", 1)
+                        .replacen("\"2m\"", "\"99999999999999999h\"", 1);
+                    chars = s.chars().collect();
+                }
+                4 => {
+                    let s: String = chars.iter().collect();
+                    let mut lines: Vec<&str> = s.lines().collect();
+                    let i = at % lines.len().max(1);
+                    let j = rng.uniform(0, lines.len() as u32 - 1) as usize;
+                    lines.swap(i, j);
+                    chars = lines.join("\n").chars().collect();
+                }
+                _ => {
+                    let s: String = chars.iter().collect();
+                    let line = s
+                        .lines()
+                        .nth(at % s.lines().count().max(1))
+                        .unwrap_or("")
+                        .to_string();
+                    chars = format!("{s}\n{line}").chars().collect();
+                }
+            }
+            if chars.is_empty() {
+                break;
+            }
+        }
+        let text: String = chars.into_iter().collect();
+        let r = std::panic::catch_unwind(|| {
+            if let Ok(s) = parse(&text) {
+                let p = crate::pipeline::plan::Plan::build(&s, &[]);
+                let _ = crate::pipeline::plan::format_duration(p.eta_s(&s));
+            }
+        });
+        assert!(r.is_ok(), "parse panicked on:\n{text}");
+    }
+}

@@ -1,0 +1,352 @@
+//! One target × config while its points run: an external server with the config's variables
+//! applied, or a managed server started for it (from the target's prepared "golden" datadir,
+//! so every config starts from the same data) — and everything recorded about it.
+
+use super::vars;
+use super::MARGIN;
+use crate::pipeline::plan::Plan;
+use crate::pipeline::server::mycnf::{self, MycnfContext};
+use crate::pipeline::server::{managed, ManagedServer, ServerSpec};
+use crate::pipeline::spec::target::{ConnInfo, ManagedTarget, TargetKind};
+use crate::pipeline::spec::{parse_duration, Config, SweepSpec};
+use anyhow::Context;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Server variables that live in the datadir's format: a config that sets one cannot start
+/// from another config's datadir and gets a fresh one.
+const DATADIR_VARS: &[&str] = &[
+    "innodb_page_size",
+    "innodb_data_file_path",
+    "innodb_undo_tablespaces",
+    "lower_case_table_names",
+    "innodb_checksum_algorithm",
+];
+
+/// State that outlives one block: prepared data per target.
+pub struct RunState {
+    /// Datadirs of managed servers live here and nowhere else; removed at the end.
+    pub work: tempfile::TempDir,
+    /// Prepared datadir per managed target, copied for each of its configs.
+    golden: BTreeMap<String, PathBuf>,
+    /// External targets whose data this run already checked or prepared.
+    prepared: BTreeSet<String>,
+    /// results/<sweep>/<run>/servers/
+    servers_dir: PathBuf,
+    pub quiet: bool,
+}
+
+impl RunState {
+    pub fn new(run_dir: &Path, quiet: bool) -> anyhow::Result<RunState> {
+        Ok(RunState {
+            work: tempfile::Builder::new()
+                .prefix("sweepbench-run-")
+                .tempdir()
+                .context("creating the run's work directory")?,
+            golden: BTreeMap::new(),
+            prepared: BTreeSet::new(),
+            servers_dir: run_dir.join("servers"),
+            quiet,
+        })
+    }
+}
+
+pub enum Live {
+    External(vars::Applied),
+    Managed(Box<ManagedServer>),
+}
+
+pub struct Block {
+    pub key: String,
+    pub conn: Option<ConnInfo>,
+    pub live: Option<Live>,
+    /// Why this block's points cannot run.
+    pub error: Option<String>,
+    pub version: String,
+    pub restart_per_point: bool,
+}
+
+impl Block {
+    fn failed(key: String, error: String) -> Block {
+        Block {
+            key,
+            conn: None,
+            live: None,
+            error: Some(error),
+            version: String::new(),
+            restart_per_point: false,
+        }
+    }
+
+    pub async fn open(
+        spec: &SweepSpec,
+        plan: &Plan,
+        target: &str,
+        config: &Config,
+        st: &mut RunState,
+    ) -> Block {
+        let key = format!("{target}/{}", config.name);
+        let kind = spec
+            .targets
+            .iter()
+            .find(|t| t.name == target)
+            .map(|t| t.kind.clone());
+        match kind {
+            Some(TargetKind::External(c)) => open_external(spec, key, target, c, config, st).await,
+            Some(TargetKind::Managed(m)) => {
+                let max_threads = plan.connections.get(target).copied().unwrap_or(1);
+                match open_managed(spec, target, &m, config, max_threads, st).await {
+                    Ok(b) => b,
+                    Err(e) => Block::failed(key, format!("{e:#}")),
+                }
+            }
+            None => Block::failed(key, format!("target '{target}' is not defined")),
+        }
+    }
+
+    /// Puts external variables back or stops the managed server.
+    pub async fn close(self) -> anyhow::Result<()> {
+        match self.live {
+            Some(Live::External(a)) => a.restore().await,
+            Some(Live::Managed(s)) => {
+                tokio::task::spawn_blocking(move || drop(s)).await?;
+                Ok(())
+            }
+            None => Ok(()),
+        }
+    }
+
+    pub fn server_cpu_seconds(&self) -> Option<f64> {
+        match &self.live {
+            Some(Live::Managed(s)) => s.cpu_seconds(),
+            _ => None,
+        }
+    }
+
+    /// After a failed point: a managed server that died is started again on its datadir
+    /// (InnoDB recovers it) so the sweep can go on. Returns what its error log said.
+    pub async fn revive(&mut self) -> Option<String> {
+        let dead = match &mut self.live {
+            Some(Live::Managed(s)) => !s.is_running(),
+            _ => false,
+        };
+        if !dead {
+            return None;
+        }
+        let Some(Live::Managed(mut s)) = self.live.take() else {
+            return None;
+        };
+        let tail = managed::log_tail(&s.error_log(), 8);
+        let (s, r) = tokio::task::spawn_blocking(move || {
+            let r = s.restart();
+            (s, r)
+        })
+        .await
+        .ok()?;
+        self.live = Some(Live::Managed(s));
+        Some(match r {
+            Ok(()) => {
+                format!("the server died and was restarted; its error log ended with: {tail}")
+            }
+            Err(e) => {
+                self.error = Some(format!("the server died and could not be restarted: {e:#}"));
+                format!("the server died and could not be restarted ({e:#}); its error log ended with: {tail}")
+            }
+        })
+    }
+
+    /// `restart = "per-point"`: a cold server before each point.
+    pub async fn before_point(&mut self) -> anyhow::Result<()> {
+        if !self.restart_per_point {
+            return Ok(());
+        }
+        if let Some(Live::Managed(s)) = self.live.take() {
+            let (s, r) = tokio::task::spawn_blocking(move || {
+                let mut s = s;
+                let r = s.restart();
+                (s, r)
+            })
+            .await?;
+            self.live = Some(Live::Managed(s));
+            r?;
+        }
+        Ok(())
+    }
+}
+
+async fn open_external(
+    spec: &SweepSpec,
+    key: String,
+    target: &str,
+    mut c: ConnInfo,
+    config: &Config,
+    st: &mut RunState,
+) -> Block {
+    c.resolve_password();
+    let applied = vars::Applied::apply(&c, &config.vars).await;
+    let mut b = Block {
+        key,
+        conn: Some(c.clone()),
+        version: applied.version.clone(),
+        error: applied.error.clone(),
+        live: Some(Live::External(applied)),
+        restart_per_point: false,
+    };
+    if b.error.is_none() && st.prepared.insert(target.to_string()) {
+        if let Err(e) = super::ensure_data(spec, &c, st.quiet).await {
+            b.error = Some(format!("preparing data: {e:#}"));
+        }
+    }
+    if b.error.is_none() {
+        if let Err(e) = record_server(st, &b.key, &c, None).await {
+            b.error = Some(format!("{e:#}"));
+        }
+    }
+    b
+}
+
+fn managed_conn(port: u16) -> ConnInfo {
+    ConnInfo {
+        user: "root".into(),
+        password: None,
+        host: "127.0.0.1".into(),
+        port,
+        socket: None,
+        db: "sbtest".into(),
+    }
+}
+
+async fn start(spec: ServerSpec) -> anyhow::Result<ManagedServer> {
+    tokio::task::spawn_blocking(move || {
+        let s = ManagedServer::start(&spec)?;
+        managed::exec_root(&s, &["CREATE DATABASE IF NOT EXISTS sbtest"])?;
+        Ok(s)
+    })
+    .await?
+}
+
+async fn open_managed(
+    spec: &SweepSpec,
+    target: &str,
+    m: &ManagedTarget,
+    config: &Config,
+    max_threads: u32,
+    st: &mut RunState,
+) -> anyhow::Result<Block> {
+    let key = format!("{target}/{}", config.name);
+    let vars: Vec<(&str, String)> = config
+        .vars
+        .iter()
+        .map(|(k, v)| (k.as_str(), mycnf::cnf_value(v)))
+        .collect();
+    let cnf = mycnf::render(
+        config.mycnf.as_deref(),
+        &MycnfContext {
+            max_connections: max_threads + MARGIN + 16,
+            vars,
+            target,
+            config: &config.name,
+        },
+    )?;
+    let own_datadir = config
+        .vars
+        .iter()
+        .any(|(k, _)| DATADIR_VARS.contains(&k.as_str()));
+    let server_spec = ServerSpec {
+        basedir: m.basedir.clone(),
+        options: m.options.clone(),
+        max_connections: 0,
+        workdir: Some(st.work.path().to_path_buf()),
+        mycnf: Some(cnf.clone()),
+        seed_datadir: if own_datadir {
+            None
+        } else {
+            st.golden.get(target).cloned()
+        },
+        startup_timeout_s: m
+            .startup_timeout
+            .as_deref()
+            .and_then(parse_duration)
+            .unwrap_or(0),
+    };
+    let seeded = server_spec.seed_datadir.is_some();
+    let mut server = start(server_spec.clone())
+        .await
+        .with_context(|| format!("starting the managed server for {key}"))?;
+    if !seeded {
+        let c = managed_conn(server.port());
+        if !st.quiet {
+            println!("preparing data on {key} (managed, {})", server.version());
+        }
+        super::ensure_data(spec, &c, st.quiet)
+            .await
+            .context("preparing data")?;
+        if !own_datadir {
+            // Keep this datadir as the target's golden copy: stop cleanly, copy, restart
+            // from a copy so this config starts exactly like the next ones.
+            let golden = st.work.path().join(format!("golden-{target}"));
+            let g2 = golden.clone();
+            server = tokio::task::spawn_blocking(move || -> anyhow::Result<ManagedServer> {
+                let mut s = server;
+                s.stop();
+                managed::copy_dir(&s.datadir(), &g2)?;
+                drop(s);
+                ManagedServer::start(&ServerSpec {
+                    seed_datadir: Some(g2.clone()),
+                    ..server_spec
+                })
+            })
+            .await??;
+            st.golden.insert(target.to_string(), golden);
+        }
+    }
+    let c = managed_conn(server.port());
+    let version = server.version().to_string();
+    record_server(st, &key, &c, Some(&cnf)).await?;
+    Ok(Block {
+        key,
+        conn: Some(c),
+        version,
+        error: None,
+        restart_per_point: m.restart_per_point(),
+        live: Some(Live::Managed(Box::new(server))),
+    })
+}
+
+/// servers/<target>__<config>/: version, SHOW GLOBAL VARIABLES, and the rendered my.cnf.
+async fn record_server(
+    st: &RunState,
+    key: &str,
+    c: &ConnInfo,
+    cnf: Option<&str>,
+) -> anyhow::Result<()> {
+    use mysql_async::prelude::Queryable;
+    let dir = st.servers_dir.join(key.replace('/', "__"));
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut conn = mysql_async::Conn::new(crate::engine::db::opts_no_db(&c.conn_options()))
+        .await
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "connecting to {}: {}",
+                c.redacted(),
+                crate::engine::db::describe(&e)
+            )
+        })?;
+    let version: Option<String> = conn.query_first("SELECT VERSION()").await?;
+    let rows: Vec<(String, Option<String>)> = conn.query("SHOW GLOBAL VARIABLES").await?;
+    let _ = conn.disconnect().await;
+    std::fs::write(
+        dir.join("version.txt"),
+        format!("{}\n", version.unwrap_or_default()),
+    )?;
+    let mut tsv = String::from("variable\tvalue\n");
+    for (k, v) in rows {
+        let v = v.unwrap_or_default().replace(['\t', '\n'], " ");
+        tsv.push_str(&format!("{k}\t{v}\n"));
+    }
+    std::fs::write(dir.join("variables.tsv"), tsv)?;
+    if let Some(text) = cnf {
+        std::fs::write(dir.join("my.cnf"), text)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,312 @@
+//! `plan`, `check` and `run` for sweep files: plan the points, check every target can take
+//! them before touching data, then measure each point with the engine and write it down
+//! before starting the next.
+
+mod block;
+pub mod calibrate;
+mod gate;
+mod run;
+mod sysbench_driver;
+mod vars;
+
+pub use run::run;
+
+use crate::engine::config::EngineConfig;
+use crate::engine::workload::{prepare, EventPlan};
+use crate::exit::Exit;
+use crate::pipeline::plan::{format_duration, Plan};
+use crate::pipeline::preflight::{self, Finding, Needs, OnCapacity, Severity};
+use crate::pipeline::spec::target::{ConnInfo, TargetKind};
+use crate::pipeline::spec::{Filter, PreparePolicy, SweepSpec};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Options shared by plan / check / run.
+#[derive(Debug, Clone)]
+pub struct SweepArgs {
+    pub file: PathBuf,
+    pub only: Vec<Filter>,
+    pub on_capacity: OnCapacity,
+    pub results_dir: PathBuf,
+    pub quiet: bool,
+    /// Continue this run directory.
+    pub resume: Option<PathBuf>,
+    /// Threshold (percent) and what a one-series sweep is compared with.
+    pub fail_on_regression: Option<(f64, crate::pipeline::compare::Against)>,
+}
+
+fn load(a: &SweepArgs) -> anyhow::Result<(SweepSpec, Plan)> {
+    let spec = SweepSpec::load(&a.file)?;
+    let plan = Plan::build(&spec, &a.only);
+    if plan.points.is_empty() {
+        anyhow::bail!("{}: the filters leave no point to run", a.file.display());
+    }
+    Ok((spec, plan))
+}
+
+/// `sweepbench plan`: every point, the connections each target needs, and an ETA.
+pub fn plan(a: &SweepArgs) -> anyhow::Result<Exit> {
+    let (spec, plan) = load(a)?;
+    println!("sweep '{}': {} points", spec.name, plan.points.len());
+    for (i, p) in plan.points.iter().enumerate() {
+        println!("  {:>4}  {}", i + 1, p.id);
+    }
+    println!(
+        "connections per target (largest thread count + {} for sweepbench):",
+        MARGIN
+    );
+    for (t, n) in &plan.connections {
+        let shown = match spec.targets.iter().find(|x| &x.name == t).map(|x| &x.kind) {
+            Some(TargetKind::External(c)) => c.redacted(),
+            _ => "managed server".into(),
+        };
+        println!("  {t}: {} ({shown})", n + MARGIN);
+    }
+    println!(
+        "data: {} table(s) × {} rows, prepare = {:?}",
+        spec.data.tables, spec.data.table_size, spec.data.prepare
+    );
+    println!(
+        "ETA: {} ({} points × ({}s warmup + {}s run + ~2s set-up) + prepare)",
+        format_duration(plan.eta_s(&spec)),
+        plan.points.len(),
+        spec.run.warmup_s,
+        spec.run.duration_s
+    );
+    if let Some(c) = calibrate::load(&a.results_dir, &spec.name) {
+        println!("{}", calibrate::summary(&c));
+    }
+    Ok(Exit::Ok)
+}
+
+/// Connections sweepbench holds besides the workers (admin connection, headroom).
+pub(crate) const MARGIN: u32 = 2;
+
+/// The target's kind, with an external target's password resolved.
+fn target_kind(spec: &SweepSpec, target: &str) -> anyhow::Result<TargetKind> {
+    match spec
+        .targets
+        .iter()
+        .find(|t| t.name == target)
+        .map(|t| &t.kind)
+    {
+        Some(TargetKind::External(c)) => {
+            let mut c = c.clone();
+            c.resolve_password();
+            Ok(TargetKind::External(c))
+        }
+        Some(m) => Ok(m.clone()),
+        None => anyhow::bail!("target '{target}' is not defined"),
+    }
+}
+
+fn needs(spec: &SweepSpec, plan: &Plan, target: &str) -> Needs {
+    let stmts = spec
+        .run
+        .workloads
+        .iter()
+        .map(|&w| {
+            let o = point_options(spec, w, 1, &ConnInfo::from_socket("/"));
+            let p = EventPlan::new(w, &o.wl);
+            if o.ps_mode == crate::engine::config::PsMode::Disable {
+                0
+            } else {
+                p.statements_per_connection(o.wl.tables)
+            }
+        })
+        .max()
+        .unwrap_or(0);
+    Needs {
+        max_threads: plan.connections.get(target).copied().unwrap_or(0),
+        stmts_per_conn: stmts,
+        data: spec.data.clone(),
+        margin: MARGIN,
+    }
+}
+
+/// The engine options of one point (the spec was validated, so building cannot fail).
+fn point_options(
+    spec: &SweepSpec,
+    w: crate::engine::workload::WorkloadKind,
+    threads: u32,
+    c: &ConnInfo,
+) -> EngineConfig {
+    let mut o = spec.engine_config(w, threads, c.conn_options());
+    // Per-second samples for every point (intervals.csv, the verdicts' within-run noise);
+    // report_interval only sets how often a progress line is printed.
+    o.report_interval_s = 1;
+    o.forced_shutdown = crate::engine::config::ForcedShutdown::Seconds(point_grace_s(spec));
+    o
+}
+
+/// How long a point may overrun its duration before it is ended as hung (a query stuck on a
+/// lock or a dead network must not stall a nightly sweep): `[run] point_timeout`, by default
+/// half the duration and at least 30 s.
+fn point_grace_s(spec: &SweepSpec) -> f64 {
+    spec.run.point_timeout_s as f64
+}
+
+fn print_findings(findings: &[Finding]) {
+    for f in findings {
+        let tag = match f.severity {
+            Severity::Info => "ok  ",
+            Severity::Warning => "warn",
+            Severity::Blocking => "FAIL",
+        };
+        println!("[{tag}] {} {}: {}", f.target, f.check, f.message);
+    }
+}
+
+/// Runs the preflight for every target of the plan. Returns the findings and, with
+/// `--on-capacity=skip`, the thread limit per target.
+async fn preflight_all(
+    spec: &SweepSpec,
+    plan: &Plan,
+    on: OnCapacity,
+) -> Result<(Vec<Finding>, BTreeMap<String, u32>), anyhow::Error> {
+    let mut all = Vec::new();
+    let mut limits = BTreeMap::new();
+    let total: u64 = plan
+        .connections
+        .values()
+        .map(|&n| (n + MARGIN) as u64)
+        .sum();
+    all.extend(preflight::fd_findings(total));
+    for target in plan.connections.keys() {
+        let c = match target_kind(spec, target)? {
+            TargetKind::External(c) => c,
+            TargetKind::Managed(m) => {
+                all.push(managed_finding(target, &m));
+                all.extend(ineffective_findings(spec, target, None));
+                continue;
+            }
+        };
+        let n = needs(spec, plan, target);
+        let (findings, facts) =
+            preflight::check_target(target, &c.conn_options(), c.is_local(), &n, on).await;
+        if let Some(f) = &facts {
+            all.extend(ineffective_findings(spec, target, Some(f.log_bin)));
+        }
+        for f in &findings {
+            if let (Severity::Blocking, Some(max)) = (f.severity, f.max_threads) {
+                let e = limits.entry(target.clone()).or_insert(u32::MAX);
+                *e = (*e).min(max);
+            }
+        }
+        all.extend(findings);
+    }
+    Ok((all, limits))
+}
+
+/// A managed target is sized by us; what can be checked before starting it is its binary.
+fn managed_finding(target: &str, m: &crate::pipeline::spec::target::ManagedTarget) -> Finding {
+    let (severity, message) =
+        match crate::pipeline::server::managed::find_server(m.basedir.as_deref()) {
+            Ok(bin) => (
+                Severity::Info,
+                format!(
+                "managed server {} (started for each config, max_connections sized to the sweep)",
+                bin.display()
+            ),
+            ),
+            Err(e) => (Severity::Blocking, format!("{e:#}")),
+        };
+    Finding {
+        target: target.to_string(),
+        severity,
+        check: "server",
+        message,
+        max_threads: None,
+    }
+}
+
+/// Config variables that will do nothing on a target: an external server's binary log is as
+/// it is (`log_bin`, read by the preflight); a managed one's my.cnf template decides.
+fn ineffective_findings(spec: &SweepSpec, target: &str, log_bin: Option<bool>) -> Vec<Finding> {
+    spec.configs
+        .iter()
+        .flat_map(|c| {
+            let on = log_bin.unwrap_or_else(|| {
+                c.mycnf
+                    .as_deref()
+                    .and_then(|p| std::fs::read_to_string(p).ok())
+                    .is_some_and(|t| t.contains("log_bin") || t.contains("log-bin"))
+            });
+            preflight::ineffective_vars(&c.vars, on)
+                .into_iter()
+                .map(|m| Finding {
+                    target: target.to_string(),
+                    severity: Severity::Warning,
+                    check: "vars",
+                    message: format!("config {}: {m}", c.name),
+                    max_threads: None,
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// `sweepbench check`: preflight only. Exit 2 on a blocking finding.
+pub async fn check(a: &SweepArgs) -> anyhow::Result<Exit> {
+    let (spec, plan) = load(a)?;
+    let (findings, _) = preflight_all(&spec, &plan, a.on_capacity).await?;
+    print_findings(&findings);
+    let blocking = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Blocking)
+        .count();
+    if blocking > 0 {
+        println!("{blocking} blocking finding(s): the sweep cannot run as planned");
+        Ok(Exit::BadInput)
+    } else {
+        println!("all checks passed for {} point(s)", plan.points.len());
+        Ok(Exit::Ok)
+    }
+}
+
+/// Prepares the target's data when the policy asks (once per target per run).
+pub(crate) async fn ensure_data(spec: &SweepSpec, c: &ConnInfo, quiet: bool) -> anyhow::Result<()> {
+    let mut o = point_options(spec, spec.run.workloads[0], 1, c);
+    o.quiet = quiet;
+    let mut conn = prepare::admin_conn(&o, true).await?;
+    let rows = preflight::table_rows(&mut conn, &c.db, spec.data.tables).await?;
+    let _ = conn.disconnect().await;
+    let ready = rows.iter().all(|r| *r == Some(spec.data.table_size as u64));
+    let must = match spec.data.prepare {
+        PreparePolicy::Never => return Ok(()),
+        PreparePolicy::Always => true,
+        PreparePolicy::Auto => !ready,
+    };
+    if !must {
+        return Ok(());
+    }
+    let mut o = point_options(spec, crate::engine::workload::WorkloadKind::ReadWrite, 1, c);
+    o.threads = 1;
+    o.quiet = quiet;
+    prepare::cleanup(&o).await?;
+    prepare::prepare(&o).await?;
+    Ok(())
+}
+
+/// `sweepbench report RUN_DIR`: re-renders report.md and report.html from the files.
+pub fn report(run: &Path, baseline: Option<&str>) -> anyhow::Result<Exit> {
+    crate::pipeline::report::write(run, baseline)?;
+    println!("{}", run.join("report.html").display());
+    println!("{}", run.join("report.md").display());
+    Ok(Exit::Ok)
+}
+
+/// The newest run directory of a sweep: where `latest` points, else the newest by name.
+pub fn latest_run(results: &Path, sweep: &str) -> Option<PathBuf> {
+    let root = results.join(sweep);
+    if let Ok(target) = std::fs::read_link(root.join("latest")) {
+        return Some(root.join(target));
+    }
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir() && !p.is_symlink())
+        .collect();
+    dirs.sort();
+    dirs.pop()
+}

@@ -1,0 +1,494 @@
+//! `sweepbench run`: preflight, the run directory, then every point in plan order — one
+//! target × config block at a time — with progress, per-point records and the final report.
+
+use super::{
+    block, load, point_grace_s, point_options, preflight_all, print_findings, sysbench_driver,
+    SweepArgs,
+};
+use crate::engine::exec::{self, IntervalStats, Observer, RunReport};
+use crate::engine::metrics::LatencySummary;
+use crate::exit::Exit;
+use crate::pipeline::plan::{Plan, Point};
+use crate::pipeline::preflight::{Finding, OnCapacity, Severity};
+use crate::pipeline::results::{r4, PointRecord, PointStatus, RunDir};
+use crate::pipeline::spec::target::{ConnInfo, TargetKind};
+use crate::pipeline::spec::SweepSpec;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::collections::BTreeMap;
+
+/// Prints above the progress bar on a terminal, plainly otherwise (cron, pipes, CI), where
+/// the bar itself is hidden.
+fn say(bar: &ProgressBar, line: String) {
+    if bar.is_hidden() {
+        println!("{line}");
+    } else {
+        bar.println(line);
+    }
+}
+
+struct PointObserver<'a> {
+    bar: &'a ProgressBar,
+    quiet: bool,
+    percentile: u32,
+    id: String,
+    /// Print every this many seconds' sample (`report_interval`; 0: none).
+    print_every: u64,
+}
+
+impl Observer for PointObserver<'_> {
+    fn interval(&mut self, s: &IntervalStats) {
+        let second = s.t_s.round() as u64;
+        if !self.quiet && self.print_every > 0 && second > 0 && second % self.print_every == 0 {
+            say(
+                self.bar,
+                format!("{} {}", self.id, s.sysbench_line(self.percentile)),
+            );
+        }
+    }
+}
+
+fn record(run_id: &str, p: &Point, version: &str) -> PointRecord {
+    PointRecord {
+        run_id: run_id.to_string(),
+        point_id: p.id.clone(),
+        target: p.target.clone(),
+        config: p.config.clone(),
+        driver: p.driver.clone(),
+        server_version: version.to_string(),
+        workload: p.workload.name().into(),
+        threads: p.threads,
+        repeat: p.repeat,
+        started_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        ..PointRecord::default()
+    }
+}
+
+fn fill(rec: &mut PointRecord, r: &RunReport, cpu_s: f64) {
+    let t = &r.totals;
+    let lat = LatencySummary::new(&r.hist, t.events, t.lat_sum_ns, r.min_max_ns);
+    let rate = |n: u64| {
+        if r.window_s > 0.0 {
+            n as f64 / r.window_s
+        } else {
+            0.0
+        }
+    };
+    rec.duration_s = r4(r.elapsed_s);
+    rec.transactions = t.events;
+    rec.tps = r4(rate(t.events));
+    rec.queries = t.queries();
+    rec.qps = r4(rate(t.queries()));
+    rec.reads = t.reads;
+    rec.writes = t.writes;
+    rec.other = t.other;
+    rec.errors = t.errors;
+    rec.reconnects = t.reconnects;
+    rec.lat_min_ms = r4(lat.min_ms);
+    rec.lat_avg_ms = r4(lat.avg_ms);
+    rec.lat_p50_ms = r4(lat.p50_ms);
+    rec.lat_p95_ms = r4(lat.p95_ms);
+    rec.lat_p99_ms = r4(lat.p99_ms);
+    rec.lat_p999_ms = r4(lat.p999_ms);
+    rec.lat_max_ms = r4(lat.max_ms);
+    rec.client_cpu_s = r4(cpu_s);
+    rec.errors_by_code = r
+        .ignored_by_code
+        .iter()
+        .map(|(c, n)| format!("{c}:{n}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+}
+
+/// `sweepbench run`.
+pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
+    let (spec, plan) = load(a)?;
+    // One run of a sweep at a time: nightly jobs overlap when one runs long.
+    let _lock = crate::pipeline::nightly::Lock::take(&a.results_dir.join(&spec.name))?;
+    let (findings, limits) = preflight_all(&spec, &plan, a.on_capacity).await?;
+    let blocking: Vec<&Finding> = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Blocking)
+        .collect();
+    let capacity_only = blocking.iter().all(|f| f.max_threads.is_some());
+    let skippable = a.on_capacity == OnCapacity::Skip && capacity_only;
+    if !blocking.is_empty() && !skippable {
+        print_findings(&findings);
+        anyhow::bail!(
+            "{} blocking finding(s); nothing was run (see `sweepbench check`)",
+            blocking.len()
+        );
+    }
+    if !a.quiet {
+        print_findings(&findings);
+    }
+    let opened = match &a.resume {
+        Some(run) => RunDir::resume(run, &spec),
+        None => RunDir::create(&a.results_dir, &spec),
+    };
+    let mut dir = opened?;
+    let done: std::collections::BTreeSet<String> =
+        dir.points().iter().map(|p| p.point_id.clone()).collect();
+    let mut plan = plan;
+    let before = plan.points.len();
+    plan.points.retain(|p| !done.contains(&p.id));
+    if a.resume.is_some() && !a.quiet {
+        println!(
+            "resuming {}: {} point(s) done, {} to run",
+            dir.path.display(),
+            before - plan.points.len(),
+            plan.points.len()
+        );
+    }
+    let started_at = chrono::Utc::now();
+    // Who measured: the host and its speed now, so compare can tell a slower VM from a slower
+    // server.
+    let host = serde_json::to_value(crate::pipeline::host::fingerprint(Some(&dir.path)))
+        .unwrap_or(serde_json::Value::Null);
+    dir.write_manifest(&manifest(
+        &spec,
+        &plan,
+        &dir.run_id,
+        (started_at, None),
+        &host,
+        None,
+    ))?;
+    let bar = if a.quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(plan.points.len() as u64)
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "[{elapsed_precise}] {bar:30} {pos}/{len} points, ETA {eta} {msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let t = run_points(&spec, &plan, &limits, &mut dir, &bar, a.quiet).await;
+    bar.finish_and_clear();
+    let end = manifest(
+        &spec,
+        &plan,
+        &dir.run_id,
+        (started_at, Some(chrono::Utc::now())),
+        &host,
+        Some(&t),
+    );
+    if let Err(e) = dir.write_manifest(&end) {
+        eprintln!("sweepbench run: {e:#}");
+    }
+    let report = match crate::pipeline::report::write(&dir.path, None) {
+        Ok(()) => format!("; report: {}", dir.path.join("report.html").display()),
+        Err(e) => {
+            eprintln!("sweepbench run: writing the report failed: {e:#}");
+            String::new()
+        }
+    };
+    println!(
+        "sweep '{}': {} ok, {} failed, {} skipped; results in {}{report}",
+        spec.name,
+        t.ok,
+        t.failed,
+        t.skipped,
+        dir.path.display()
+    );
+    let mut regressed = false;
+    if let (Some((th, against)), false) = (&a.fail_on_regression, t.interrupted) {
+        match super::gate::judge(&spec, &dir, *th, against) {
+            Ok(Some((what, cmp))) => {
+                println!("\n--fail-on-regression: compared {what}");
+                print!("{}", crate::pipeline::compare::text(&cmp));
+                regressed = !cmp.regressed().is_empty();
+            }
+            Ok(None) => println!(
+                "\n--fail-on-regression: the first finished run of '{}': nothing to compare with yet",
+                spec.name
+            ),
+            Err(e) => return Err(e.context("--fail-on-regression")),
+        }
+    }
+    Ok(if t.interrupted {
+        Exit::Interrupted
+    } else if t.failed > 0 {
+        Exit::Failed
+    } else if regressed {
+        Exit::Regression
+    } else {
+        Exit::Ok
+    })
+}
+
+/// What happened to the points of a run.
+#[derive(Debug, Default)]
+struct Tally {
+    ok: u32,
+    failed: u32,
+    skipped: u32,
+    interrupted: bool,
+}
+
+/// Runs the plan's points in order. Points above a target's capacity limit (from
+/// `--on-capacity=skip`) are recorded as skipped in their place.
+async fn run_points(
+    spec: &SweepSpec,
+    plan: &Plan,
+    limits: &BTreeMap<String, u32>,
+    dir: &mut RunDir,
+    bar: &ProgressBar,
+    quiet: bool,
+) -> Tally {
+    let mut t = Tally::default();
+    let mut st = match block::RunState::new(&dir.path, quiet) {
+        Ok(s) => s,
+        Err(e) => {
+            say(bar, format!("error: {e:#}"));
+            t.failed = plan.points.len() as u32;
+            return t;
+        }
+    };
+    let mut current: Option<block::Block> = None;
+    crate::interrupt::install();
+    for p in &plan.points {
+        if crate::interrupt::requested() {
+            t.interrupted = true;
+            break;
+        }
+        bar.set_message(p.id.clone());
+        let mut rec = record(&dir.run_id, p, "");
+        if limits.get(&p.target).is_some_and(|&max| p.threads > max) {
+            rec.status = PointStatus::Skipped;
+            rec.error = format!(
+                "{} cannot take {} threads (--on-capacity=skip)",
+                p.target, p.threads
+            );
+            t.skipped += 1;
+        } else {
+            let key = format!("{}/{}", p.target, p.config);
+            if current.as_ref().map(|b| b.key.as_str()) != Some(key.as_str()) {
+                if let Some(prev) = current.take() {
+                    let k = prev.key.clone();
+                    if let Err(e) = prev.close().await {
+                        say(bar, format!("warning: closing {k}: {e:#}"));
+                    }
+                }
+                let config = spec
+                    .configs
+                    .iter()
+                    .find(|x| x.name == p.config)
+                    .expect("planned config exists");
+                if !quiet {
+                    say(bar, format!("starting {key}"));
+                }
+                current = Some(block::Block::open(spec, plan, &p.target, config, &mut st).await);
+            }
+            let b = current.as_mut().expect("block opened above");
+            rec.server_version = b.version.clone();
+            run_one(spec, p, b, &mut rec, dir, bar, quiet).await;
+        }
+        if rec.status == PointStatus::Failed && crate::interrupt::requested() {
+            // The point failed because of the interrupt (a load cut short, say).
+            rec.status = PointStatus::Interrupted;
+        }
+        match rec.status {
+            PointStatus::Ok => {
+                t.ok += 1;
+                if !quiet {
+                    say(
+                        bar,
+                        format!(
+                            "{}: {:.2} tps, {:.2} qps, p95 {:.2} ms",
+                            p.id, rec.tps, rec.qps, rec.lat_p95_ms
+                        ),
+                    );
+                }
+            }
+            PointStatus::Failed => {
+                t.failed += 1;
+                say(bar, format!("{}: failed: {}", p.id, rec.error));
+            }
+            PointStatus::Interrupted => t.interrupted = true,
+            PointStatus::Skipped => {}
+        }
+        if let Err(e) = dir.append_point(&rec) {
+            say(bar, format!("error: {e:#}"));
+            t.failed += 1;
+            break;
+        }
+        bar.inc(1);
+        if t.interrupted {
+            break;
+        }
+    }
+    if let Some(prev) = current.take() {
+        let k = prev.key.clone();
+        if let Err(e) = prev.close().await {
+            say(bar, format!("warning: closing {k}: {e:#}"));
+        }
+    }
+    t
+}
+
+/// Measures one point on the open block and fills its record.
+async fn run_one(
+    spec: &SweepSpec,
+    p: &Point,
+    b: &mut block::Block,
+    rec: &mut PointRecord,
+    dir: &mut RunDir,
+    bar: &ProgressBar,
+    quiet: bool,
+) {
+    rec.status = PointStatus::Failed;
+    if let Some(e) = &b.error {
+        rec.error = e.clone();
+        return;
+    }
+    if let Err(e) = b.before_point().await {
+        rec.error = format!("restarting the server: {e:#}");
+        return;
+    }
+    let c = b.conn.clone().expect("an open block has a connection");
+    let srv0 = b.server_cpu_seconds();
+    let measured = if p.driver == "sysbench" {
+        run_sysbench(spec, p, &c, rec, dir).await
+    } else {
+        run_native(spec, p, &c, rec, dir, bar, quiet).await
+    };
+    if measured {
+        rec.server_cpu_s = match (srv0, b.server_cpu_seconds()) {
+            (Some(a), Some(z)) => Some(r4(z - a)),
+            _ => None,
+        };
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+        rec.client_cpu_pct = crate::pipeline::report::client_cpu_pct(
+            rec.client_cpu_s,
+            rec.duration_s,
+            rec.threads,
+            cores,
+        );
+    }
+    if rec.status == PointStatus::Failed {
+        if let Some(note) = b.revive().await {
+            rec.error = format!("{} | {note}", rec.error);
+        }
+    }
+}
+
+/// The sysbench binary measures the point. Returns whether it produced figures.
+async fn run_sysbench(
+    spec: &SweepSpec,
+    p: &Point,
+    c: &ConnInfo,
+    rec: &mut PointRecord,
+    dir: &mut RunDir,
+) -> bool {
+    match sysbench_driver::run_point(spec, p.workload, p.threads, c, rec).await {
+        Ok(intervals) => {
+            let _ = dir.append_intervals(&p.id, &intervals);
+            true
+        }
+        Err(e) => {
+            rec.status = PointStatus::Failed;
+            rec.error = format!("{e:#}");
+            false
+        }
+    }
+}
+
+/// The native engine measures the point. Returns whether it produced figures.
+async fn run_native(
+    spec: &SweepSpec,
+    p: &Point,
+    c: &ConnInfo,
+    rec: &mut PointRecord,
+    dir: &mut RunDir,
+    bar: &ProgressBar,
+    quiet: bool,
+) -> bool {
+    let o = point_options(spec, p.workload, p.threads, c);
+    let mut obs = PointObserver {
+        bar,
+        quiet,
+        percentile: o.percentile.max(1),
+        id: p.id.clone(),
+        print_every: spec.run.report_interval_s,
+    };
+    let cpu0 = crate::usage::self_cpu_seconds();
+    let r = match exec::run(&o, &mut obs).await {
+        Ok(r) => r,
+        Err(e) => {
+            rec.error = format!("{e:#}");
+            return false;
+        }
+    };
+    fill(rec, &r, crate::usage::self_cpu_seconds() - cpu0);
+    let _ = dir.append_intervals(&p.id, &r.intervals);
+    let seconds: Vec<(f64, &crate::engine::metrics::TotalHist)> = r
+        .intervals
+        .iter()
+        .map(|s| s.t_s)
+        .zip(&r.interval_hists)
+        .collect();
+    if let Err(e) = dir.write_histogram(&p.id, &r.hist, r.elapsed_s, &seconds) {
+        say(bar, format!("warning: {e:#}"));
+    }
+    rec.status = match (&r.fatal, r.interrupted, r.unfinished) {
+        (Some(f), _, _) => {
+            rec.error = f.clone();
+            PointStatus::Failed
+        }
+        (None, _, Some(n)) => {
+            rec.error = format!(
+                "point timeout: {n} event(s) still running {:.0}s after the point's end; ended by forced shutdown",
+                point_grace_s(spec)
+            );
+            PointStatus::Failed
+        }
+        (None, true, None) => PointStatus::Interrupted,
+        (None, false, None) => PointStatus::Ok,
+    };
+    true
+}
+
+/// manifest.json: what ran, where, when. Addresses are redacted.
+fn manifest(
+    spec: &SweepSpec,
+    plan: &Plan,
+    run_id: &str,
+    (started, ended): (
+        chrono::DateTime<chrono::Utc>,
+        Option<chrono::DateTime<chrono::Utc>>,
+    ),
+    host: &serde_json::Value,
+    t: Option<&Tally>,
+) -> serde_json::Value {
+    let targets: Vec<serde_json::Value> = spec
+        .targets
+        .iter()
+        .map(|x| match &x.kind {
+            TargetKind::External(c) => {
+                serde_json::json!({"name": x.name, "kind": "external", "url": c.redacted()})
+            }
+            TargetKind::Managed(m) => {
+                serde_json::json!({"name": x.name, "kind": "managed", "server": m})
+            }
+        })
+        .collect();
+    serde_json::json!({
+        "tool": "sweepbench",
+        "version": env!("CARGO_PKG_VERSION"),
+        "sweep": spec.name,
+        "description": spec.description,
+        "run_id": run_id,
+        "started_at": started.to_rfc3339(),
+        "ended_at": ended.map(|e| e.to_rfc3339()),
+        "host": host,
+        "data": spec.data,
+        "run": spec.run,
+        "workload_options": spec.workload_options.given(),
+        "targets": targets,
+        "configs": spec.configs,
+        "baseline": spec.baseline,
+        "plan": plan.points.iter().map(|p| p.id.as_str()).collect::<Vec<_>>(),
+        "summary": t.map(|t| serde_json::json!({"ok": t.ok, "failed": t.failed, "skipped": t.skipped, "interrupted": t.interrupted})),
+    })
+}
