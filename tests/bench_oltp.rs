@@ -62,6 +62,21 @@ fn prepare_run_cleanup_read_write() {
     );
 }
 
+/// sysbench 1.1's --create-table-options reaches the server's CREATE TABLE.
+#[test]
+fn create_table_options_reach_the_table() {
+    let conn = fresh_db("cto");
+    bench_ok(
+        "oltp_point_select prepare --table-size=100 --create-table-options=ROW_FORMAT=COMPACT",
+        &conn,
+    );
+    let format = query_col(
+        "SELECT row_format FROM information_schema.tables WHERE table_schema='cto' AND table_name='sbtest1'",
+    );
+    assert_eq!(format, ["Compact"]);
+    assert_eq!(query_u64("SELECT COUNT(*) FROM cto.sbtest1"), 100);
+}
+
 fn sysbench(args: &[String]) -> String {
     let out = std::process::Command::new("sysbench")
         .args(args)

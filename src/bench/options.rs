@@ -190,6 +190,12 @@ const DEFS: &[Def] = &[
         "storage engine for created tables",
     ),
     def(
+        "create_table_options",
+        Kind::Str,
+        "",
+        "extra CREATE TABLE options, e.g. ROW_FORMAT=COMPRESSED (sysbench 1.1)",
+    ),
+    def(
         "mysql_ssl",
         Kind::Bool,
         "off",
@@ -593,6 +599,7 @@ pub fn build(workload: &str, raw: &RawOptions) -> Result<EngineConfig, OptionErr
         skip_trx: raw.flag("skip_trx"),
         secondary: raw.flag("secondary"),
         storage_engine: raw.get("mysql_storage_engine").to_string(),
+        create_table_options: typed(raw, "create_table_options")?,
         random_points: u32_opt(raw, "random_points")?.max(1),
         number_of_ranges: u32_opt(raw, "number_of_ranges")?.max(1),
         delta: u32_opt(raw, "delta")?,
@@ -832,6 +839,17 @@ mod tests {
         assert!(o.histogram);
         assert_eq!(o.threads, 8);
         assert_eq!(o.workload, WorkloadKind::ReadOnly);
+    }
+
+    #[test]
+    fn create_table_options_are_checked_by_their_type() {
+        let o = build("oltp_insert --create-table-options=ROW_FORMAT=COMPACT").unwrap();
+        assert_eq!(o.wl.create_table_options.as_str(), "ROW_FORMAT=COMPACT");
+        let err = build("oltp_insert --create-table-options=x;y").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid value 'x;y' for --create-table-options: one CREATE TABLE's clauses: ';' is not allowed"
+        );
     }
 
     #[test]

@@ -299,6 +299,43 @@ pub fn check_engine_name(name: &str) -> Result<(), String> {
     }
 }
 
+/// `--create-table-options` (sysbench 1.1): extra clauses after CREATE TABLE's engine, e.g.
+/// `ROW_FORMAT=COMPRESSED` or `PARTITION BY HASH(id) PARTITIONS 4`. One statement's worth:
+/// no ';'.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct TableOptions(String);
+
+impl TryFrom<String> for TableOptions {
+    type Error = String;
+    fn try_from(s: String) -> Result<TableOptions, String> {
+        if s.contains(';') {
+            Err("one CREATE TABLE's clauses: ';' is not allowed".into())
+        } else {
+            Ok(TableOptions(s))
+        }
+    }
+}
+
+impl FromStr for TableOptions {
+    type Err = String;
+    fn from_str(s: &str) -> Result<TableOptions, String> {
+        TableOptions::try_from(s.to_string())
+    }
+}
+
+impl From<TableOptions> for String {
+    fn from(t: TableOptions) -> String {
+        t.0
+    }
+}
+
+impl TableOptions {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
 /// Ten years: beyond that the clock arithmetic overflows and nobody means it.
 pub const MAX_SECONDS: u64 = 315_360_000;
 
@@ -322,6 +359,7 @@ pub struct WorkloadOptions {
     pub skip_trx: bool,
     pub secondary: bool,
     pub storage_engine: String,
+    pub create_table_options: TableOptions,
     pub random_points: u32,
     pub number_of_ranges: u32,
     pub delta: u32,
@@ -347,6 +385,7 @@ impl Default for WorkloadOptions {
             skip_trx: false,
             secondary: false,
             storage_engine: "innodb".into(),
+            create_table_options: TableOptions::default(),
             random_points: 10,
             number_of_ranges: 10,
             delta: 5,
@@ -471,6 +510,10 @@ mod tests {
         assert!(check_engine_name("innodb").is_ok());
         assert!(check_engine_name("innodb; drop").is_err());
         assert!(check_engine_name("").is_err());
+        assert!("ROW_FORMAT=COMPACT".parse::<TableOptions>().is_ok());
+        assert!("ROW_FORMAT=COMPACT; DROP TABLE x"
+            .parse::<TableOptions>()
+            .is_err());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! bad value is reported by the TOML reader at its line and column. `apply` lays them over
 //! sysbench's defaults; `sysbench_args` gives them to the sysbench binary.
 
-use super::{EngineConfig, IgnoreErrors, ParetoH, Percentile, PsMode, RandType};
+use super::{EngineConfig, IgnoreErrors, ParetoH, Percentile, PsMode, RandType, TableOptions};
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
@@ -76,6 +76,8 @@ pub struct Overrides {
     pub skip_trx: Option<Spanned<Flag>>,
     #[serde(alias = "oltp_secondary")]
     pub secondary: Option<Spanned<Flag>>,
+    #[serde(alias = "create-table-options")]
+    pub create_table_options: Option<Spanned<TableOptions>>,
     #[serde(alias = "random-points")]
     pub random_points: Option<Spanned<u32>>,
     #[serde(alias = "number-of-ranges")]
@@ -148,6 +150,7 @@ impl Overrides {
             rand_type => c.rand.kind, |x: RandType| x;
             db_ps_mode => c.ps_mode, |x: PsMode| x;
             mysql_ignore_errors => c.ignore_errors, |x: IgnoreErrors| x;
+            create_table_options => c.wl.create_table_options, |x: TableOptions| x;
             percentile => c.percentile, u32::from;
         );
         c.fit_workload();
@@ -232,7 +235,7 @@ mod tests {
 
     #[test]
     fn given_options_override_the_defaults_and_only_those() {
-        let o = parse("range-size = 50\noltp_skip_trx = \"on\"\nrand_type = \"uniform\"\nrand_pareto_h = 0.5\nmysql_ignore_errors = [1062]\n").unwrap();
+        let o = parse("range-size = 50\noltp_skip_trx = \"on\"\nrand_type = \"uniform\"\nrand_pareto_h = 0.5\nmysql_ignore_errors = [1062]\ncreate_table_options = \"ROW_FORMAT=COMPACT\"\n").unwrap();
         let mut c = EngineConfig::new(WorkloadKind::ReadWrite);
         o.apply(&mut c);
         let mut want = EngineConfig::new(WorkloadKind::ReadWrite);
@@ -241,12 +244,14 @@ mod tests {
         want.rand.kind = RandType::Uniform;
         want.rand.pareto_h = 0.5;
         want.ignore_errors = IgnoreErrors::Codes(vec![1062]);
+        want.wl.create_table_options = "ROW_FORMAT=COMPACT".parse().unwrap();
         assert_eq!(c, want);
         let mut args = o.sysbench_args();
         args.sort();
         assert_eq!(
             args,
             [
+                "--create-table-options=ROW_FORMAT=COMPACT",
                 "--mysql-ignore-errors=1062",
                 "--rand-pareto-h=0.5",
                 "--rand-type=uniform",

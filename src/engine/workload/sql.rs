@@ -20,8 +20,9 @@ pub fn create_table(table: u32, o: &WorkloadOptions) -> String {
     format!(
         "CREATE TABLE sbtest{table}(\n  id {id_def},\n  k INTEGER DEFAULT '0' NOT NULL,\n  \
          c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  \
-         {id_index} (id)\n) /*! ENGINE = {} */ ",
-        o.storage_engine
+         {id_index} (id)\n) /*! ENGINE = {} */ {}",
+        o.storage_engine,
+        o.create_table_options.as_str()
     )
 }
 
@@ -150,6 +151,11 @@ mod tests {
         let t = create_table(1, &wl("auto_inc = false\nsecondary = true"));
         assert!(t.contains("id INTEGER NOT NULL,\n"));
         assert!(t.contains("KEY xid (id)"));
+        let t = create_table(1, &wl("create_table_options = \"ROW_FORMAT=COMPACT\""));
+        assert!(
+            t.ends_with(") /*! ENGINE = innodb */ ROW_FORMAT=COMPACT"),
+            "{t}"
+        );
     }
 
     #[test]
