@@ -5,10 +5,11 @@
 
 mod interval;
 pub mod pacer;
+mod supervise;
 mod worker;
 
-use crate::engine::config::{EngineConfig, ForcedShutdown};
-use crate::engine::metrics::{self, Counts, LiveCounts, TotalHist, WorkerHist};
+use crate::engine::config::EngineConfig;
+use crate::engine::metrics::{Counts, LiveCounts, TotalHist, WorkerHist};
 use crate::engine::wire::Sockets;
 use crate::engine::workload::rand::UniqueSeq;
 use crate::engine::workload::session::SessionConfig;
@@ -18,7 +19,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
-use tokio::time::Instant as TokioInstant;
 
 /// Figures of one report interval (sysbench's interval line).
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -193,37 +193,6 @@ impl Drop for Teardown {
     }
 }
 
-/// Waits briefly for busy workers to hand over the interval's histogram; late ones land in
-/// the next interval.
-async fn collect_handovers(
-    rx: &mut mpsc::UnboundedReceiver<WorkerHist>,
-    iv: &mut interval::Intervals,
-    want: usize,
-    period: Duration,
-) {
-    let wait = tokio::time::sleep(period.min(Duration::from_millis(100)) / 2);
-    tokio::pin!(wait);
-    let mut got = 0;
-    while got < want {
-        tokio::select! {
-            Some(h) = rx.recv() => {
-                iv.absorb(&h);
-                got += 1;
-            }
-            _ = &mut wait => break,
-        }
-    }
-}
-
-fn forced_after(o: &EngineConfig) -> Option<Duration> {
-    let secs = match o.forced_shutdown {
-        ForcedShutdown::Off => return None,
-        ForcedShutdown::Seconds(s) => s,
-        ForcedShutdown::PercentOfTime(p) => o.time_s as f64 * p / 100.0,
-    };
-    Some(Duration::from_secs(o.warmup_s + o.time_s) + Duration::from_secs_f64(secs))
-}
-
 /// Runs the workload as `o` describes and returns what was measured. Errors before the start
 /// (connect, prepare) are returned as errors; a fatal error during the run is in the report.
 pub async fn run(o: &EngineConfig, observer: &mut dyn Observer) -> anyhow::Result<RunReport> {
@@ -243,46 +212,12 @@ pub async fn run(o: &EngineConfig, observer: &mut dyn Observer) -> anyhow::Resul
         cfg: cfg.clone(),
         go: go.clone(),
     };
-    let (ready_tx, mut ready_rx) = mpsc::unbounded_channel();
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let (end_tx, mut end_rx) = mpsc::unbounded_channel();
-    let links = Arc::new(worker::Links {
-        cfg: cfg.clone(),
-        gate: Arc::new(worker::Gate::new()),
-        go: go.clone(),
-        ready: ready_tx,
-        hists: tx,
-        ends: end_tx,
-    });
-    for i in 0..threads {
-        worker::spawn(i, seed, links.clone())
-            .map_err(|e| anyhow::anyhow!("cannot start worker thread {i}: {e}"))?;
-    }
-    drop(links);
-    let limit = Duration::from_secs(30u64.max(threads as u64 / 20));
-    let opened = async {
-        for _ in 0..threads {
-            match ready_rx.recv().await {
-                Some((_, Ok(()))) => {}
-                Some((i, Err(e))) => {
-                    return Err(e.context(format!("thread {i} failed to initialize")))
-                }
-                None => anyhow::bail!("worker initialisation failed"),
-            }
-        }
-        Ok(())
-    };
-    match tokio::time::timeout(limit, opened).await {
-        Ok(r) => r?,
-        Err(_) => anyhow::bail!(
-            "FATAL: Worker threads failed to initialize within {} seconds!",
-            limit.as_secs()
-        ),
-    }
+    let mut inbox = start_workers(&cfg, &go, seed, threads)?;
+    inbox.wait_ready(threads).await?;
     let start = Instant::now();
     let measure_start = start + Duration::from_secs(o.warmup_s);
     let ctx = Arc::new(RunCtx {
-        stop: stop.clone(),
+        stop,
         forced: AtomicBool::new(false),
         epoch: AtomicU64::new(0),
         started_events: AtomicU64::new(0),
@@ -296,158 +231,67 @@ pub async fn run(o: &EngineConfig, observer: &mut dyn Observer) -> anyhow::Resul
     });
     go.set(Some(ctx.clone()));
     observer.threads_started();
+    let mut s = supervise::Supervisor::new(o, ctx, &cfg.sockets);
+    s.watch(&mut inbox, observer).await;
+    Ok(s.report(&mut inbox, observer))
+}
 
-    let mut iv = interval::Intervals::new(o.percentile, start, measure_start);
-    let period = Duration::from_secs(o.report_interval_s.max(1));
-    let mut ticker =
-        tokio::time::interval_at(TokioInstant::from_std(measure_start + period), period);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let forced_at = forced_after(o).map(|d| start + d);
-    let forced = async move {
-        match forced_at {
-            Some(at) => tokio::time::sleep_until(TokioInstant::from_std(at)).await,
-            None => std::future::pending().await,
-        }
-    };
-    tokio::pin!(forced);
-    // Signals are noticed by polling the process-wide request: one that came before this run
-    // (between two points of a sweep) ends it at once.
-    let mut signals = tokio::time::interval(Duration::from_millis(20));
-    let mut interrupted = false;
-    let mut unfinished = None;
-    let mut ends = Vec::new();
-    // Workers that have left, including any that failed without a report.
-    let mut finished = 0;
-    let mut base = Baseline::start(measure_start, threads);
-    let mut checkpoints = o
-        .checkpoints_s
-        .iter()
-        .map(|&c| measure_start + Duration::from_secs(c));
-    let mut next_checkpoint = checkpoints.next();
-    loop {
-        let checkpoint = async move {
-            match next_checkpoint {
-                Some(at) => tokio::time::sleep_until(TokioInstant::from_std(at)).await,
-                None => std::future::pending().await,
+/// What the workers send the controller: readiness once, a histogram per interval, and how
+/// each one ended.
+struct Inbox {
+    ready: mpsc::UnboundedReceiver<(usize, anyhow::Result<()>)>,
+    hists: mpsc::UnboundedReceiver<WorkerHist>,
+    ends: mpsc::UnboundedReceiver<Result<WorkerEnd, String>>,
+}
+
+/// Starts one OS thread per worker; each connects and prepares, then waits for `go`.
+fn start_workers(
+    cfg: &Arc<SessionConfig>,
+    go: &Arc<worker::Go>,
+    seed: u64,
+    threads: usize,
+) -> anyhow::Result<Inbox> {
+    let (ready_tx, ready) = mpsc::unbounded_channel();
+    let (hists_tx, hists) = mpsc::unbounded_channel();
+    let (ends_tx, ends) = mpsc::unbounded_channel();
+    let links = Arc::new(worker::Links {
+        cfg: cfg.clone(),
+        gate: Arc::new(worker::Gate::new()),
+        go: go.clone(),
+        ready: ready_tx,
+        hists: hists_tx,
+        ends: ends_tx,
+    });
+    for i in 0..threads {
+        worker::spawn(i, seed, links.clone())
+            .map_err(|e| anyhow::anyhow!("cannot start worker thread {i}: {e}"))?;
+    }
+    Ok(Inbox { ready, hists, ends })
+}
+
+impl Inbox {
+    /// Waits until every worker has connected and prepared, as sysbench does before
+    /// "Threads started!"; gives up after 30 s (more for thousands of threads).
+    async fn wait_ready(&mut self, threads: usize) -> anyhow::Result<()> {
+        let limit = Duration::from_secs(30u64.max(threads as u64 / 20));
+        let opened = async {
+            for _ in 0..threads {
+                match self.ready.recv().await {
+                    Some((_, Ok(()))) => {}
+                    Some((i, Err(e))) => {
+                        return Err(e.context(format!("thread {i} failed to initialize")))
+                    }
+                    None => anyhow::bail!("worker initialisation failed"),
+                }
             }
+            Ok(())
         };
-        if finished == threads {
-            break;
-        }
-        tokio::select! {
-            r = end_rx.recv() => match r {
-                None => break,
-                Some(r) => {
-                    finished += 1;
-                    match r {
-                        Ok(end) => ends.push(end),
-                        Err(m) => ctx.set_fatal(m),
-                    }
-                }
-            },
-            Some(h) = rx.recv() => iv.absorb(&h),
-            _ = ticker.tick(), if o.report_interval_s > 0 => {
-                ctx.epoch.fetch_add(1, Relaxed);
-                collect_handovers(&mut rx, &mut iv, threads - finished, period).await;
-                let now = Instant::now();
-                // At the deadline's own tick workers are leaving because time is up, not
-                // because they failed: report them as running, as sysbench does.
-                let running = if ctx.deadline.is_some_and(|d| now + period / 4 >= d) {
-                    threads
-                } else {
-                    threads - finished
-                };
-                let s = iv.report(now, &ctx.live, running as u32, ctx.pacer.as_ref());
-                observer.interval(s);
-            }
-            _ = checkpoint => {
-                ctx.epoch.fetch_add(1, Relaxed);
-                collect_handovers(&mut rx, &mut iv, threads - finished, period).await;
-                let now = Instant::now();
-                let hist = std::mem::replace(&mut iv.total, metrics::total_hist());
-                let (report, next) = base.report(&ctx, hist, now);
-                observer.checkpoint((now - measure_start).as_secs_f64(), &report);
-                base = next;
-                next_checkpoint = checkpoints.next();
-            }
-            _ = signals.tick(), if !interrupted => {
-                if crate::interrupt::requested() {
-                    interrupted = true;
-                    stop.store(true, Relaxed);
-                }
-            }
-            _ = &mut forced => {
-                ctx.forced.store(true, Relaxed);
-                stop.store(true, Relaxed);
-                unfinished = Some(ctx.live.iter().filter(|l| l.busy.load(Relaxed)).count() as u64);
-                cfg.sockets.shutdown_all();
-                // Shut sockets end blocked queries at once; a thread still stuck (a connect
-                // to a dead host) is left behind rather than holding up the report.
-                let give_up = TokioInstant::now() + Duration::from_secs(5);
-                while finished < threads {
-                    match tokio::time::timeout_at(give_up, end_rx.recv()).await {
-                        Ok(Some(r)) => {
-                            finished += 1;
-                            if let Ok(end) = r { ends.push(end); }
-                        }
-                        _ => break,
-                    }
-                }
-                break;
-            }
+        match tokio::time::timeout(limit, opened).await {
+            Ok(r) => r,
+            Err(_) => anyhow::bail!(
+                "FATAL: Worker threads failed to initialize within {} seconds!",
+                limit.as_secs()
+            ),
         }
     }
-    // sysbench's total time ends when the last thread finished its work, not after the
-    // disconnects; a forced shutdown ends it now.
-    let end = match unfinished {
-        Some(_) => Instant::now(),
-        None => ends
-            .iter()
-            .map(|e| e.done)
-            .max()
-            .unwrap_or_else(Instant::now),
-    };
-    while let Ok(h) = rx.try_recv() {
-        iv.absorb(&h);
-    }
-    for e in &ends {
-        iv.absorb(&e.hist);
-    }
-    // A run whose end falls on a tick (--time a multiple of --report-interval) gets that
-    // tick's line, as sysbench's reporter prints it while the workers stop. With --rate the
-    // workers stop at the last arrival before the deadline, so "on a tick" is judged by the
-    // schedule, not by the exact end time.
-    let ticks_due = match o.time_s {
-        0 => 0,
-        t => (t / period.as_secs().max(1)) as usize,
-    };
-    let ends_on_tick = o.time_s > 0
-        && o.time_s % period.as_secs().max(1) == 0
-        && iv.series.len() < ticks_due
-        && ctx.deadline.is_some_and(|d| end + period / 2 >= d)
-        && !interrupted
-        && unfinished.is_none()
-        && ctx.fatal.lock().map_or(true, |f| f.is_none());
-    if o.report_interval_s > 0
-        && (ends_on_tick || iv.since_last(end) >= period.as_secs_f64() * 0.95)
-    {
-        let s = iv.report(end, &ctx.live, threads as u32, ctx.pacer.as_ref());
-        observer.interval(s);
-    }
-    let (mut report, _) = base.report(&ctx, iv.total, end);
-    if let Some(n) = unfinished {
-        report.totals.events += n;
-    }
-    report.threads = threads as u32;
-    report.intervals = iv.series;
-    report.interval_hists = iv.hists;
-    report.fatal = ctx.fatal.lock().unwrap_or_else(|p| p.into_inner()).take();
-    report.unfinished = unfinished;
-    report.interrupted = interrupted;
-    for e in &ends {
-        for &(code, n) in &e.ignored {
-            *report.ignored_by_code.entry(code).or_default() += n;
-        }
-    }
-    Ok(report)
 }

@@ -1,0 +1,363 @@
+//! sysbench 1.0.20's option table for `bench`: every option's canonical name, value kind,
+//! default (as `--help` prints it; the engine's own defaults are tested to match) and help
+//! line, and the 0.5 names that alias them.
+
+/// What the option's value must look like.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    Int,
+    Float,
+    Bool,
+    Str,
+}
+
+pub(super) struct Def {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub default: &'static str,
+    pub help: &'static str,
+}
+
+const fn def(name: &'static str, kind: Kind, default: &'static str, help: &'static str) -> Def {
+    Def {
+        name,
+        kind,
+        default,
+        help,
+    }
+}
+
+/// Every option `bench` accepts, under sysbench 1.0.20's canonical name.
+pub(super) const DEFS: &[Def] = &[
+    def(
+        "threads",
+        Kind::Int,
+        "1",
+        "number of threads (connections) to use",
+    ),
+    def(
+        "events",
+        Kind::Int,
+        "0",
+        "limit for total number of events (0 = none)",
+    ),
+    def(
+        "time",
+        Kind::Int,
+        "10",
+        "limit for total execution time in seconds (0 = none)",
+    ),
+    def(
+        "warmup_time",
+        Kind::Int,
+        "0",
+        "run events this many seconds before measuring; they are not counted (sysbench 1.1)",
+    ),
+    def(
+        "forced_shutdown",
+        Kind::Str,
+        "off",
+        "seconds (or N%) after --time to end a run that does not stop by itself; 'off' to disable",
+    ),
+    def(
+        "rate",
+        Kind::Int,
+        "0",
+        "average transactions rate, open loop (0 = unlimited)",
+    ),
+    def(
+        "report_interval",
+        Kind::Int,
+        "0",
+        "print intermediate statistics every N seconds (0 = off)",
+    ),
+    def(
+        "report_checkpoints",
+        Kind::Str,
+        "",
+        "comma-separated seconds at which to print a full report and reset the counters",
+    ),
+    def(
+        "percentile",
+        Kind::Int,
+        "95",
+        "percentile to report in latency statistics (1-100, 0 = disabled)",
+    ),
+    def(
+        "histogram",
+        Kind::Bool,
+        "off",
+        "print the latency histogram in the report",
+    ),
+    def(
+        "rand_type",
+        Kind::Str,
+        "special",
+        "random distribution: uniform, gaussian, special, pareto, zipfian",
+    ),
+    def(
+        "rand_seed",
+        Kind::Int,
+        "0",
+        "seed for the random number generators (0 = current time)",
+    ),
+    def(
+        "rand_spec_iter",
+        Kind::Int,
+        "12",
+        "iterations for the gaussian and special distributions",
+    ),
+    def(
+        "rand_spec_pct",
+        Kind::Float,
+        "1",
+        "percentage of values treated as 'special'",
+    ),
+    def(
+        "rand_spec_res",
+        Kind::Float,
+        "75",
+        "percentage of 'special' values to use",
+    ),
+    def(
+        "rand_pareto_h",
+        Kind::Float,
+        "0.2",
+        "parameter h of the pareto distribution",
+    ),
+    def(
+        "rand_zipfian_exp",
+        Kind::Float,
+        "0.8",
+        "exponent of the zipfian distribution",
+    ),
+    def(
+        "db_driver",
+        Kind::Str,
+        "mysql",
+        "database driver (only mysql)",
+    ),
+    def(
+        "db_ps_mode",
+        Kind::Str,
+        "auto",
+        "prepared statements: auto or disable",
+    ),
+    def(
+        "db_debug",
+        Kind::Bool,
+        "off",
+        "accepted for compatibility; no effect",
+    ),
+    def(
+        "mysql_host",
+        Kind::Str,
+        "localhost",
+        "MySQL server host(s), comma-separated; localhost means the Unix socket",
+    ),
+    def(
+        "mysql_port",
+        Kind::Str,
+        "3306",
+        "MySQL server port(s), comma-separated",
+    ),
+    def(
+        "mysql_socket",
+        Kind::Str,
+        "",
+        "MySQL socket path(s), comma-separated",
+    ),
+    def("mysql_user", Kind::Str, "sbtest", "MySQL user"),
+    def("mysql_password", Kind::Str, "", "MySQL password"),
+    def("mysql_db", Kind::Str, "sbtest", "MySQL database name"),
+    def(
+        "mysql_ignore_errors",
+        Kind::Str,
+        "1213,1020,1205",
+        "error codes that restart the event instead of ending the run, or 'all'",
+    ),
+    def(
+        "mysql_storage_engine",
+        Kind::Str,
+        "innodb",
+        "storage engine for created tables",
+    ),
+    def(
+        "create_table_options",
+        Kind::Str,
+        "",
+        "extra CREATE TABLE options, e.g. ROW_FORMAT=COMPRESSED (sysbench 1.1)",
+    ),
+    def(
+        "mysql_ssl",
+        Kind::Bool,
+        "off",
+        "use SSL (not supported: must stay off)",
+    ),
+    def(
+        "mysql_compression",
+        Kind::Bool,
+        "off",
+        "use compression (not supported: must stay off)",
+    ),
+    def(
+        "mysql_dry_run",
+        Kind::Bool,
+        "off",
+        "accepted for compatibility; must stay off",
+    ),
+    def("tables", Kind::Int, "1", "number of tables"),
+    def("table_size", Kind::Int, "10000", "number of rows per table"),
+    def(
+        "range_size",
+        Kind::Int,
+        "100",
+        "range size for range SELECT queries",
+    ),
+    def(
+        "point_selects",
+        Kind::Int,
+        "10",
+        "number of point SELECT queries per transaction",
+    ),
+    def(
+        "simple_ranges",
+        Kind::Int,
+        "1",
+        "number of simple range SELECT queries per transaction",
+    ),
+    def(
+        "sum_ranges",
+        Kind::Int,
+        "1",
+        "number of SELECT SUM() queries per transaction",
+    ),
+    def(
+        "order_ranges",
+        Kind::Int,
+        "1",
+        "number of SELECT ORDER BY queries per transaction",
+    ),
+    def(
+        "distinct_ranges",
+        Kind::Int,
+        "1",
+        "number of SELECT DISTINCT queries per transaction",
+    ),
+    def(
+        "index_updates",
+        Kind::Int,
+        "1",
+        "number of UPDATE index queries per transaction",
+    ),
+    def(
+        "non_index_updates",
+        Kind::Int,
+        "1",
+        "number of UPDATE non-index queries per transaction",
+    ),
+    def(
+        "delete_inserts",
+        Kind::Int,
+        "1",
+        "number of DELETE/INSERT combinations per transaction",
+    ),
+    def(
+        "range_selects",
+        Kind::Bool,
+        "on",
+        "enable/disable all range SELECT queries",
+    ),
+    def(
+        "auto_inc",
+        Kind::Bool,
+        "on",
+        "use AUTO_INCREMENT column as primary key",
+    ),
+    def(
+        "create_secondary",
+        Kind::Bool,
+        "on",
+        "create a secondary index in addition to the PRIMARY KEY",
+    ),
+    def(
+        "skip_trx",
+        Kind::Bool,
+        "off",
+        "don't start explicit transactions (autocommit)",
+    ),
+    def(
+        "secondary",
+        Kind::Bool,
+        "off",
+        "use a secondary index in place of the PRIMARY KEY",
+    ),
+    def(
+        "random_points",
+        Kind::Int,
+        "10",
+        "number of random points (select_random_points)",
+    ),
+    def(
+        "number_of_ranges",
+        Kind::Int,
+        "10",
+        "number of random ranges (select_random_ranges)",
+    ),
+    def(
+        "delta",
+        Kind::Int,
+        "5",
+        "size of the random ranges (select_random_ranges)",
+    ),
+    def(
+        "prepare_threads",
+        Kind::Int,
+        "0",
+        "connections used by prepare (0 = max(2, --threads))",
+    ),
+    def(
+        "format",
+        Kind::Str,
+        "text",
+        "output: text (sysbench 1.0 layout) or json",
+    ),
+    def("verbosity", Kind::Int, "3", "accepted for compatibility"),
+    def(
+        "oltp_read_only",
+        Kind::Bool,
+        "off",
+        "legacy oltp: read-only transactions",
+    ),
+    def(
+        "oltp_write_only",
+        Kind::Bool,
+        "off",
+        "legacy oltp: write-only transactions",
+    ),
+];
+
+/// Legacy (0.5) names and deprecated 1.0 names, mapped to the canonical ones.
+pub(super) const ALIASES: &[(&str, &str)] = &[
+    ("num_threads", "threads"),
+    ("max_time", "time"),
+    ("max_requests", "events"),
+    ("tx_rate", "rate"),
+    ("warmup", "warmup_time"),
+    ("oltp_table_size", "table_size"),
+    ("oltp_tables_count", "tables"),
+    ("oltp_point_selects", "point_selects"),
+    ("oltp_simple_ranges", "simple_ranges"),
+    ("oltp_sum_ranges", "sum_ranges"),
+    ("oltp_order_ranges", "order_ranges"),
+    ("oltp_distinct_ranges", "distinct_ranges"),
+    ("oltp_index_updates", "index_updates"),
+    ("oltp_non_index_updates", "non_index_updates"),
+    ("oltp_delete_inserts", "delete_inserts"),
+    ("oltp_range_size", "range_size"),
+    ("oltp_range_selects", "range_selects"),
+    ("oltp_skip_trx", "skip_trx"),
+    ("oltp_auto_inc", "auto_inc"),
+    ("oltp_secondary", "secondary"),
+    ("mysql_table_engine", "mysql_storage_engine"),
+];
