@@ -2,10 +2,11 @@
 //! error, which `finish` prints once (`sweepbench CMD: error`).
 
 pub mod cli;
+mod compare;
 pub mod sandbox;
 
 use crate::exit::Exit;
-use crate::pipeline::{compare, history, import, nightly, preflight, sweep};
+use crate::pipeline::{history, import, nightly, preflight, sweep};
 use cli::{Cli, Command};
 use std::path::PathBuf;
 
@@ -104,7 +105,7 @@ pub async fn run(cli: Cli) -> i32 {
             map,
         } => finish(
             "compare",
-            run_compare(&base, &candidate, threshold, format, &map),
+            compare::run(&base, &candidate, threshold, format, &map),
         ),
         Command::History {
             sweep_dir,
@@ -164,35 +165,4 @@ fn finish(command: &str, r: anyhow::Result<Exit>) -> i32 {
             crate::exit::exit_of(&e).code()
         }
     }
-}
-
-fn run_compare(
-    base: &std::path::Path,
-    candidate: &std::path::Path,
-    threshold: f64,
-    format: cli::CompareFormat,
-    map: &[(String, String)],
-) -> anyhow::Result<Exit> {
-    let b = compare::Run::load(base)?;
-    let c = compare::Run::load(candidate)?;
-    let mut cmp = compare::compare(&b, &c, threshold, map)?;
-    cmp.base = base.display().to_string();
-    cmp.candidate = candidate.display().to_string();
-    if cmp.rows.is_empty() {
-        anyhow::bail!(
-            "no point of the candidate matches the base (different targets? use --map old=new)"
-        );
-    }
-    let out = match format {
-        cli::CompareFormat::Text => compare::text(&cmp),
-        cli::CompareFormat::Md => compare::markdown(&cmp),
-        cli::CompareFormat::Html => compare::html(&cmp)?,
-        cli::CompareFormat::Json => serde_json::to_string_pretty(&cmp)? + "\n",
-    };
-    print!("{out}");
-    Ok(if cmp.regressed().is_empty() {
-        Exit::Ok
-    } else {
-        Exit::Regression
-    })
 }

@@ -221,4 +221,37 @@ Latency (ms):
             "Threads fairness:\n    events (avg/stddev):           1013.5000/0.50\n    execution time (avg/stddev):   2.9996/0.00\n\n"
         ));
     }
+
+    /// The whole text layout (header, interval lines with --rate's queue line, histogram,
+    /// final report): a change shows as a reviewed diff (`cargo insta review`).
+    #[test]
+    fn text_output_layout_is_reviewed() {
+        let mut o = opts();
+        o.threads = 2;
+        o.time_s = 3;
+        o.rate = 700;
+        o.report_interval_s = 1;
+        o.histogram = true;
+        o.rand_seed = 42;
+        let line = crate::engine::exec::IntervalStats {
+            t_s: 1.0004,
+            threads: 2,
+            tps: 674.0,
+            qps: 13480.0,
+            reads_s: 9436.0,
+            writes_s: 2696.0,
+            other_s: 1348.0,
+            lat_pct_ms: 3.96,
+            queue_length: Some(0),
+            concurrency: Some(2),
+            ..Default::default()
+        };
+        let text = format!(
+            "{}{}\n{}",
+            header(&o, true),
+            line.sysbench_line(o.percentile),
+            final_report(&report(), &o)
+        );
+        insta::assert_snapshot!(text);
+    }
 }

@@ -254,6 +254,32 @@ impl SweepSpec {
         if raw.targets.is_empty() {
             return Err(cx.err(0..0, "no [[targets]]: add at least one target"));
         }
+        let targets = Self::targets(&cx, &raw)?;
+        let configs = Self::configs(&cx, &raw)?;
+        let filters = |list: &[Spanned<std::collections::BTreeMap<String, toml::Value>>]| -> Result<Vec<Filter>, SpecError> {
+            list.iter().map(|f| Self::filter(&cx, f)).collect()
+        };
+        let include = filters(&raw.include)?;
+        let exclude = filters(&raw.exclude)?;
+        let baseline = Self::baseline(&cx, &raw, &targets, &configs)?;
+        let spec = SweepSpec {
+            path: path.to_path_buf(),
+            source: text.to_string(),
+            name,
+            description: raw.description.clone().unwrap_or_default(),
+            baseline,
+            data,
+            run,
+            workload_options: raw.workload_options.clone(),
+            targets,
+            configs,
+            include,
+            exclude,
+        };
+        Ok(spec)
+    }
+
+    fn targets(cx: &Ctx<'_>, raw: &RawSweep) -> Result<Vec<Target>, SpecError> {
         let mut targets = Vec::new();
         for t in &raw.targets {
             let tname = t.name.get_ref().clone();
@@ -289,8 +315,8 @@ impl SweepSpec {
                             return Err(cx.err(
                                 s.span(),
                                 format!(
-                                "server.restart = '{other}': expected \"per-point\" or \"never\""
-                            ),
+                            "server.restart = '{other}': expected \"per-point\" or \"never\""
+                        ),
                             ))
                         }
                     }
@@ -315,6 +341,10 @@ impl SweepSpec {
             };
             targets.push(Target { name: tname, kind });
         }
+        Ok(targets)
+    }
+
+    fn configs(cx: &Ctx<'_>, raw: &RawSweep) -> Result<Vec<Config>, SpecError> {
         let mut configs = Vec::new();
         for c in &raw.configs {
             let cname = c.name.get_ref().clone();
@@ -380,12 +410,17 @@ impl SweepSpec {
                 vars: Vec::new(),
             });
         }
-        let filters = |list: &[Spanned<std::collections::BTreeMap<String, toml::Value>>]| -> Result<Vec<Filter>, SpecError> {
-            list.iter().map(|f| Self::filter(&cx, f)).collect()
-        };
-        let include = filters(&raw.include)?;
-        let exclude = filters(&raw.exclude)?;
-        let baseline = match &raw.baseline {
+        Ok(configs)
+    }
+
+    /// `baseline = "target[/config]"`, checked against the sweep's targets and configs.
+    fn baseline(
+        cx: &Ctx<'_>,
+        raw: &RawSweep,
+        targets: &[Target],
+        configs: &[Config],
+    ) -> Result<Option<String>, SpecError> {
+        Ok(match &raw.baseline {
             None => None,
             Some(b) => {
                 let s = b.get_ref().clone();
@@ -400,22 +435,7 @@ impl SweepSpec {
                 }
                 Some(format!("{t}/{c}"))
             }
-        };
-        let spec = SweepSpec {
-            path: path.to_path_buf(),
-            source: text.to_string(),
-            name,
-            description: raw.description.clone().unwrap_or_default(),
-            baseline,
-            data,
-            run,
-            workload_options: raw.workload_options.clone(),
-            targets,
-            configs,
-            include,
-            exclude,
-        };
-        Ok(spec)
+        })
     }
 
     fn data(cx: &Ctx<'_>, raw: &RawSweep) -> Result<DataSpec, SpecError> {
