@@ -4,12 +4,14 @@
 # Usage: scripts/compare-sysbench.sh [tables] [table_size] [seconds per point]
 # ONLY=prepare or ONLY=point measures one part; THREADS="2 16 64" picks the thread counts and
 # WORKLOADS="oltp_point_select oltp_read_only" the workloads of the run part; ROUNDS=2 repeats
-# each A-B-B-A. Prints CSV, then the median of each tool and their ratio per figure.
+# each A-B-B-A. BASE=/path/to/an/older/sweepbench puts that build in sysbench's place (a
+# before/after check of a change; the columns keep the name "sysbench").
+# Prints CSV, then the median of each tool and their ratio per figure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TABLES=${1:-8} SIZE=${2:-250000} SECS=${3:-10}
 cargo build --release --quiet
-export BIN="$PWD/target/release/sweepbench" TABLES SIZE SECS ONLY=${ONLY:-} THREADS=${THREADS:-"1 2 16 64"} WORKLOADS=${WORKLOADS:-oltp_point_select} ROUNDS=${ROUNDS:-1}
+export BIN="$PWD/target/release/sweepbench" BASE=${BASE:-} TABLES SIZE SECS ONLY=${ONLY:-} THREADS=${THREADS:-"1 2 16 64"} WORKLOADS=${WORKLOADS:-oltp_point_select} ROUNDS=${ROUNDS:-1}
 csv=$(mktemp)
 trap 'rm -f "$csv"' EXIT
 "$BIN" sandbox --max-connections=300 --server-option=innodb_buffer_pool_size=2G \
@@ -20,7 +22,8 @@ trap 'rm -f "$csv"' EXIT
   rows=$((TABLES * SIZE))
   prep() { # tool
     local t0 t1
-    if [ "$1" = sysbench ]; then cmd=(sysbench oltp_read_write $conn $data --threads=2 prepare)
+    if [ "$1" = sysbench ] && [ -n "$BASE" ]; then cmd=("$BASE" bench oltp_read_write prepare $conn $data --threads=2)
+    elif [ "$1" = sysbench ]; then cmd=(sysbench oltp_read_write $conn $data --threads=2 prepare)
     else cmd=("$BIN" bench oltp_read_write prepare $conn $data --threads=2); fi
     t0=$(date +%s.%N); "${cmd[@]}" > /dev/null; t1=$(date +%s.%N)
     "$BIN" bench oltp_read_write cleanup $conn $data > /dev/null
@@ -35,7 +38,8 @@ trap 'rm -f "$csv"' EXIT
   "$BIN" bench oltp_read_write prepare $conn $data > /dev/null
   point() { # tool threads workload
     local out cpu
-    if [ "$1" = sysbench ]; then cmd=(sysbench "$3" $conn $data --threads=$2 --time=$SECS run)
+    if [ "$1" = sysbench ] && [ -n "$BASE" ]; then cmd=("$BASE" bench "$3" run $conn $data --threads=$2 --time=$SECS)
+    elif [ "$1" = sysbench ]; then cmd=(sysbench "$3" $conn $data --threads=$2 --time=$SECS run)
     else cmd=("$BIN" bench "$3" run $conn $data --threads=$2 --time=$SECS); fi
     out=$( { /usr/bin/time -f "CPU %U %S" "${cmd[@]}"; } 2>&1 )
     qps=$(echo "$out" | awk "/queries:/ && /per sec/ {print substr(\$3,2)}")
