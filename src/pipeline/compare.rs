@@ -476,8 +476,7 @@ pub fn html(c: &Comparison) -> anyhow::Result<String> {
     t.add_raw_template("compare.html", HTML)
         .map_err(|e| anyhow::anyhow!("the compare template does not parse: {e:?}"))?;
     t.autoescape_on(vec!["compare.html"]);
-    t.register_filter("num", crate::pipeline::report::render::num);
-    t.register_filter("signed", crate::pipeline::report::render::signed);
+    crate::pipeline::filters::register(&mut t);
     let mut cx = tera::Context::from_serialize(c)?;
     cx.insert("regressed", &!c.regressed().is_empty());
     t.render("compare.html", &cx)

@@ -6,6 +6,7 @@
 //! holds what unattended runs need.
 
 pub mod compare;
+pub mod filters;
 pub mod history;
 pub mod host;
 pub mod import;

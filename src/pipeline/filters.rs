@@ -1,0 +1,32 @@
+//! The number formats every rendered page shares (report, compare, history), as tera
+//! filters: `num` (precision by size) and `signed` (+3.1 % / −4.0 %).
+
+use std::collections::HashMap;
+
+/// Registers `num` and `signed` on `t`.
+pub fn register(t: &mut tera::Tera) {
+    t.register_filter("num", num);
+    t.register_filter("signed", signed);
+}
+
+/// `{{ x | num }}`: a figure with precision that suits its size.
+fn num(v: &tera::Value, _: &HashMap<String, tera::Value>) -> tera::Result<tera::Value> {
+    let x = v.as_f64().unwrap_or(0.0);
+    let s = if x >= 1000.0 {
+        format!("{x:.0}")
+    } else if x >= 10.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
+    };
+    Ok(tera::Value::String(s))
+}
+
+/// `{{ pct | signed }}`: +3.1 % / −4.0 %, empty for none.
+fn signed(v: &tera::Value, _: &HashMap<String, tera::Value>) -> tera::Result<tera::Value> {
+    Ok(tera::Value::String(match v.as_f64() {
+        Some(x) if x >= 0.0 => format!("+{x:.1} %"),
+        Some(x) => format!("−{:.1} %", -x),
+        None => String::new(),
+    }))
+}
