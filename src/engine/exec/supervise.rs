@@ -141,21 +141,22 @@ impl<'a> Supervisor<'a> {
         }
     }
 
+    /// Asks the workers for their histograms (a new epoch) and takes what arrives in time;
+    /// returns the instant the interval closes.
+    async fn handover(&mut self, hists: &mut mpsc::UnboundedReceiver<WorkerHist>) -> Instant {
+        self.ctx.epoch.fetch_add(1, Relaxed);
+        let busy = self.threads - self.finished;
+        collect_handovers(hists, &mut self.iv, busy, self.period).await;
+        Instant::now()
+    }
+
     /// A report interval: one line from this interval's handovers.
     async fn tick(
         &mut self,
         hists: &mut mpsc::UnboundedReceiver<WorkerHist>,
         observer: &mut dyn Observer,
     ) {
-        self.ctx.epoch.fetch_add(1, Relaxed);
-        collect_handovers(
-            hists,
-            &mut self.iv,
-            self.threads - self.finished,
-            self.period,
-        )
-        .await;
-        let now = Instant::now();
+        let now = self.handover(hists).await;
         // At the deadline's own tick workers are leaving because time is up, not because
         // they failed: report them as running, as sysbench does.
         let running = if self
@@ -179,15 +180,7 @@ impl<'a> Supervisor<'a> {
         hists: &mut mpsc::UnboundedReceiver<WorkerHist>,
         observer: &mut dyn Observer,
     ) {
-        self.ctx.epoch.fetch_add(1, Relaxed);
-        collect_handovers(
-            hists,
-            &mut self.iv,
-            self.threads - self.finished,
-            self.period,
-        )
-        .await;
-        let now = Instant::now();
+        let now = self.handover(hists).await;
         let hist = std::mem::replace(&mut self.iv.total, metrics::total_hist());
         let (report, next) = self.base.report(&self.ctx, hist, now);
         observer.checkpoint((now - self.ctx.measure_start).as_secs_f64(), &report);
