@@ -4,7 +4,6 @@
 //! report.md / report.html, and results/<sweep>/latest.
 
 use crate::engine::exec::IntervalStats;
-use crate::pipeline::spec::target::redact_text;
 use crate::pipeline::spec::SweepSpec;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
@@ -208,10 +207,7 @@ impl RunDir {
         }
         std::fs::create_dir_all(path.join("histograms"))
             .with_context(|| format!("creating the results directory {}", path.display()))?;
-        write_atomic(
-            &path.join("sweep.toml"),
-            redact_text(&spec.source).as_bytes(),
-        )?;
+        write_atomic(&path.join("sweep.toml"), spec.source.as_bytes())?;
         let d = RunDir::open(&path, Vec::new(), Vec::new())?;
         d.link_latest();
         Ok(d)
@@ -223,7 +219,7 @@ impl RunDir {
         let stored = std::fs::read_to_string(path.join("sweep.toml")).with_context(|| {
             format!("{} is not a run directory (no sweep.toml)", path.display())
         })?;
-        if stored != redact_text(&spec.source) {
+        if stored != spec.source {
             anyhow::bail!(
                 "the sweep file changed since {} was started (its sweep.toml differs from {}): start a new run instead of resuming",
                 path.display(),

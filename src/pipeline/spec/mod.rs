@@ -120,7 +120,8 @@ pub struct Config {
 #[derive(Debug, Clone)]
 pub struct SweepSpec {
     pub path: PathBuf,
-    /// The file's text, kept for the results directory (passwords redacted there).
+    /// The file's text with every password redacted (`target::redact_source`): what a run
+    /// stores as sweep.toml.
     pub source: String,
     pub name: String,
     pub description: String,
@@ -221,10 +222,13 @@ fn toml_literal(v: &toml::Value) -> Option<String> {
     }
 }
 
+/// Names become directory and file names: letters, digits, '-', '_', '.', and not "." or ".."
+/// (nor any name of dots alone), which would leave the results directory.
 fn name_ok(s: &str) -> bool {
     !s.is_empty()
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+        && !s.bytes().all(|b| b == b'.')
 }
 
 impl SweepSpec {
@@ -264,7 +268,7 @@ impl SweepSpec {
         let baseline = Self::baseline(&cx, &raw, &targets, &configs)?;
         let spec = SweepSpec {
             path: path.to_path_buf(),
-            source: text.to_string(),
+            source: target::redact_source(text, raw.targets.iter().filter_map(|t| t.url.as_ref())),
             name,
             description: raw.description.clone().unwrap_or_default(),
             baseline,

@@ -99,7 +99,13 @@ impl ConnInfo {
         for kv in query.split('&').filter(|s| !s.is_empty()) {
             match kv.split_once('=') {
                 Some(("socket", v)) => socket = Some(percent_decode(v)?),
-                _ => return Err(format!("unknown URL parameter '{kv}' (only socket=)")),
+                // The parameter's value is not echoed: it may be a password.
+                _ => {
+                    let key = kv.split('=').next().unwrap_or(kv);
+                    return Err(format!(
+                        "unknown URL parameter '{key}' (only socket=; a password goes in mysql://user:password@host)"
+                    ));
+                }
             }
         }
         let db = if db.is_empty() { "sbtest" } else { db };
@@ -207,7 +213,46 @@ pub fn mycnf_client_password(text: &str) -> Option<String> {
     None
 }
 
-/// The sweep file's text with every URL password replaced by `***`, for storing.
+/// A URL with its password (whatever characters it holds) replaced by `***`.
+fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    // The authority ends at the last '@' (a password may hold '@', '/' or spaces).
+    match rest.rsplit_once('@') {
+        Some((auth, host)) if auth.contains(':') => {
+            let user = auth.split(':').next().unwrap_or("");
+            format!("{scheme}://{user}:***@{host}")
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// The sweep file's text as stored with a run: each target's `url` value (located by its span,
+/// so spaces, quotes and escapes in a password do not matter) rewritten with the password
+/// replaced by `***`, then any other `mysql://user:password@` (in comments) redacted too.
+pub fn redact_source<'a>(
+    text: &str,
+    urls: impl Iterator<Item = &'a toml::Spanned<String>>,
+) -> String {
+    let mut spans: Vec<(std::ops::Range<usize>, String)> = urls
+        .map(|u| {
+            let lit = toml::Value::String(redact_url(u.get_ref())).to_string();
+            (u.span(), lit)
+        })
+        .collect();
+    spans.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
+    let mut out = text.to_string();
+    for (r, lit) in spans {
+        if out.is_char_boundary(r.start) && r.end <= out.len() && out.is_char_boundary(r.end) {
+            out.replace_range(r, &lit);
+        }
+    }
+    redact_text(&out)
+}
+
+/// Every `mysql://user:password@` in free text (comments) with the password replaced by
+/// `***`; a password here ends at a quote or space.
 pub fn redact_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -265,6 +310,35 @@ mod tests {
             redact_text(t),
             "url = \"mysql://bench:***@h:1/d\"\nother = \"mysql://root@h\"\n"
         );
+    }
+
+    #[test]
+    fn stored_sweep_files_hide_any_password() {
+        let pw = "Zq9 w'\"\\x@/!";
+        let lit = toml::Value::String(format!("mysql://bench:{pw}@h:1/d")).to_string();
+        let text =
+            format!("# old: mysql://root:Zq9old@h\n[[targets]]\nname = \"a\"\nurl = {lit}\n");
+        #[derive(serde::Deserialize)]
+        struct T {
+            url: toml::Spanned<String>,
+        }
+        #[derive(serde::Deserialize)]
+        struct F {
+            targets: Vec<T>,
+        }
+        let f: F = toml::from_str(&text).unwrap();
+        assert_eq!(
+            f.targets[0].url.get_ref(),
+            &format!("mysql://bench:{pw}@h:1/d")
+        );
+        let stored = redact_source(&text, f.targets.iter().map(|t| &t.url));
+        assert!(!stored.contains("Zq9"), "{stored}");
+        assert!(
+            stored.contains("url = \"mysql://bench:***@h:1/d\""),
+            "{stored}"
+        );
+        let e = ConnInfo::from_url("mysql://u@h/d?password=Zq9").unwrap_err();
+        assert!(!e.contains("Zq9"), "{e}");
     }
 
     #[test]

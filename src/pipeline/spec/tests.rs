@@ -148,6 +148,17 @@ fn bad_workload_options_are_located_by_their_types() {
 }
 
 #[test]
+fn names_cannot_leave_the_results_directory() {
+    for bad in [".", "..", "..."] {
+        let e = err(&GOOD.replace("name = \"upgrade\"", &format!("name = \"{bad}\"")));
+        assert_eq!(e.line, 2, "{e}");
+        let e = err(&GOOD.replace("name = \"a\"", &format!("name = \"{bad}\"")));
+        assert!(e.message.contains("target name"), "{e}");
+    }
+    assert!(parse(&GOOD.replace("name = \"upgrade\"", "name = \"v1.2\"")).is_ok());
+}
+
+#[test]
 fn durations_parse() {
     assert_eq!(parse_duration("90"), Some(90));
     assert_eq!(parse_duration("90s"), Some(90));

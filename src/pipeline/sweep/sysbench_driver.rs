@@ -8,6 +8,8 @@ use crate::pipeline::results::PointRecord;
 use crate::pipeline::spec::target::ConnInfo;
 use crate::pipeline::spec::SweepSpec;
 use anyhow::{bail, Context};
+use std::io::Write;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 fn args(spec: &SweepSpec, w: WorkloadKind, threads: u32, c: &ConnInfo, time_s: u64) -> Vec<String> {
     let mut a = vec![w.name().to_string()];
@@ -19,10 +21,6 @@ fn args(spec: &SweepSpec, w: WorkloadKind, threads: u32, c: &ConnInfo, time_s: u
         }
     }
     a.push(format!("--mysql-user={}", c.user));
-    if let Some(p) = &c.password {
-        // sysbench reads the password only from its command line.
-        a.push(format!("--mysql-password={p}"));
-    }
     a.push(format!("--mysql-db={}", c.db));
     a.extend([
         format!("--tables={}", spec.data.tables),
@@ -40,13 +38,66 @@ fn args(spec: &SweepSpec, w: WorkloadKind, threads: u32, c: &ConnInfo, time_s: u
     a
 }
 
-async fn sysbench(args: &[String]) -> anyhow::Result<String> {
-    let out = tokio::process::Command::new("sysbench")
+/// The `--config-file` line that gives sysbench `password`. sysbench reads a value up to a
+/// space, ',' or '#', or between quotes of one kind (no escapes), so the password is quoted
+/// with a kind it does not contain.
+fn config_line(password: &str) -> anyhow::Result<String> {
+    if password.contains(['\n', '\r']) {
+        bail!("the password holds a line break, which sysbench's --config-file cannot carry; use the native driver");
+    }
+    let quote = match (password.contains('"'), password.contains('\'')) {
+        (false, _) => '"',
+        (true, false) => '\'',
+        (true, true) => bail!(
+            "the password holds both ' and \", which sysbench's --config-file cannot carry; use the native driver"
+        ),
+    };
+    Ok(format!("mysql-password={quote}{password}{quote}\n"))
+}
+
+/// A pipe holding sysbench's `--config-file` contents (the password), read end returned. Only
+/// the child inherits it (as /dev/fd/N): the password never reaches a command line, the
+/// environment or the disk.
+fn password_pipe(password: &str) -> anyhow::Result<OwnedFd> {
+    let line = config_line(password)?;
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills two descriptors, each owned once below.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error()).context("creating a pipe for sysbench");
+    }
+    // SAFETY: both descriptors were just created and are owned by nobody else.
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    // Far below the pipe's 64 KiB capacity, so this never blocks without a reader.
+    std::fs::File::from(write)
+        .write_all(line.as_bytes())
+        .context("writing sysbench's options")?;
+    Ok(read)
+}
+
+async fn sysbench(args: &[String], password: Option<&str>) -> anyhow::Result<String> {
+    let mut cmd = tokio::process::Command::new("sysbench");
+    let pipe = password.map(password_pipe).transpose()?;
+    if let Some(fd) = &pipe {
+        let raw = fd.as_raw_fd();
+        cmd.arg(format!("--config-file=/dev/fd/{raw}"));
+        // SAFETY: fcntl is async-signal-safe; it only clears close-on-exec on the read end,
+        // in the child, so sysbench alone inherits it.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::fcntl(raw, libc::F_SETFD, 0) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    let out = cmd
         .args(args)
         .kill_on_drop(true)
         .output()
         .await
         .context("running sysbench (apt-get install sysbench)")?;
+    drop(pipe);
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
@@ -70,10 +121,18 @@ pub async fn run_point(
     rec: &mut PointRecord,
 ) -> anyhow::Result<Vec<crate::engine::exec::IntervalStats>> {
     if spec.run.warmup_s > 0 {
-        sysbench(&args(spec, w, threads, c, spec.run.warmup_s)).await?;
+        sysbench(
+            &args(spec, w, threads, c, spec.run.warmup_s),
+            c.password.as_deref(),
+        )
+        .await?;
     }
     let cpu0 = crate::usage::children_cpu_seconds();
-    let out = sysbench(&args(spec, w, threads, c, spec.run.duration_s)).await?;
+    let out = sysbench(
+        &args(spec, w, threads, c, spec.run.duration_s),
+        c.password.as_deref(),
+    )
+    .await?;
     let cpu = crate::usage::children_cpu_seconds() - cpu0;
     let parsed = import::parse(&out);
     let mut r = import::record(&parsed, &rec.target, rec.repeat, Some(threads))?;
@@ -87,4 +146,22 @@ pub async fn run_point(
     r.client_cpu_s = (cpu * 1e4).round() / 1e4;
     *rec = r;
     Ok(parsed.intervals)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn passwords_are_quoted_as_sysbench_reads_them() {
+        use super::config_line;
+        assert_eq!(
+            config_line("a b,c#d").unwrap(),
+            "mysql-password=\"a b,c#d\"\n"
+        );
+        assert_eq!(config_line("a\"b").unwrap(), "mysql-password='a\"b'\n");
+        assert!(config_line("a\"b'c")
+            .unwrap_err()
+            .to_string()
+            .contains("both ' and \""));
+        assert!(config_line("a\nb").is_err());
+    }
 }

@@ -1,0 +1,145 @@
+//! Secrets and paths: a password with spaces, quotes and backslashes reaches neither the run
+//! directory nor any process's command line (the sysbench driver included), and sweep names
+//! cannot leave the results directory.
+
+mod common;
+use common::{server, text};
+use std::path::Path;
+use sweepbench::pipeline::results::PointStatus;
+use sweepbench::pipeline::server::managed::exec_root;
+
+/// A password no tool would guess at, with characters that broke the redaction (a space, a
+/// quote, a backslash, '@' and '/'; one kind of quote only, as sysbench's --config-file can
+/// carry no more: src/pipeline/spec/target.rs tests both kinds for the redaction).
+const PASSWORD: &str = "Zq9 w'\\x@/,!";
+const MARK: &str = "Zq9";
+
+fn every_file_under(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() && !p.is_symlink() {
+            out.extend(every_file_under(&p));
+        } else if p.is_file() {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Every process's command line now, as text.
+fn command_lines() -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(b) = std::fs::read(e.path().join("cmdline")) {
+            out.push(String::from_utf8_lossy(&b).replace('\0', " "));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_password_reaches_neither_results_nor_command_lines() {
+    let s = server();
+    let sql_pw = PASSWORD.replace('\\', "\\\\").replace('\'', "\\'");
+    exec_root(
+        s,
+        &[
+            "DROP USER IF EXISTS 'pwuser'@'127.0.0.1'",
+            &format!("CREATE USER 'pwuser'@'127.0.0.1' IDENTIFIED BY '{sql_pw}'"),
+            "DROP DATABASE IF EXISTS pwdb",
+            "CREATE DATABASE pwdb",
+            "GRANT ALL ON pwdb.* TO 'pwuser'@'127.0.0.1'",
+        ],
+    )
+    .unwrap();
+    let url = toml::Value::String(format!(
+        "mysql://pwuser:{PASSWORD}@127.0.0.1:{}/pwdb",
+        s.port()
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = dir.path().join("secret.toml");
+    std::fs::write(
+        &sweep,
+        format!(
+            "name = \"secret\"\n[data]\ntables = 1\ntable_size = 200\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1]\nduration = \"2s\"\nwarmup = \"1s\"\nrepeats = 1\ndrivers = [\"native\", \"sysbench\"]\n[[targets]]\nname = \"remote\"\nurl = {url}\n"
+        ),
+    )
+    .unwrap();
+    let results = dir.path().join("results");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+        .args(["run", sweep.to_str().unwrap(), "--results-dir"])
+        .arg(&results)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // Watch every command line while the sweep runs (prepare, both drivers, the warmup).
+    let mut seen = 0;
+    while Path::new(&format!("/proc/{pid}/cmdline")).exists()
+        && std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
+    {
+        for line in command_lines() {
+            assert!(!line.contains(MARK), "a password on a command line: {line}");
+            if line.contains("--config-file=/dev/fd/") {
+                seen += 1;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let all = text(&out);
+    assert!(out.status.success(), "{all}");
+    assert!(
+        seen > 0,
+        "sysbench was never seen running with its options pipe"
+    );
+    assert!(!all.contains(MARK), "the password was printed:\n{all}");
+    let files = every_file_under(&results);
+    assert!(files.iter().any(|f| f.ends_with("sweep.toml")));
+    for f in files {
+        let body = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).to_string();
+        assert!(!body.contains(MARK), "{} holds the password", f.display());
+    }
+    let rows = sweepbench::pipeline::results::load_points(
+        &sweepbench::pipeline::sweep::latest_run(&results, "secret").unwrap(),
+    )
+    .unwrap();
+    assert_eq!(rows.len(), 2);
+    assert!(
+        rows.iter()
+            .all(|r| r.status == PointStatus::Ok && r.transactions > 0),
+        "both drivers logged in with the password: {rows:?}"
+    );
+}
+
+#[test]
+fn a_sweep_named_dot_dot_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = dir.path().join("up.toml");
+    std::fs::write(
+        &sweep,
+        "name = \"..\"\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1]\n[[targets]]\nname = \"local\"\nserver = {}\n",
+    )
+    .unwrap();
+    let results = dir.path().join("inner").join("results");
+    std::fs::create_dir_all(&results).unwrap();
+    std::fs::write(dir.path().join("inner").join("latest"), "mine").unwrap();
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+        .args(["run", sweep.to_str().unwrap(), "--results-dir"])
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("up.toml:1:8: name '..'"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("inner").join("latest")).unwrap(),
+        "mine"
+    );
+    assert_eq!(std::fs::read_dir(&results).unwrap().count(), 0);
+}
