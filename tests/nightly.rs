@@ -255,6 +255,22 @@ fn compare_and_history_across_two_runs() {
         sweepbench::pipeline::nightly::runs(&env.results().join("twice")).unwrap(),
         vec![runs[1].clone()]
     );
+    // Keeping none would leave `latest` pointing nowhere: refused, nothing removed.
+    let p = bin()
+        .args([
+            "prune",
+            env.results().join("twice").to_str().unwrap(),
+            "--keep",
+            "0",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(p.status.code(), Some(2), "{}", text(&p));
+    assert!(text(&p).contains("keep at least 1 run"), "{}", text(&p));
+    assert_eq!(
+        sweepbench::pipeline::nightly::runs(&env.results().join("twice")).unwrap(),
+        vec![runs[1].clone()]
+    );
 }
 
 #[test]

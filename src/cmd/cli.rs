@@ -49,6 +49,15 @@ fn parse_against(s: &str) -> Result<Against, String> {
     }
 }
 
+fn parse_keep(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!(
+            "'{s}': keep at least 1 run (`latest` points to the newest; remove the directory to drop them all)"
+        )),
+    }
+}
+
 fn parse_map(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some((a, b)) if !a.is_empty() && !b.is_empty() => Ok((a.to_string(), b.to_string())),
@@ -180,8 +189,8 @@ pub enum Command {
     Prune {
         /// results/<sweep>
         sweep_dir: PathBuf,
-        /// How many of the newest runs to keep.
-        #[arg(long)]
+        /// How many of the newest runs to keep (at least 1: `latest` points to the newest).
+        #[arg(long, value_parser = parse_keep)]
         keep: usize,
     },
     /// sysbench drop-in: `bench <workload> prepare|run|cleanup|prewarm [--option=value ...]`

@@ -4,50 +4,56 @@
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
 
-/// results/<sweep>/.lock, holding the pid of the run. Removed on drop.
+/// results/<sweep>/.lock: an OS lock (flock) held for the run's life, so a holder that died,
+/// however it died, never blocks the next run (a pid left in the file may belong to another
+/// process by now). The file names the holder's pid for the message; it is removed on drop.
 pub struct Lock {
     path: PathBuf,
+    _file: std::fs::File,
 }
 
-fn alive(pid: i32) -> bool {
-    // SAFETY: signal 0 only checks that the process exists.
-    pid > 0 && unsafe { libc::kill(pid, 0) == 0 }
+fn same_file(a: &std::fs::File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (a.metadata(), std::fs::metadata(path)) {
+        (Ok(x), Ok(y)) => x.ino() == y.ino() && x.dev() == y.dev(),
+        _ => false,
+    }
 }
 
 impl Lock {
-    /// Takes the sweep's lock; refuses while another live process holds it, takes over a
-    /// lock whose process is gone.
+    /// Takes the sweep's lock; refuses while another process holds it.
     pub fn take(sweep_dir: &Path) -> anyhow::Result<Lock> {
+        use std::io::{Seek, Write};
+        use std::os::fd::AsRawFd;
         std::fs::create_dir_all(sweep_dir)
             .with_context(|| format!("creating {}", sweep_dir.display()))?;
         let path = sweep_dir.join(".lock");
-        for _ in 0..2 {
-            match std::fs::OpenOptions::new()
+        // A holder may remove the file between our open and our flock: then the lock we got
+        // is on a file nobody else will see, so try again on the new one.
+        for _ in 0..5 {
+            let mut f = std::fs::OpenOptions::new()
+                .read(true)
                 .write(true)
-                .create_new(true)
+                .create(true)
+                .truncate(false)
                 .open(&path)
-            {
-                Ok(mut f) => {
-                    use std::io::Write;
-                    writeln!(f, "{}", std::process::id())?;
-                    return Ok(Lock { path });
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let pid: i32 = std::fs::read_to_string(&path)
-                        .ok()
-                        .and_then(|s| s.trim().parse().ok())
-                        .unwrap_or(0);
-                    if alive(pid) {
-                        bail!(
-                            "another run of this sweep is in progress (pid {pid}, lock {}); wait for it or stop it",
-                            path.display()
-                        );
-                    }
-                    // Stale: its process died without cleaning up.
-                    let _ = std::fs::remove_file(&path);
-                }
-                Err(e) => return Err(e).with_context(|| format!("creating {}", path.display())),
+                .with_context(|| format!("opening {}", path.display()))?;
+            // SAFETY: flock on a descriptor this function owns.
+            if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+                let pid = std::fs::read_to_string(&path).unwrap_or_default();
+                bail!(
+                    "another run of this sweep is in progress (pid {}, lock {}); wait for it or stop it",
+                    pid.trim(),
+                    path.display()
+                );
             }
+            if !same_file(&f, &path) {
+                continue;
+            }
+            f.set_len(0)?;
+            f.rewind()?;
+            writeln!(f, "{}", std::process::id())?;
+            return Ok(Lock { path, _file: f });
         }
         bail!("could not take the lock {}", path.display())
     }
@@ -55,6 +61,7 @@ impl Lock {
 
 impl Drop for Lock {
     fn drop(&mut self) {
+        // Removed while still held, so nobody can lock the old file after we let go.
         let _ = std::fs::remove_file(&self.path);
     }
 }
@@ -73,6 +80,14 @@ pub fn runs(sweep_dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
 
 /// `sweepbench prune`: keeps the newest `keep` runs, removes the rest; returns what it removed.
 pub fn prune(sweep_dir: &Path, keep: usize) -> anyhow::Result<Vec<PathBuf>> {
+    if !sweep_dir.is_dir() {
+        bail!(
+            "{} is not a directory (expected results/<sweep>)",
+            sweep_dir.display()
+        );
+    }
+    // Not while a run of the sweep writes into it (nor two prunes at once).
+    let _lock = Lock::take(sweep_dir)?;
     let runs = runs(sweep_dir)?;
     let n = runs.len().saturating_sub(keep);
     let old: Vec<PathBuf> = runs.into_iter().take(n).collect();
@@ -87,16 +102,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_live_lock_is_refused_and_a_stale_one_taken_over() {
+    fn a_held_lock_is_refused_and_a_dead_holders_file_is_not() {
         let d = tempfile::tempdir().unwrap();
         let l = Lock::take(d.path()).unwrap();
         let e = Lock::take(d.path()).err().expect("second lock refused");
-        assert!(e
-            .to_string()
-            .contains("another run of this sweep is in progress"));
+        let me = std::process::id().to_string();
+        assert!(
+            e.to_string().contains(&format!(
+                "another run of this sweep is in progress (pid {me},"
+            )),
+            "{e}"
+        );
         drop(l);
-        // A pid that cannot be running.
-        std::fs::write(d.path().join(".lock"), "999999999\n").unwrap();
-        assert!(Lock::take(d.path()).is_ok());
+        assert!(!d.path().join(".lock").exists());
+        // A file left by a holder that died, naming a pid that is alive now (ours, and pid 1):
+        // nobody holds the OS lock, so it does not block.
+        for pid in [me.as_str(), "1"] {
+            std::fs::write(d.path().join(".lock"), format!("{pid}\n")).unwrap();
+            let l = Lock::take(d.path()).unwrap();
+            assert_eq!(
+                std::fs::read_to_string(d.path().join(".lock")).unwrap(),
+                format!("{me}\n")
+            );
+            drop(l);
+        }
     }
 }
