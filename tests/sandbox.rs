@@ -53,3 +53,61 @@ fn sandbox_refuses_a_bad_database_name() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).contains("--db must be a plain identifier"));
 }
+
+/// A sandbox killed with SIGKILL takes its command with it, and the next start removes the
+/// server directory it left.
+#[test]
+fn a_killed_sandbox_leaves_neither_its_command_nor_its_server_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let marker = "31717";
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+        .env("TMPDIR", tmp.path())
+        .args(["sandbox", "--", "sleep", marker])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let sleeping = || {
+        let out = std::process::Command::new("pgrep")
+            .args(["-f", &format!("^sleep {marker}$")])
+            .output()
+            .unwrap();
+        !out.stdout.is_empty()
+    };
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !sleeping() {
+        assert!(
+            std::time::Instant::now() < until,
+            "the command never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while sleeping() {
+        assert!(
+            std::time::Instant::now() < until,
+            "the command outlived its sandbox"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let left = || std::fs::read_dir(tmp.path()).unwrap().flatten().count();
+    assert_eq!(
+        left(),
+        1,
+        "the killed sandbox's server directory is still there"
+    );
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+        .env("TMPDIR", tmp.path())
+        .args(["sandbox", "--", "true"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("left by a sweepbench that was killed"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(left(), 0);
+}

@@ -322,3 +322,86 @@ fn the_sysbench_driver_runs_the_same_points() {
     assert!(md.contains("| local/default/sysbench |"), "{md}");
     assert!(md.contains("client µs/query"), "{md}");
 }
+
+/// Work directories (a server's datadir, its golden copy: hundreds of MB) of a run that was
+/// SIGKILLed are reaped by the next run, and a server still running from them is stopped.
+#[test]
+fn a_killed_runs_work_directory_is_reaped_by_the_next_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body = |d: &str| {
+        format!("name = \"killed\"\n[data]\ntables = 1\ntable_size = 500\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1]\nduration = \"{d}\"\nrepeats = 1\n[[targets]]\nname = \"local\"\nserver = {{}}\n")
+    };
+    let long = tmp.path().join("long.toml");
+    std::fs::write(&long, body("60s")).unwrap();
+    let results = tmp.path().join("results");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+        .env("TMPDIR", tmp.path())
+        .args(["run", long.to_str().unwrap(), "--quiet", "--results-dir"])
+        .arg(&results)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let work_dirs = || -> Vec<PathBuf> {
+        std::fs::read_dir(tmp.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("sweepbench-")
+            })
+            .collect()
+    };
+    // Wait until a point is measuring: a server is up from the golden copy.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(180);
+    loop {
+        let has_golden = work_dirs().iter().any(|d| d.join("golden-local").is_dir());
+        if has_golden {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "the run never started a point"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(
+        work_dirs().len(),
+        1,
+        "the killed run left its work directory"
+    );
+
+    let short = tmp.path().join("short.toml");
+    std::fs::write(&short, body("1s").replace("killed", "next")).unwrap();
+    let out = sweepbench(
+        &[
+            "run",
+            short.to_str().unwrap(),
+            "--results-dir",
+            results.to_str().unwrap(),
+        ],
+        tmp.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("left by a sweepbench that was killed"),
+        "{}",
+        text(&out)
+    );
+    assert!(work_dirs().is_empty(), "left behind: {:?}", work_dirs());
+    let alive = std::process::Command::new("pgrep")
+        .args(["-f", &tmp.path().to_string_lossy()])
+        .output()
+        .unwrap();
+    assert!(
+        alive.stdout.is_empty(),
+        "a server of the killed run still runs: {}",
+        String::from_utf8_lossy(&alive.stdout)
+    );
+}

@@ -51,7 +51,17 @@ pub async fn run(a: SandboxArgs) -> anyhow::Result<i32> {
         .iter()
         .map(|s| s.replace("{port}", &port).replace("{socket}", &socket))
         .collect();
-    let status = tokio::process::Command::new(&args[0])
+    let mut cmd = tokio::process::Command::new(&args[0]);
+    // SAFETY: prctl only sets a flag on the child: killed with the sandbox (even by SIGKILL),
+    // so the command never outlives the server it was given. This thread (the runtime's
+    // block_on thread) lives as long as the process, which is what the flag follows.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    let status = cmd
         .args(&args[1..])
         .env("SWEEPBENCH_PORT", &port)
         .env("SWEEPBENCH_SOCKET", &socket)

@@ -43,6 +43,8 @@ pub struct ManagedServer {
     spec: ServerSpec,
     binary: PathBuf,
     mariadb: bool,
+    /// Marks `dir` as in use for as long as this server lives (see `workdir`).
+    owner: Option<super::workdir::Owner>,
 }
 
 const SERVER_NAMES: [&str; 2] = ["mariadbd", "mysqld"];
@@ -217,7 +219,13 @@ impl ManagedServer {
     /// Initialises a datadir and starts the server; returns once it accepts connections.
     pub fn start(spec: &ServerSpec) -> anyhow::Result<ManagedServer> {
         let server = find_server(spec.basedir.as_deref())?;
-        let root = spec.workdir.clone().unwrap_or_else(std::env::temp_dir);
+        let root = match &spec.workdir {
+            Some(w) => w.clone(),
+            None => {
+                super::workdir::reap_temp();
+                std::env::temp_dir()
+            }
+        };
         std::fs::create_dir_all(&root)
             .with_context(|| format!("creating work directory {}", root.display()))?;
         let dir = tempfile::Builder::new()
@@ -225,7 +233,13 @@ impl ManagedServer {
             .tempdir_in(&root)
             .with_context(|| format!("creating a server directory under {}", root.display()))?
             .keep();
-        let result = Self::start_in(spec, &server, &dir);
+        let owner = super::workdir::mark(&dir)
+            .with_context(|| format!("marking {} as in use", dir.display()));
+        let result = owner.and_then(|owner| {
+            let mut s = Self::start_in(spec, &server, &dir)?;
+            s.owner = Some(owner);
+            Ok(s)
+        });
         if result.is_err() {
             let _ = std::fs::remove_dir_all(&dir);
         }
@@ -308,6 +322,7 @@ impl ManagedServer {
             spec: spec.clone(),
             binary: server.to_path_buf(),
             mariadb,
+            owner: None,
         };
         let timeout = if spec.startup_timeout_s == 0 {
             60

@@ -1,7 +1,9 @@
 //! Server lifecycle. `managed` starts throwaway MariaDB/MySQL instances from their binaries
-//! (fresh datadir in a temp dir, 127.0.0.1 only, free port) and guarantees they stop.
+//! (fresh datadir in a temp dir, 127.0.0.1 only, free port) and guarantees they stop;
+//! `workdir` marks work directories in use and reaps those a killed process left.
 
 pub mod managed;
 pub mod mycnf;
+pub mod workdir;
 
 pub use managed::{ManagedServer, ServerSpec};

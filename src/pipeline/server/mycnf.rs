@@ -15,6 +15,16 @@ pub struct MycnfContext<'a> {
     pub vars: Vec<(&'a str, String)>,
     pub target: &'a str,
     pub config: &'a str,
+    /// innodb_log_file_size in MiB, sized to the data (`redo_log_mb`).
+    pub redo_log_mb: u64,
+}
+
+/// A redo log sized to the data: twice its estimated size (about 250 bytes a row with its
+/// indexes), in steps of 64 MiB, from 64 MiB to 1 GiB. Every managed datadir and golden copy
+/// carries it, so a fixed 256 MiB made a 2,000-row sweep take over half a GB of temp space.
+pub fn redo_log_mb(tables: u32, table_size: u32) -> u64 {
+    let data_mb = (tables as u64 * table_size as u64 * 250).div_ceil(1 << 20);
+    (2 * data_mb).div_ceil(64).clamp(1, 16) * 64
 }
 
 /// Renders `template` (a file path) or the built-in default.
@@ -66,9 +76,11 @@ mod tests {
             ],
             target: "t",
             config: "c",
+            redo_log_mb: redo_log_mb(4, 20_000),
         };
         let out = render(None, &cx).unwrap();
         assert!(out.contains("max_connections = 300\n"));
+        assert!(out.contains("innodb_log_file_size = 64M\n"), "{out}");
         assert!(out.contains("innodb_flush_log_at_trx_commit = 2\n"));
         // The config's value comes after the template's own, so it wins.
         assert!(
@@ -77,5 +89,12 @@ mod tests {
         );
         assert_eq!(cnf_value("'O_DIRECT'"), "O_DIRECT");
         assert_eq!(cnf_value("2"), "2");
+    }
+
+    #[test]
+    fn the_redo_log_follows_the_data() {
+        assert_eq!(redo_log_mb(1, 2_000), 64);
+        assert_eq!(redo_log_mb(8, 250_000), 960);
+        assert_eq!(redo_log_mb(100, 10_000_000), 1024);
     }
 }

@@ -27,6 +27,8 @@ const DATADIR_VARS: &[&str] = &[
 pub struct RunState {
     /// Datadirs of managed servers live here and nowhere else; removed at the end.
     pub work: tempfile::TempDir,
+    /// Marks `work` as in use; a killed run's is reaped by the next (`server::workdir`).
+    _owner: crate::pipeline::server::workdir::Owner,
     /// Prepared datadir per managed target, copied for each of its configs.
     golden: BTreeMap<String, PathBuf>,
     /// External targets whose data this run already checked or prepared.
@@ -38,11 +40,16 @@ pub struct RunState {
 
 impl RunState {
     pub fn new(run_dir: &Path, quiet: bool) -> anyhow::Result<RunState> {
+        crate::pipeline::server::workdir::reap_temp();
+        let work = tempfile::Builder::new()
+            .prefix("sweepbench-run-")
+            .tempdir()
+            .context("creating the run's work directory")?;
+        let owner = crate::pipeline::server::workdir::mark(work.path())
+            .context("marking the run's work directory as in use")?;
         Ok(RunState {
-            work: tempfile::Builder::new()
-                .prefix("sweepbench-run-")
-                .tempdir()
-                .context("creating the run's work directory")?,
+            work,
+            _owner: owner,
             golden: BTreeMap::new(),
             prepared: BTreeSet::new(),
             servers_dir: run_dir.join("servers"),
@@ -246,6 +253,7 @@ async fn open_managed(
             vars,
             target,
             config: &config.name,
+            redo_log_mb: mycnf::redo_log_mb(spec.data.tables, spec.data.table_size),
         },
     )?;
     let own_datadir = config
