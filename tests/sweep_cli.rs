@@ -319,6 +319,76 @@ vars = {{ innodb_page_size = 8192 }}
     );
 }
 
+/// A run SIGKILLed while a config's `SET GLOBAL` is in force leaves the original in the
+/// sweep's journal; the next run puts it back before anything else (and records the real
+/// original, not the value the killed run left).
+#[test]
+fn settings_a_killed_run_changed_are_put_back_by_the_next() {
+    let s = ManagedServer::start(&ServerSpec::default()).unwrap();
+    let original = query_col_on(&s, "SELECT @@innodb_flush_log_at_trx_commit")[0].clone();
+    let dir = tempfile::tempdir().unwrap();
+    let body = |d: &str| {
+        format!(
+            "name = \"journal\"\n[data]\ntables = 1\ntable_size = 100\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1]\nduration = \"{d}\"\nrepeats = 1\n[[targets]]\nname = \"ext\"\nurl = \"mysql://root@127.0.0.1:{}/journal\"\n[[configs]]\nname = \"lazy\"\nvars = {{ innodb_flush_log_at_trx_commit = 2 }}\n",
+            s.port()
+        )
+    };
+    let results = dir.path().join("results");
+    let long = sweep_file(dir.path(), "journal", &body("60s"));
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+        .args(["run", long.to_str().unwrap(), "--quiet", "--results-dir"])
+        .arg(&results)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while query_col_on(&s, "SELECT @@innodb_flush_log_at_trx_commit")[0] != "2" {
+        assert!(
+            std::time::Instant::now() < until,
+            "the config was never applied"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(
+        query_col_on(&s, "SELECT @@innodb_flush_log_at_trx_commit")[0],
+        "2",
+        "a SIGKILL cannot put anything back"
+    );
+    let journal = results.join("journal").join(".vars-journal.json");
+    assert!(
+        journal.is_file(),
+        "the original was journaled before the change"
+    );
+
+    let short = sweep_file(dir.path(), "journal", &body("1s"));
+    let out = run_sweep(&short, &results, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains(&format!(
+            "ext: put back innodb_flush_log_at_trx_commit = {original} (left changed by a run that was killed)"
+        )),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(
+        query_col_on(&s, "SELECT @@innodb_flush_log_at_trx_commit")[0],
+        original
+    );
+    assert!(!journal.exists(), "nothing left to put back");
+    // The second run saw the true original, so its own restore put back that value.
+    let run = sweepbench::pipeline::sweep::latest_run(&results, "journal").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(run.join("points.csv"))
+            .unwrap()
+            .matches(",ok,")
+            .count(),
+        1
+    );
+}
+
 /// A sweep for one preflight check; the URL, the [data] lines and the threads vary.
 fn check_sweep(dir: &Path, name: &str, url: &str, data: &str, threads: &str) -> String {
     let body = format!(

@@ -35,6 +35,8 @@ pub struct RunState {
     prepared: BTreeSet<String>,
     /// results/<sweep>/<run>/servers/
     servers_dir: PathBuf,
+    /// results/<sweep>/, where external targets' original settings are journaled.
+    sweep_dir: PathBuf,
     pub quiet: bool,
 }
 
@@ -53,6 +55,7 @@ impl RunState {
             golden: BTreeMap::new(),
             prepared: BTreeSet::new(),
             servers_dir: run_dir.join("servers"),
+            sweep_dir: run_dir.parent().unwrap_or(run_dir).to_path_buf(),
             quiet,
         })
     }
@@ -190,7 +193,8 @@ async fn open_external(
     st: &mut RunState,
 ) -> Block {
     c.resolve_password();
-    let applied = vars::Applied::apply(&c, &config.vars).await;
+    let journal = vars::Journal::at(&st.sweep_dir);
+    let applied = vars::Applied::apply(&c, &config.vars, target, journal).await;
     let mut b = Block {
         key,
         conn: Some(c.clone()),

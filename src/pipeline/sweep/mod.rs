@@ -83,7 +83,7 @@ pub fn plan(a: &SweepArgs) -> anyhow::Result<Exit> {
 pub(crate) const MARGIN: u32 = 2;
 
 /// The target's kind, with an external target's password resolved.
-fn target_kind(spec: &SweepSpec, target: &str) -> anyhow::Result<TargetKind> {
+pub(super) fn target_kind(spec: &SweepSpec, target: &str) -> anyhow::Result<TargetKind> {
     match spec
         .targets
         .iter()

@@ -104,6 +104,17 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
     let (spec, plan) = load(a)?;
     // One run of a sweep at a time: nightly jobs overlap when one runs long.
     let _lock = crate::pipeline::nightly::Lock::take(&a.results_dir.join(&spec.name))?;
+    // Settings a killed run left changed on external targets go back first, or nothing runs.
+    let journal = super::vars::Journal::at(&a.results_dir.join(&spec.name));
+    let recovered = journal
+        .recover(|t| match super::target_kind(&spec, t) {
+            Ok(TargetKind::External(c)) => Some(c),
+            _ => None,
+        })
+        .await?;
+    for line in recovered {
+        eprintln!("sweepbench run: {line}");
+    }
     let (findings, limits) = preflight_all(&spec, &plan, a.on_capacity).await?;
     let blocking: Vec<&Finding> = findings
         .iter()

@@ -1,24 +1,154 @@
 //! Config `vars` on external targets: SET GLOBAL for the config's points, the old values put
 //! back afterwards. A read-only (static) variable is an error that names it: changing it needs
-//! a server restart, which only a managed server can do.
+//! a server restart, which only a managed server can do. Each original value is written to
+//! the sweep's journal (results/<sweep>/.vars-journal.json) before the variable changes, so a
+//! run killed in between leaves the next run what to put back (`recover`).
 
 use crate::engine::db;
 use crate::pipeline::spec::target::ConnInfo;
+use anyhow::Context;
 use mysql_async::prelude::Queryable;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Original values of variables changed on external targets and not yet put back, by
+/// target: results/<sweep>/.vars-journal.json (the sweep's lock guards it).
+pub struct Journal {
+    path: PathBuf,
+}
+
+type Entries = BTreeMap<String, Vec<(String, String)>>;
+
+impl Journal {
+    pub fn at(sweep_dir: &Path) -> Journal {
+        Journal {
+            path: sweep_dir.join(".vars-journal.json"),
+        }
+    }
+
+    fn read(&self) -> anyhow::Result<Entries> {
+        match std::fs::read(&self.path) {
+            Ok(b) => serde_json::from_slice(&b)
+                .with_context(|| format!("{} is not a settings journal", self.path.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Entries::new()),
+            Err(e) => Err(e).with_context(|| format!("reading {}", self.path.display())),
+        }
+    }
+
+    fn write(&self, e: &Entries) -> anyhow::Result<()> {
+        if e.is_empty() {
+            return match std::fs::remove_file(&self.path) {
+                Err(x) if x.kind() != std::io::ErrorKind::NotFound => Err(x.into()),
+                _ => Ok(()),
+            };
+        }
+        crate::pipeline::results::write_atomic(&self.path, &serde_json::to_vec_pretty(e)?)
+    }
+
+    /// Records `name`'s original on `target` (the first original wins: a value already
+    /// journaled is the one from before any run touched it).
+    fn record(&self, target: &str, name: &str, old: &str) -> anyhow::Result<()> {
+        let mut e = self.read()?;
+        let list = e.entry(target.to_string()).or_default();
+        if !list.iter().any(|(n, _)| n == name) {
+            list.push((name.to_string(), old.to_string()));
+        }
+        self.write(&e)
+    }
+
+    /// Forgets what `target` had changed: it has been put back.
+    fn clear(&self, target: &str) -> anyhow::Result<()> {
+        let mut e = self.read()?;
+        if e.remove(target).is_some() {
+            self.write(&e)?;
+        }
+        Ok(())
+    }
+
+    /// Puts back what a killed run left changed, on every target it names; refuses (with
+    /// what to do) when a target is gone from the sweep or cannot be reached.
+    pub async fn recover(
+        &self,
+        conn_of: impl Fn(&str) -> Option<ConnInfo>,
+    ) -> anyhow::Result<Vec<String>> {
+        let entries = self.read()?;
+        let mut done = Vec::new();
+        for (target, vars) in &entries {
+            let listed = vars
+                .iter()
+                .map(|(n, v)| format!("{n} = {v}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let remedy = format!(
+                "put them back by hand (SET GLOBAL …), then remove {}",
+                self.path.display()
+            );
+            let Some(c) = conn_of(target) else {
+                anyhow::bail!(
+                    "target '{target}' still has settings an earlier run changed and could not put back ({listed}), and this sweep no longer defines it: {remedy}"
+                );
+            };
+            let mut conn = mysql_async::Conn::new(db::opts_no_db(&c.conn_options()))
+                .await
+                .map_err(|e| {
+                    anyhow::anyhow!(
+                        "target '{target}' still has settings an earlier run changed ({listed}) and {} cannot be reached to put them back ({}): {remedy}",
+                        c.redacted(),
+                        db::describe(&e)
+                    )
+                })?;
+            for (name, old) in vars.iter().rev() {
+                let lit = literal(old);
+                conn.query_drop(format!("SET GLOBAL {name} = {lit}"))
+                    .await
+                    .map_err(|e| {
+                        anyhow::anyhow!(
+                            "putting back SET GLOBAL {name} = {lit} on '{target}': {}: {remedy}",
+                            db::describe(&e)
+                        )
+                    })?;
+            }
+            let _ = conn.disconnect().await;
+            self.clear(target)?;
+            done.push(format!(
+                "{target}: put back {listed} (left changed by a run that was killed)"
+            ));
+        }
+        Ok(done)
+    }
+}
+
+/// An old value as SQL: numbers bare, anything else quoted.
+fn literal(old: &str) -> String {
+    if old.parse::<f64>().is_ok() {
+        old.to_string()
+    } else {
+        format!("'{}'", old.replace('\\', "\\\\").replace('\'', "\\'"))
+    }
+}
 
 pub struct Applied {
     conn: Option<mysql_async::Conn>,
     old: Vec<(String, String)>,
+    target: String,
+    journal: Option<Journal>,
     /// Why this config cannot run here, if it cannot.
     pub error: Option<String>,
     pub version: String,
 }
 
 impl Applied {
-    pub async fn apply(c: &ConnInfo, vars: &[(String, String)]) -> Applied {
+    pub async fn apply(
+        c: &ConnInfo,
+        vars: &[(String, String)],
+        target: &str,
+        journal: Journal,
+    ) -> Applied {
         let mut a = Applied {
             conn: None,
             old: Vec::new(),
+            target: target.to_string(),
+            journal: Some(journal),
             error: None,
             version: String::new(),
         };
@@ -49,6 +179,12 @@ impl Applied {
                     break;
                 }
             };
+            // Written down before it changes: a run killed from here on leaves the original.
+            let journaled = a.journal.as_ref().map(|j| j.record(target, name, &old));
+            if let Some(Err(e)) = journaled {
+                a.error = Some(format!("recording the original {name}: {e:#}"));
+                break;
+            }
             match conn
                 .query_drop(format!("SET GLOBAL {name} = {value}"))
                 .await
@@ -77,11 +213,7 @@ impl Applied {
         };
         let mut first_err = None;
         for (name, old) in self.old.iter().rev() {
-            let lit = if old.parse::<f64>().is_ok() {
-                old.clone()
-            } else {
-                format!("'{old}'")
-            };
+            let lit = literal(old);
             if let Err(e) = conn.query_drop(format!("SET GLOBAL {name} = {lit}")).await {
                 first_err.get_or_insert(anyhow::anyhow!(
                     "SET GLOBAL {name} = {lit}: {}",
@@ -90,6 +222,11 @@ impl Applied {
             }
         }
         let _ = conn.disconnect().await;
+        if first_err.is_none() {
+            if let Some(j) = &self.journal {
+                j.clear(&self.target)?;
+            }
+        }
         first_err.map_or(Ok(()), Err)
     }
 }
