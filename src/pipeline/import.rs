@@ -29,6 +29,68 @@ pub struct Parsed {
     pub lat_pct_ms: Option<f64>,
     pub percentile: Option<u32>,
     pub intervals: Vec<IntervalStats>,
+    /// Lines whose figures sysbench could not have printed ("line 12: …"); a log with any
+    /// is not imported.
+    pub problems: Vec<String>,
+}
+
+/// Why a figure on `line` cannot be one sysbench printed: not finite, in exponent notation
+/// (sysbench prints fixed-point), or too large for a counter.
+fn implausible(line: &str) -> Option<String> {
+    let b = line.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let word_start = i == 0 || !b[i - 1].is_ascii_alphanumeric();
+        if word_start && b[i].is_ascii_alphabetic() {
+            let end = b[i..]
+                .iter()
+                .position(|c| !c.is_ascii_alphabetic())
+                .map_or(b.len(), |e| i + e);
+            let w = line[i..end].to_ascii_lowercase();
+            if w == "nan" || w == "inf" || w == "infinity" {
+                return Some(format!("'{}' is not a number", &line[i..end]));
+            }
+            i = end;
+            continue;
+        }
+        if b[i].is_ascii_digit() {
+            let int_end = b[i..]
+                .iter()
+                .position(|c| !c.is_ascii_digit())
+                .map_or(b.len(), |e| i + e);
+            if int_end - i > 19 {
+                return Some(format!(
+                    "'{}' is too large for any count or time",
+                    &line[i..int_end]
+                ));
+            }
+            let mut end = int_end;
+            if b.get(end) == Some(&b'.') {
+                end += b[end + 1..]
+                    .iter()
+                    .position(|c| !c.is_ascii_digit())
+                    .map_or(b.len() - end, |e| e + 1);
+            }
+            let exp = matches!(b.get(end), Some(b'e' | b'E'))
+                && b.get(end + 1)
+                    .is_some_and(|c| c.is_ascii_digit() || *c == b'+' || *c == b'-');
+            if exp {
+                let tail = b[end + 1..]
+                    .iter()
+                    .skip(1)
+                    .position(|c| !c.is_ascii_digit())
+                    .map_or(b.len(), |e| end + 2 + e);
+                return Some(format!(
+                    "'{}' is in exponent notation, which sysbench never prints",
+                    &line[i..tail]
+                ));
+            }
+            i = end.max(i + 1);
+            continue;
+        }
+        i += 1;
+    }
+    None
 }
 
 /// The first number in `s` (digits, '.', leading '-').
@@ -124,10 +186,16 @@ fn interval_05(l: &str) -> Option<IntervalStats> {
 pub fn parse(text: &str) -> Parsed {
     let mut p = Parsed::default();
     let mut in_latency = false;
-    for raw in text.lines() {
+    for (n, raw) in text.lines().enumerate() {
         let l = raw.trim();
         if l.is_empty() {
             continue;
+        }
+        if !l.starts_with("sysbench ") {
+            if let Some(why) = implausible(l) {
+                p.problems.push(format!("line {}: {why}: {l}", n + 1));
+                continue;
+            }
         }
         if let Some(rest) = l.strip_prefix("sysbench ") {
             if let Some(v) = rest
@@ -223,6 +291,12 @@ pub fn record(
     repeat: u32,
     threads_override: Option<u32>,
 ) -> anyhow::Result<PointRecord> {
+    if !p.problems.is_empty() {
+        bail!(
+            "figures sysbench cannot have printed:\n  {}",
+            p.problems.join("\n  ")
+        );
+    }
     let threads = threads_override
         .or(p.threads)
         .context("no thread count in the log (no header, no interval lines): give --threads")?;
@@ -309,8 +383,10 @@ pub fn import(
         env!("CARGO_PKG_VERSION"),
         logs.iter().map(|l| l.display().to_string()).collect::<Vec<_>>().join(", ")
     );
-    let mut dir = RunDir::create_at(out, &spec_text)?;
+    // Every log is read and checked before anything is written: a failed import leaves
+    // no partial directory behind.
     let mut seen: std::collections::BTreeMap<String, u32> = Default::default();
+    let mut parsed = Vec::new();
     for log in logs {
         let text =
             std::fs::read_to_string(log).with_context(|| format!("reading {}", log.display()))?;
@@ -327,7 +403,25 @@ pub fn import(
             *n
         };
         let rec = record(&p, &t, repeat, threads).with_context(|| format!("{}", log.display()))?;
-        dir.append_intervals(&rec.point_id, &p.intervals)?;
+        parsed.push((rec, p.intervals));
+    }
+    let existed = out.exists();
+    let written = write_run(out, &spec_text, logs, parsed);
+    if written.is_err() && !existed {
+        let _ = std::fs::remove_dir_all(out);
+    }
+    written
+}
+
+fn write_run(
+    out: &Path,
+    spec_text: &str,
+    logs: &[PathBuf],
+    parsed: Vec<(PointRecord, Vec<IntervalStats>)>,
+) -> anyhow::Result<PathBuf> {
+    let mut dir = RunDir::create_at(out, spec_text)?;
+    for (rec, intervals) in parsed {
+        dir.append_intervals(&rec.point_id, &intervals)?;
         dir.append_point(&rec)?;
     }
     dir.write_manifest(&serde_json::json!({

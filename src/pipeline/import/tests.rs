@@ -91,3 +91,48 @@ fn sysbench_0_4_reads_exactly_as_printed() {
         (19.38, 31.66, 211.07)
     );
 }
+
+/// The final report of sysbench-1.0-full.log with one figure replaced.
+fn corrupted(from: &str, to: &str) -> String {
+    let full = fixture("sysbench-1.0-full.log");
+    assert!(full.contains(from), "fixture lacks {from}");
+    full.replacen(from, to, 1)
+}
+
+#[test]
+fn figures_sysbench_cannot_print_are_refused_with_their_line() {
+    for (from, to, why) in [
+        ("(760.37 per sec.)", "(1e400 per sec.)", "exponent notation"),
+        ("2285", "18446744073709551615999", "too large"),
+        (
+            "(760.37 per sec.)",
+            "(NaN per sec.)",
+            "'NaN' is not a number",
+        ),
+        ("165.91", "inf", "'inf' is not a number"),
+    ] {
+        let text = corrupted(from, to);
+        let line = text.lines().position(|l| l.contains(to)).unwrap() + 1;
+        let p = parse(&text);
+        let e = record(&p, "t", 1, None).unwrap_err().to_string();
+        assert!(e.contains(&format!("line {line}: ")), "{to}: {e}");
+        assert!(e.contains(why), "{to}: {e}");
+    }
+    // Plain figures still parse.
+    assert!(record(&parse(&fixture("sysbench-1.0-full.log")), "t", 1, None).is_ok());
+}
+
+#[test]
+fn a_failed_import_writes_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let good = d.path().join("good.log");
+    let bad = d.path().join("bad.log");
+    std::fs::write(&good, fixture("sysbench-1.0-full.log")).unwrap();
+    std::fs::write(&bad, corrupted("2285", "18446744073709551615999")).unwrap();
+    let out = d.path().join("imported");
+    let e = import(&[good.clone(), bad], &out, None, None).unwrap_err();
+    assert!(format!("{e:#}").contains("bad.log"), "{e:#}");
+    assert!(!out.exists(), "a partial import was left behind");
+    assert!(import(&[good], &out, None, None).is_ok());
+    assert!(out.join("points.csv").is_file());
+}
