@@ -122,7 +122,7 @@ fn scaled_copy(from: &Path, to: &Path, tput: f64, lat: f64) {
         r.tps *= tput;
         r.qps *= tput;
         r.lat_p95_ms *= lat;
-        r.lat_p99_ms *= lat;
+        r.lat_p99_ms = r.lat_p99_ms.map(|v| v * lat);
         r.lat_avg_ms *= lat;
     }
     let mut w = csv::Writer::from_path(to.join("points.csv")).unwrap();

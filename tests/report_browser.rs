@@ -161,7 +161,7 @@ fn two_series_run(dir: &Path) -> PathBuf {
                     qps: tps * 16.0,
                     lat_avg_ms: 10.0 / k,
                     lat_p95_ms: 20.0 / k / wobble,
-                    lat_p99_ms: 30.0 / k / wobble,
+                    lat_p99_ms: Some(30.0 / k / wobble),
                     ..PointRecord::default()
                 })
                 .unwrap();

@@ -85,9 +85,12 @@ impl Key {
 /// Adds one ok repeat to a point's sides: its tps, p95 and p99, its events, and the
 /// within-run noise of its per-second samples.
 pub fn push_repeat(s: &mut Sides, r: &PointRecord, tps_samples: &HashMap<String, Vec<f64>>) {
-    for (side, v) in s.iter_mut().zip([r.tps, r.lat_p95_ms, r.lat_p99_ms]) {
-        side.runs.push(v);
-        side.events.push(r.transactions);
+    // A percentile the run did not record (an imported log's p99) is left out, not 0.
+    for (side, v) in s.iter_mut().zip([Some(r.tps), Some(r.lat_p95_ms), r.lat_p99_ms]) {
+        if let Some(v) = v {
+            side.runs.push(v);
+            side.events.push(r.transactions);
+        }
     }
     if let Some(w) = tps_samples
         .get(&r.point_id)

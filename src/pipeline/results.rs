@@ -68,10 +68,11 @@ pub struct PointRecord {
     pub reconnects: u64,
     pub lat_min_ms: f64,
     pub lat_avg_ms: f64,
-    pub lat_p50_ms: f64,
+    /// Percentiles a log did not print (imports) are empty, not 0.
+    pub lat_p50_ms: Option<f64>,
     pub lat_p95_ms: f64,
-    pub lat_p99_ms: f64,
-    pub lat_p999_ms: f64,
+    pub lat_p99_ms: Option<f64>,
+    pub lat_p999_ms: Option<f64>,
     pub lat_max_ms: f64,
     pub client_cpu_s: f64,
     /// The client's CPU as a share of what it could use: client_cpu_s over duration ×

@@ -135,4 +135,8 @@ fn a_failed_import_writes_nothing() {
     assert!(!out.exists(), "a partial import was left behind");
     assert!(import(&[good], &out, None, None).is_ok());
     assert!(out.join("points.csv").is_file());
+    // sysbench printed no p99: the report says so instead of showing 0.00.
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("| 11.0 / – |"), "{md}");
+    assert!(!md.contains("/ 0.00"), "{md}");
 }

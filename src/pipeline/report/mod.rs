@@ -39,7 +39,8 @@ pub struct Cell {
     pub qps: f64,
     pub lat_avg_ms: f64,
     pub p95_ms: f64,
-    pub p99_ms: f64,
+    /// None when no repeat has it (imported sysbench logs print one percentile).
+    pub p99_ms: Option<f64>,
     /// Client CPU per query (the load generator's own cost), microseconds; None if unknown.
     pub client_us_per_query: Option<f64>,
     /// The client's share of the CPU it could use, percent; None if unknown.
@@ -262,7 +263,7 @@ fn cell(recs: &[&PointRecord], tps_samples: &HashMap<String, Vec<f64>>) -> Optio
         qps: median(&col(|r| r.qps)),
         lat_avg_ms: median(&col(|r| r.lat_avg_ms)),
         p95_ms: median(&col(|r| r.lat_p95_ms)),
-        p99_ms: median(&col(|r| r.lat_p99_ms)),
+        p99_ms: known(|r| r.lat_p99_ms),
         client_us_per_query: known(|r| per_query_us(r.client_cpu_s, r)),
         client_cpu_pct: client_pct,
         client_bound: client_pct.is_some_and(|p| p >= CLIENT_BOUND_PCT),

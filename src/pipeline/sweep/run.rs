@@ -85,10 +85,10 @@ fn fill(rec: &mut PointRecord, r: &RunReport, cpu_s: f64) {
     rec.reconnects = t.reconnects;
     rec.lat_min_ms = r4(lat.min_ms);
     rec.lat_avg_ms = r4(lat.avg_ms);
-    rec.lat_p50_ms = r4(lat.p50_ms);
+    rec.lat_p50_ms = Some(r4(lat.p50_ms));
     rec.lat_p95_ms = r4(lat.p95_ms);
-    rec.lat_p99_ms = r4(lat.p99_ms);
-    rec.lat_p999_ms = r4(lat.p999_ms);
+    rec.lat_p99_ms = Some(r4(lat.p99_ms));
+    rec.lat_p999_ms = Some(r4(lat.p999_ms));
     rec.lat_max_ms = r4(lat.max_ms);
     rec.client_cpu_s = r4(cpu_s);
     rec.errors_by_code = r
