@@ -405,3 +405,54 @@ fn a_killed_runs_work_directory_is_reaped_by_the_next_run() {
         String::from_utf8_lossy(&alive.stdout)
     );
 }
+
+/// When results stop being writable mid-run (a full disk; here: points.csv's temp file
+/// cannot be created), the point that measured keeps its figures (printed, the only copy),
+/// the summary accounts for every planned point, and the run exits 1.
+#[test]
+fn a_point_that_cannot_be_written_keeps_its_figures_and_the_summary_counts_every_point() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = tmp.path().join("full.toml");
+    std::fs::write(&f, format!("name = \"full\"\n{RUN}threads = [1, 2, 4]\n[[targets]]\nname = \"local\"\nserver = {{}}\n").replace("threads = [1, 2]\n", "")).unwrap();
+    let results = tmp.path().join("results");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+        .env("TMPDIR", tmp.path())
+        .args(["run", f.to_str().unwrap(), "--results-dir"])
+        .arg(&results)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the first point is written, make the next write of points.csv fail.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(180);
+    let run = loop {
+        if let Some(run) = latest_run(&results, "full") {
+            if run.join("points.csv").is_file() && !points(&run).is_empty() {
+                break run;
+            }
+        }
+        assert!(std::time::Instant::now() < until, "no point was written");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    std::fs::create_dir(run.join("points.csv.tmp")).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert_eq!(points(&run).len(), 1, "{t}");
+    assert!(
+        t.contains("sweep 'full': 2 ok, 0 failed, 0 skipped, 1 not run of 3 planned"),
+        "{t}"
+    );
+    let kept = t
+        .lines()
+        .find(|l| {
+            l.trim_start()
+                .starts_with("local/default/oltp_point_select/t2/r1 ok: ")
+        })
+        .unwrap_or_else(|| panic!("the unwritten point's figures are missing:\n{t}"));
+    assert!(
+        kept.contains(" tps, ") && kept.contains("transactions in"),
+        "{kept}"
+    );
+    assert!(t.contains("measured but not written to points.csv"), "{t}");
+}

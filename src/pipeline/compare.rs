@@ -86,7 +86,10 @@ impl Key {
 /// within-run noise of its per-second samples.
 pub fn push_repeat(s: &mut Sides, r: &PointRecord, tps_samples: &HashMap<String, Vec<f64>>) {
     // A percentile the run did not record (an imported log's p99) is left out, not 0.
-    for (side, v) in s.iter_mut().zip([Some(r.tps), Some(r.lat_p95_ms), r.lat_p99_ms]) {
+    for (side, v) in s
+        .iter_mut()
+        .zip([Some(r.tps), Some(r.lat_p95_ms), r.lat_p99_ms])
+    {
         if let Some(v) = v {
             side.runs.push(v);
             side.events.push(r.transactions);

@@ -347,18 +347,20 @@ async fn record_server(
     let version: Option<String> = conn.query_first("SELECT VERSION()").await?;
     let rows: Vec<(String, Option<String>)> = conn.query("SHOW GLOBAL VARIABLES").await?;
     let _ = conn.disconnect().await;
-    std::fs::write(
-        dir.join("version.txt"),
-        format!("{}\n", version.unwrap_or_default()),
+    // Whole or not at all: a full disk must not leave a cut-off list that looks complete.
+    let write = crate::pipeline::results::write_atomic;
+    write(
+        &dir.join("version.txt"),
+        format!("{}\n", version.unwrap_or_default()).as_bytes(),
     )?;
     let mut tsv = String::from("variable\tvalue\n");
     for (k, v) in rows {
         let v = v.unwrap_or_default().replace(['\t', '\n'], " ");
         tsv.push_str(&format!("{k}\t{v}\n"));
     }
-    std::fs::write(dir.join("variables.tsv"), tsv)?;
+    write(&dir.join("variables.tsv"), tsv.as_bytes())?;
     if let Some(text) = cnf {
-        std::fs::write(dir.join("my.cnf"), text)?;
+        write(&dir.join("my.cnf"), text.as_bytes())?;
     }
     Ok(())
 }

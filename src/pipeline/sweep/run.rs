@@ -194,14 +194,26 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
             String::new()
         }
     };
+    let not_run = if t.not_run > 0 {
+        format!(", {} not run", t.not_run)
+    } else {
+        String::new()
+    };
     println!(
-        "sweep '{}': {} ok, {} failed, {} skipped; results in {}{report}",
+        "sweep '{}': {} ok, {} failed, {} skipped{not_run} of {} planned; results in {}{report}",
         spec.name,
         t.ok,
         t.failed,
         t.skipped,
+        plan.points.len(),
         dir.path.display()
     );
+    if !t.unwritten.is_empty() {
+        println!("measured but not written to points.csv (these lines are the only copy):");
+        for u in &t.unwritten {
+            println!("  {u}");
+        }
+    }
     let mut regressed = false;
     if let (Some((th, against)), false) = (&a.fail_on_regression, t.interrupted) {
         match super::gate::judge(&spec, &dir, *th, against) {
@@ -219,7 +231,7 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
     }
     Ok(if t.interrupted {
         Exit::Interrupted
-    } else if t.failed > 0 {
+    } else if t.failed > 0 || !t.unwritten.is_empty() {
         Exit::Failed
     } else if regressed {
         Exit::Regression
@@ -234,7 +246,13 @@ struct Tally {
     ok: u32,
     failed: u32,
     skipped: u32,
+    /// Planned points that never ran (after an interrupt, or when results stopped being
+    /// writable).
+    not_run: u32,
     interrupted: bool,
+    /// Points measured whose record could not be written (a full disk): their figures, kept
+    /// for the summary so they are not lost.
+    unwritten: Vec<String>,
 }
 
 /// Runs the plan's points in order. Points above a target's capacity limit (from
@@ -258,6 +276,7 @@ async fn run_points(
     };
     let mut current: Option<block::Block> = None;
     crate::interrupt::install();
+    let mut processed = 0u32;
     for p in &plan.points {
         if crate::interrupt::requested() {
             t.interrupted = true;
@@ -319,9 +338,29 @@ async fn run_points(
             PointStatus::Interrupted => t.interrupted = true,
             PointStatus::Skipped => {}
         }
+        processed += 1;
         if let Err(e) = dir.append_point(&rec) {
-            say(bar, format!("error: {e:#}"));
-            t.failed += 1;
+            // The figures were measured: say them here, since the disk cannot take them,
+            // and stop (every later point would be lost the same way).
+            say(
+                bar,
+                format!("error: {}: measured, not written: {e:#}", p.id),
+            );
+            t.unwritten.push(format!(
+                "{} {}: {:.2} tps, {:.2} qps, p95 {:.2} ms, {} transactions in {:.1} s{}",
+                p.id,
+                rec.status,
+                rec.tps,
+                rec.qps,
+                rec.lat_p95_ms,
+                rec.transactions,
+                rec.duration_s,
+                if rec.error.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", rec.error)
+                }
+            ));
             break;
         }
         bar.inc(1);
@@ -335,6 +374,7 @@ async fn run_points(
             say(bar, format!("warning: closing {k}: {e:#}"));
         }
     }
+    t.not_run = plan.points.len() as u32 - processed;
     t
 }
 
@@ -394,7 +434,9 @@ async fn run_sysbench(
 ) -> bool {
     match sysbench_driver::run_point(spec, p.workload, p.threads, c, rec).await {
         Ok(intervals) => {
-            let _ = dir.append_intervals(&p.id, &intervals);
+            if let Err(e) = dir.append_intervals(&p.id, &intervals) {
+                rec.error = format!("per-second samples not written: {e:#}");
+            }
             true
         }
         Err(e) => {
@@ -432,7 +474,12 @@ async fn run_native(
         }
     };
     fill(rec, &r, crate::usage::self_cpu_seconds() - cpu0);
-    let _ = dir.append_intervals(&p.id, &r.intervals);
+    if let Err(e) = dir.append_intervals(&p.id, &r.intervals) {
+        say(
+            bar,
+            format!("warning: {}: per-second samples not written: {e:#}", p.id),
+        );
+    }
     let seconds: Vec<(f64, &crate::engine::metrics::TotalHist)> = r
         .intervals
         .iter()
@@ -500,6 +547,6 @@ fn manifest(
         "configs": spec.configs,
         "baseline": spec.baseline,
         "plan": plan.points.iter().map(|p| p.id.as_str()).collect::<Vec<_>>(),
-        "summary": t.map(|t| serde_json::json!({"ok": t.ok, "failed": t.failed, "skipped": t.skipped, "interrupted": t.interrupted})),
+        "summary": t.map(|t| serde_json::json!({"ok": t.ok, "failed": t.failed, "skipped": t.skipped, "not_run": t.not_run, "interrupted": t.interrupted, "not_written": t.unwritten})),
     })
 }
