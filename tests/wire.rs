@@ -245,3 +245,40 @@ fn the_load_can_talk_in_the_servers_character_set_and_runs_talk_utf8mb4() {
     assert_eq!(query_col("SELECT cs FROM wire_cs.for_run"), vec!["utf8mb4"]);
     assert_eq!(query_col("SELECT cs FROM wire_cs.for_load"), server);
 }
+
+/// A server that accepts the connection but never greets (stopped, or not MySQL): the error
+/// says what libmysqlclient says, not "during query", and the remedy names the likely causes.
+#[test]
+fn a_silent_server_is_reported_at_the_greeting_with_a_remedy() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let login = Login {
+        user: "root",
+        password: "",
+        db: "",
+        server_charset: false,
+    };
+    let e = Conn::connect(
+        &Endpoint::Tcp("127.0.0.1".into(), port),
+        &login,
+        Duration::from_millis(500),
+    )
+    .err()
+    .expect("no greeting, no login");
+    assert_eq!(e.code, 2013);
+    assert!(
+        e.to_string()
+            .contains("at 'reading initial communication packet' (no answer within 0 s)")
+            || e.to_string()
+                .contains("reading initial communication packet"),
+        "{e}"
+    );
+    let conn = sweepbench::engine::config::ConnOptions {
+        hosts: vec!["127.0.0.1".into()],
+        ports: vec![port],
+        ..Default::default()
+    };
+    let why = sweepbench::engine::db::cannot_connect(&conn, 0, Some(e.code), &e).to_string();
+    assert!(why.contains("is it stopped (SIGSTOP), overloaded"), "{why}");
+    drop(listener);
+}

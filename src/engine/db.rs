@@ -115,12 +115,34 @@ pub fn wire_connect(
 /// How long a connect or a login read may take before the attempt counts as failed.
 const WIRE_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// Why connection `n` could not be opened, naming the endpoint and the user.
-pub fn cannot_connect(c: &ConnOptions, n: usize, why: impl std::fmt::Display) -> anyhow::Error {
+/// What to do about a failed connect or login, by error code (libmysqlclient's client codes
+/// and the server's).
+pub fn connect_remedy(code: Option<u16>) -> &'static str {
+    match code {
+        Some(2002) => "is the server running, and is this its socket? (SHOW VARIABLES LIKE 'socket' on the server)",
+        Some(2003 | 2005) => "is the server running and listening on that host and port (bind_address, port, a firewall)?",
+        Some(2013 | 2006) => "the server accepted the connection but did not answer: is it stopped (SIGSTOP), overloaded, or not a MySQL server?",
+        Some(1045) => "check the user and password (the URL, SWEEPBENCH_PASSWORD / MYSQL_PWD, or ~/.my.cnf [client]) and that the user may connect from this host",
+        Some(1044 | 1049) => "the user may not use that database, or it does not exist: GRANT ALL ON db.* TO the user, or CREATE DATABASE",
+        Some(1129 | 1130) => "the server refuses this host: GRANT the user for this host, or FLUSH HOSTS",
+        Some(1040 | 1203) => "too many connections: raise max_connections (or max_user_connections), or use fewer threads",
+        Some(1251 | 2059) => "the user's authentication plugin is not one this client speaks: ALTER USER … IDENTIFIED WITH mysql_native_password",
+        _ => "check the address, the user and the password",
+    }
+}
+
+/// Why connection `n` could not be opened, naming the endpoint and the user, and the remedy.
+pub fn cannot_connect(
+    c: &ConnOptions,
+    n: usize,
+    code: Option<u16>,
+    why: impl std::fmt::Display,
+) -> anyhow::Error {
     anyhow::anyhow!(
-        "cannot connect to MySQL server at {} as user '{}': {why}",
+        "cannot connect to MySQL server at {} as user '{}': {why}; {}",
         endpoint(c, n),
-        c.user
+        c.user,
+        connect_remedy(code)
     )
 }
 
@@ -128,7 +150,7 @@ pub fn cannot_connect(c: &ConnOptions, n: usize, why: impl std::fmt::Display) ->
 pub async fn connect(c: &ConnOptions, n: usize) -> anyhow::Result<Conn> {
     Conn::new(opts(c, n))
         .await
-        .map_err(|e| cannot_connect(c, n, describe(&e)))
+        .map_err(|e| cannot_connect(c, n, error_code(&e), describe(&e)))
 }
 
 #[cfg(test)]

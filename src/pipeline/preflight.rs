@@ -347,10 +347,11 @@ pub async fn check_target(
                 Severity::Blocking,
                 "connect",
                 format!(
-                    "cannot connect to {} as '{}': {}",
+                    "cannot connect to {} as '{}': {}. Remedy: {}",
                     db::endpoint(conn, 0),
                     conn.user,
-                    db::describe(&e)
+                    db::describe(&e),
+                    db::connect_remedy(db::error_code(&e))
                 ),
             ));
             return (out, None);
@@ -370,9 +371,10 @@ pub async fn check_target(
             Severity::Blocking,
             "connect",
             format!(
-                "the administrative client logged in to {} as '{}', but the workload's client cannot: {e}",
+                "the administrative client logged in to {} as '{}', but the workload's client cannot: {e}. Remedy: {}",
                 db::endpoint(conn, 0),
-                conn.user
+                conn.user,
+                db::connect_remedy(Some(e.code))
             ),
         )),
         Err(e) => out.push(finding(

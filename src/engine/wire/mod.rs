@@ -227,7 +227,19 @@ impl Conn {
         let stream = Arc::new(open(ep, timeout)?);
         let _ = stream.set_read_timeout(Some(timeout));
         let mut f = Framed::new(stream);
-        let g = auth::handshake(&mut f, login, matches!(ep, Endpoint::Socket(_)))?;
+        let g = auth::handshake(&mut f, login, matches!(ep, Endpoint::Socket(_))).map_err(|e| {
+            // libmysqlclient's words: nothing was being queried yet.
+            if e.code == 2013 {
+                Error::client(
+                    2013,
+                    format!(
+                        "Lost connection to MySQL server at 'reading initial communication packet' (no answer within {timeout:?})"
+                    ),
+                )
+            } else {
+                e
+            }
+        })?;
         let _ = f.stream.set_read_timeout(None);
         Ok(Conn {
             f,

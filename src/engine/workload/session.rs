@@ -102,8 +102,8 @@ impl Session {
     /// Connects (connection `index` of the run, for host/port round-robin) and prepares every
     /// statement the workload uses on every table, as sysbench's thread_init does.
     pub fn open(cfg: Arc<SessionConfig>, index: usize, seed: u64) -> anyhow::Result<Self> {
-        let conn =
-            connect(&cfg, index).map_err(|e| db::cannot_connect(&cfg.opts.conn, index, e))?;
+        let conn = connect(&cfg, index)
+            .map_err(|e| db::cannot_connect(&cfg.opts.conn, index, Some(e.code), e))?;
         let mut s = Session {
             cfg,
             index,

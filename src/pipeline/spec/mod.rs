@@ -233,11 +233,26 @@ fn name_ok(s: &str) -> bool {
 
 impl SweepSpec {
     pub fn load(path: &Path) -> Result<SweepSpec, SpecError> {
-        let text = std::fs::read_to_string(path).map_err(|e| SpecError {
-            file: path.display().to_string(),
+        let file = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|e| SpecError {
+            file: file.clone(),
             line: 0,
             column: 0,
             message: format!("cannot read the sweep file: {e}"),
+        })?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+            let text = String::from_utf8_lossy(good);
+            let (line, column) = line_col(&text, text.len());
+            SpecError {
+                file: file.clone(),
+                line,
+                column,
+                message: format!(
+                    "byte 0x{:02x} is not UTF-8: save the sweep file as UTF-8",
+                    e.as_bytes()[good.len()]
+                ),
+            }
         })?;
         SweepSpec::parse(path, &text)
     }
@@ -524,9 +539,17 @@ impl SweepSpec {
          -> Result<u64, SpecError> {
             match v {
                 None => Ok(default),
-                Some(s) => parse_duration(s.get_ref()).filter(|&d| d <= 315_360_000).ok_or_else(|| {
-                    cx.err(s.span(), format!("run.{key} = '{}': expected a duration such as \"60s\", \"5m\" or \"1h\"", s.get_ref()))
-                }),
+                Some(s) => {
+                    let v = s.get_ref();
+                    // All digits but too big to count is a length, not a typo.
+                    let digits = v.trim().trim_end_matches(['h', 'm', 's']).trim();
+                    let long = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+                    match parse_duration(v) {
+                        Some(d) if d <= config::MAX_SECONDS => Ok(d),
+                        _ if long => Err(cx.err(s.span(), format!("run.{key} = '{v}': more than ten years"))),
+                        _ => Err(cx.err(s.span(), format!("run.{key} = '{v}': expected a duration such as \"60s\", \"5m\" or \"1h\""))),
+                    }
+                }
             }
         };
         let duration_s = dur(&r.duration, "duration", 60)?;

@@ -159,6 +159,25 @@ fn names_cannot_leave_the_results_directory() {
 }
 
 #[test]
+fn impossible_durations_and_bytes_are_named() {
+    let e = err(&GOOD.replace("duration = \"2m\"", "duration = \"100000000h\""));
+    assert!(e.message.contains("more than ten years"), "{e}");
+    let e = err(&GOOD.replace(
+        "duration = \"2m\"",
+        "duration = \"99999999999999999999999h\"",
+    ));
+    assert!(e.message.contains("more than ten years"), "{e}");
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("latin1.toml");
+    let mut bytes = b"name = \"x\"\n# caf".to_vec();
+    bytes.push(0xe9);
+    std::fs::write(&f, bytes).unwrap();
+    let e = SweepSpec::load(&f).unwrap_err();
+    assert_eq!((e.line, e.column), (2, 6), "{e}");
+    assert!(e.message.contains("byte 0xe9 is not UTF-8"), "{e}");
+}
+
+#[test]
 fn durations_parse() {
     assert_eq!(parse_duration("90"), Some(90));
     assert_eq!(parse_duration("90s"), Some(90));
