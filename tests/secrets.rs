@@ -107,6 +107,11 @@ fn a_password_reaches_neither_results_nor_command_lines() {
     )
     .unwrap();
     assert_eq!(rows.len(), 2);
+    // manifest.json speaks the sweep file's words, not Rust's.
+    let run = sweepbench::pipeline::sweep::latest_run(&results, "secret").unwrap();
+    let manifest = std::fs::read_to_string(run.join("manifest.json")).unwrap();
+    assert!(manifest.contains("\"oltp_point_select\""), "{manifest}");
+    assert!(!manifest.contains("PointSelect"), "{manifest}");
     assert!(
         rows.iter()
             .all(|r| r.status == PointStatus::Ok && r.transactions > 0),

@@ -121,6 +121,10 @@ fn too_many_threads_for_max_connections_is_refused_before_any_data() {
         sweepbench::pipeline::sweep::latest_run(Path::new(results), "classic").is_none(),
         "no results for a refused run"
     );
+    assert!(
+        !Path::new(results).join("classic").exists(),
+        "not even an empty results/<sweep>/"
+    );
 
     let run = sweepbench(&["run", f, "--results-dir", results, "--on-capacity=skip"]);
     assert!(run.status.success(), "{}", text(&run));

@@ -63,6 +63,11 @@ impl Drop for Lock {
     fn drop(&mut self) {
         // Removed while still held, so nobody can lock the old file after we let go.
         let _ = std::fs::remove_file(&self.path);
+        // A run that stopped before creating its directory (a failed preflight) leaves no
+        // empty results/<sweep>/ behind; remove_dir only removes an empty one.
+        if let Some(sweep_dir) = self.path.parent() {
+            let _ = std::fs::remove_dir(sweep_dir);
+        }
     }
 }
 
@@ -115,9 +120,15 @@ mod tests {
         );
         drop(l);
         assert!(!d.path().join(".lock").exists());
+        assert!(
+            !d.path().exists(),
+            "an empty sweep directory is not left behind"
+        );
+        std::fs::create_dir(d.path()).unwrap();
         // A file left by a holder that died, naming a pid that is alive now (ours, and pid 1):
         // nobody holds the OS lock, so it does not block.
         for pid in [me.as_str(), "1"] {
+            std::fs::create_dir_all(d.path()).unwrap();
             std::fs::write(d.path().join(".lock"), format!("{pid}\n")).unwrap();
             let l = Lock::take(d.path()).unwrap();
             assert_eq!(

@@ -5,7 +5,7 @@
 
 use crate::engine::exec::IntervalStats;
 use crate::pipeline::spec::SweepSpec;
-use anyhow::Context;
+use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
 
 /// How a point ended (points.csv `status`).
@@ -138,13 +138,34 @@ pub fn load_intervals(run: &Path) -> anyhow::Result<Vec<IntervalRow>> {
     if !path.is_file() {
         return Ok(Vec::new());
     }
-    read_csv(&path)
+    read_csv(&path, &["point_id", "t_s", "tps"])
 }
 
 /// Every row of a CSV file with a header, each error naming the file and row.
-fn read_csv<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<T>> {
+/// Reads a CSV file of ours; `required` columns must be in its header (a header cut short by
+/// a crash or a full disk would otherwise read as a run with no points).
+fn read_csv<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    required: &[&str],
+) -> anyhow::Result<Vec<T>> {
     let mut r =
         csv::Reader::from_path(path).with_context(|| format!("reading {}", path.display()))?;
+    let header = r
+        .headers()
+        .with_context(|| format!("reading {}", path.display()))?
+        .clone();
+    let missing: Vec<&str> = required
+        .iter()
+        .copied()
+        .filter(|c| !header.iter().any(|h| h == *c))
+        .collect();
+    if !missing.is_empty() {
+        bail!(
+            "{}: the header lacks {} — the file was cut short (a crash or a full disk while it was written?) or is not sweepbench's",
+            path.display(),
+            missing.join(", ")
+        );
+    }
     r.deserialize()
         .enumerate()
         .map(|(i, row)| row.with_context(|| format!("{}: row {}", path.display(), i + 2)))
@@ -371,7 +392,12 @@ impl RunDir {
 
 /// Reads a run's points.csv.
 pub fn load_points(run: &Path) -> anyhow::Result<Vec<PointRecord>> {
-    read_csv(&run.join("points.csv"))
+    read_csv(
+        &run.join("points.csv"),
+        &[
+            "point_id", "target", "config", "workload", "threads", "repeat", "status", "tps",
+        ],
+    )
 }
 
 /// Per-second throughput samples of each point of a run (intervals.csv), keyed by point id.
@@ -516,5 +542,22 @@ mod tests {
             load_tps_samples(&dir.path).unwrap()["a/default/w/t2/r1"].len(),
             2
         );
+    }
+
+    #[test]
+    fn a_points_csv_cut_inside_its_header_is_an_error_not_an_empty_run() {
+        let d = tempfile::tempdir().unwrap();
+        for cut in ["", "run_id,point_id,tar"] {
+            std::fs::write(d.path().join("points.csv"), cut).unwrap();
+            let e = load_points(d.path()).unwrap_err().to_string();
+            assert!(
+                e.contains("the header lacks") && e.contains("cut short"),
+                "{e}"
+            );
+        }
+        let mut w = csv::Writer::from_writer(vec![]);
+        w.serialize(PointRecord::default()).unwrap();
+        std::fs::write(d.path().join("points.csv"), w.into_inner().unwrap()).unwrap();
+        assert_eq!(load_points(d.path()).unwrap().len(), 1);
     }
 }

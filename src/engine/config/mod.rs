@@ -11,7 +11,7 @@ pub use overrides::Overrides;
 use std::str::FromStr;
 
 /// One of sysbench 1.0.20's bundled MySQL scripts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum WorkloadKind {
     ReadOnly,
     ReadWrite,
@@ -65,6 +65,13 @@ impl WorkloadKind {
     /// Whether the script runs on the common sbtestN(id, k, c, pad) tables.
     pub fn uses_oltp_tables(self) -> bool {
         self != WorkloadKind::BulkInsert
+    }
+}
+
+impl serde::Serialize for WorkloadKind {
+    /// sysbench's script name, as sweep files and points.csv spell it.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
     }
 }
 

@@ -46,6 +46,17 @@ pub enum PreparePolicy {
     Never,
 }
 
+impl fmt::Display for PreparePolicy {
+    /// The sweep file's word.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            PreparePolicy::Auto => "auto",
+            PreparePolicy::Always => "always",
+            PreparePolicy::Never => "never",
+        })
+    }
+}
+
 /// Order of points across targets and configs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]

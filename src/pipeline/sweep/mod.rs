@@ -63,7 +63,7 @@ pub fn plan(a: &SweepArgs) -> anyhow::Result<Exit> {
         println!("  {t}: {} ({shown})", n + MARGIN);
     }
     println!(
-        "data: {} table(s) × {} rows, prepare = {:?}",
+        "data: {} table(s) × {} rows, prepare = {}",
         spec.data.tables, spec.data.table_size, spec.data.prepare
     );
     println!(
