@@ -284,11 +284,21 @@ fn fatal_error_names_the_statement_and_still_reports() {
 }
 
 #[test]
-fn bad_options_exit_2_with_a_clear_message() {
+fn bad_options_exit_1_as_sysbench_with_a_clear_message() {
     let out = bench(&args("oltp_read_write run --table-sise=5", &[]));
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("did you mean --table-size?"));
     let out = bench(&args("oltp_read_wirte run", &[]));
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("did you mean oltp_read_write?"));
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with(
+            "FATAL: Cannot find benchmark 'oltp_read_wirte': no such built-in test, file or module"
+        ) && err.contains("did you mean oltp_read_write?"),
+        "{err}"
+    );
+    let out = bench(&args("oltp_read_write run --db-driver=x", &[]));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .starts_with("FATAL: invalid database driver name: 'x'"));
 }

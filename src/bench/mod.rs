@@ -48,48 +48,83 @@ impl Observer for JsonObserver<'_> {
     }
 }
 
-/// Runs `bench` with sysbench-style arguments.
+/// Runs `bench` with sysbench-style arguments. Every error exits 1, as sysbench's do.
 pub async fn main(args: &[String]) -> anyhow::Result<Exit> {
+    bench(args).await.map_err(failed)
+}
+
+async fn bench(args: &[String]) -> anyhow::Result<Exit> {
     let (positionals, raw, help) = options::parse_args(args)?;
-    if help || positionals.is_empty() {
+    if raw.flag("version") {
+        println!("{}", output::sysbench::banner());
+        return Ok(Exit::Ok);
+    }
+    if help || positionals.is_empty() || positionals[0] == "help" {
         print!("{Help}");
-        return Ok(if help { Exit::Ok } else { Exit::BadInput });
+        return Ok(if help || !positionals.is_empty() {
+            Exit::Ok
+        } else {
+            Exit::Failed
+        });
     }
     if let Some(extra) = positionals.get(2) {
-        bail!("unexpected argument '{extra}'; usage: sweepbench bench <workload> prepare|run|cleanup|prewarm [--option=value ...]");
+        bail!("unexpected argument '{extra}'; usage: sweepbench bench <workload> prepare|run|cleanup|prewarm|help [--option=value ...]");
     }
     let opts = options::build(&positionals[0], &raw)?;
     let format = options::output_format(&raw)?;
-    match positionals.get(1).map(String::as_str).unwrap_or("run") {
-        "prepare" => run_prepare(&opts).await.map_err(failed)?,
-        "run" => return run_run(&opts, format).await,
+    // sysbench's levels: below 3 neither the banner nor anything of `run` is printed.
+    let verbose = raw.int("verbosity") >= 3;
+    let banner = || {
+        if verbose {
+            println!("{}\n", output::sysbench::banner());
+        }
+    };
+    if raw.flag("mysql_debug") {
+        eprintln!(
+            "WARNING: --mysql-debug: sweepbench has no client-library trace; running without it"
+        );
+    }
+    let Some(command) = positionals.get(1) else {
+        bail!(
+            "FATAL: Command is required. Supported commands: prepare, prewarm, run, cleanup, help"
+        );
+    };
+    match command.as_str() {
+        "prepare" => {
+            banner();
+            run_prepare(&opts, verbose).await?
+        }
+        "run" => return run_run(&opts, format, verbose).await,
         "cleanup" => {
-            println!("{}", banner());
-            prepare::cleanup(&opts).await.map_err(failed)?
+            banner();
+            prepare::cleanup(&opts).await?
         }
         "prewarm" | "warmup" => {
-            println!("{}", banner());
-            prepare::prewarm(&opts).await.map_err(failed)?
+            banner();
+            prepare::prewarm(&opts).await?
+        }
+        "help" => {
+            banner();
+            match options::workload_help(opts.workload) {
+                Some(text) => println!("{text}"),
+                None => bail!(
+                    "'{}' test does not implement the 'help' command.",
+                    opts.workload.name()
+                ),
+            }
         }
         other => {
-            bail!("unknown command '{other}': expected prepare, run, cleanup or prewarm")
+            bail!("FATAL: unknown command '{other}'. Supported commands: prepare, prewarm, run, cleanup, help")
         }
     }
     Ok(Exit::Ok)
 }
 
-fn banner() -> String {
-    format!(
-        "sweepbench {} (sysbench 1.0.20 compatible)\n",
-        env!("CARGO_PKG_VERSION")
-    )
-}
-
-async fn run_prepare(o: &EngineConfig) -> anyhow::Result<()> {
-    println!("{}", banner());
+async fn run_prepare(o: &EngineConfig, verbose: bool) -> anyhow::Result<()> {
     let s = prepare::prepare(o).await?;
-    if s.rows > 0 {
-        println!(
+    // Ours, not sysbench's: on stderr, so stdout is what sysbench prints.
+    if s.rows > 0 && verbose {
+        eprintln!(
             "Prepared {} table(s), {} rows in {:.2}s ({:.0} rows/s, {} connections)",
             s.tables,
             s.rows,
@@ -101,8 +136,14 @@ async fn run_prepare(o: &EngineConfig) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn run_run(o: &EngineConfig, format: OutputFormat) -> anyhow::Result<Exit> {
-    let text = format == OutputFormat::Text;
+/// What `run` prints below verbosity 3: nothing, as sysbench.
+struct Silent;
+
+impl Observer for Silent {}
+
+async fn run_run(o: &EngineConfig, format: OutputFormat, verbose: bool) -> anyhow::Result<Exit> {
+    let json = format == OutputFormat::Json;
+    let text = !json && verbose;
     if text {
         print!("{}", output::sysbench::header(o, o.rand_seed != 0));
         let _ = std::io::stdout().flush();
@@ -112,8 +153,13 @@ async fn run_run(o: &EngineConfig, format: OutputFormat) -> anyhow::Result<Exit>
         opts: o,
         checkpoints: Vec::new(),
     };
-    let observer: &mut dyn Observer = if text { &mut text_obs } else { &mut json_obs };
-    let report = exec::run(o, observer).await.map_err(failed)?;
+    let mut silent = Silent;
+    let observer: &mut dyn Observer = match (json, text) {
+        (true, _) => &mut json_obs,
+        (false, true) => &mut text_obs,
+        (false, false) => &mut silent,
+    };
+    let report = exec::run(o, observer).await?;
     if let Some(f) = &report.fatal {
         eprintln!("{f}");
         if text {
@@ -122,7 +168,7 @@ async fn run_run(o: &EngineConfig, format: OutputFormat) -> anyhow::Result<Exit>
     }
     if text {
         print!("{}", output::sysbench::final_report(&report, o));
-    } else {
+    } else if json {
         let mut v = output::json::value(&report, o);
         if !json_obs.checkpoints.is_empty() {
             v["checkpoints"] = serde_json::Value::Array(json_obs.checkpoints);

@@ -160,6 +160,11 @@ pub async fn run(cli: Cli) -> i32 {
 fn finish(command: &str, r: anyhow::Result<Exit>) -> i32 {
     match r {
         Ok(e) => e.code(),
+        // `bench` speaks as sysbench does: its errors carry sysbench's words, no prefix.
+        Err(e) if command == "bench" => {
+            eprintln!("{e:#}");
+            crate::exit::exit_of(&e).code()
+        }
         Err(e) => {
             eprintln!("sweepbench {command}: {e:#}");
             crate::exit::exit_of(&e).code()

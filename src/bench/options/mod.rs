@@ -7,10 +7,12 @@ use crate::engine::config::{
     WorkloadOptions, MAX_SECONDS,
 };
 use std::collections::BTreeMap;
-use std::fmt;
 
+mod config_file;
+mod help;
 mod table;
 
+pub use help::{workload_help, Help};
 use table::{Def, Kind, ALIASES, DEFS};
 
 /// A bad command line, worded for the person who typed it.
@@ -109,7 +111,7 @@ impl RawOptions {
         canonical(name).is_some()
     }
 
-    fn get(&self, name: &str) -> &str {
+    pub fn get(&self, name: &str) -> &str {
         self.values
             .get(name)
             .map(String::as_str)
@@ -130,11 +132,16 @@ impl RawOptions {
         }
     }
 
-    fn given(&self, name: &str) -> bool {
+    /// Whether the option under any of its spellings was given.
+    fn given_any(&self, name: &str) -> bool {
+        canonical(name).is_some_and(|d| self.values.contains_key(d.name))
+    }
+
+    pub fn given(&self, name: &str) -> bool {
         self.values.contains_key(name)
     }
 
-    fn int(&self, name: &str) -> u64 {
+    pub fn int(&self, name: &str) -> u64 {
         self.get(name).parse().unwrap_or(0)
     }
 
@@ -142,7 +149,7 @@ impl RawOptions {
         self.get(name).parse().unwrap_or(0.0)
     }
 
-    fn flag(&self, name: &str) -> bool {
+    pub fn flag(&self, name: &str) -> bool {
         parse_bool(name, self.get(name)).unwrap_or(false)
     }
 }
@@ -206,9 +213,12 @@ pub fn build(workload: &str, raw: &RawOptions) -> Result<EngineConfig, OptionErr
         zipfian_exp: raw.float("rand_zipfian_exp"),
     };
     if raw.get("db_driver") != "mysql" {
-        return Err(raw.bad("db_driver", "only the mysql driver is supported"));
+        return Err(OptionError::Usage(format!(
+            "FATAL: invalid database driver name: '{}' (sweepbench has the mysql driver only)",
+            raw.get("db_driver")
+        )));
     }
-    for unsupported in ["mysql_ssl", "mysql_compression", "mysql_dry_run"] {
+    for unsupported in ["mysql_ssl", "mysql_compression"] {
         if raw.flag(unsupported) {
             return Err(raw.bad(unsupported, "not supported by sweepbench yet"));
         }
@@ -284,6 +294,7 @@ pub fn build(workload: &str, raw: &RawOptions) -> Result<EngineConfig, OptionErr
         ignore_errors: typed(raw, "mysql_ignore_errors")?,
         prepare_threads: u32_opt(raw, "prepare_threads")?,
         quiet: false,
+        dry_run: raw.flag("mysql_dry_run"),
     };
     c.fit_workload();
     Ok(c)
@@ -311,46 +322,10 @@ fn resolve_workload(name: &str, raw: &RawOptions) -> Result<WorkloadKind, Option
             .map(|(_, n)| format!(" (did you mean {n}?)"))
             .unwrap_or_default();
         OptionError::Usage(format!(
-            "unknown workload '{name}'{hint}; one of: {}",
+            "FATAL: Cannot find benchmark '{name}': no such built-in test, file or module{hint}; sweepbench has: {}",
             names.join(", ")
         ))
     })
-}
-
-/// The `bench --help` text: every option with its default, sysbench style.
-pub struct Help;
-
-impl fmt::Display for Help {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "Usage: sweepbench bench <workload> prepare|run|cleanup|prewarm [--option=value ...]\n"
-        )?;
-        writeln!(f, "Workloads:")?;
-        for w in WorkloadKind::ALL {
-            writeln!(f, "  {}", w.name())?;
-        }
-        writeln!(f, "\nOptions ('-' and '_' are interchangeable):")?;
-        for d in DEFS {
-            let flag = format!("--{}", d.name.replace('_', "-"));
-            let default = if d.default.is_empty() {
-                String::new()
-            } else {
-                format!(" [{}]", d.default)
-            };
-            writeln!(f, "  {flag:<26} {}{default}", d.help)?;
-        }
-        writeln!(f, "\n0.5 names are accepted too:")?;
-        for (alias, canon) in ALIASES {
-            writeln!(
-                f,
-                "  --{:<24} = --{}",
-                alias.replace('_', "-"),
-                canon.replace('_', "-")
-            )?;
-        }
-        Ok(())
-    }
 }
 
 /// Splits a sysbench-style argument list into positionals and options.
@@ -361,7 +336,7 @@ pub fn parse_args(args: &[String]) -> Result<(Vec<String>, RawOptions, bool), Op
     let mut help = false;
     let mut it = args.iter().peekable();
     while let Some(arg) = it.next() {
-        if arg == "--help" || arg == "-h" || arg == "help" {
+        if arg == "--help" || arg == "-h" {
             help = true;
             continue;
         }
@@ -382,6 +357,14 @@ pub fn parse_args(args: &[String]) -> Result<(Vec<String>, RawOptions, bool), Op
             }
             None => raw.set(body, "")?,
         }
+    }
+    // sysbench 0.5's --test=<workload>: the workload comes first, as 1.0 takes it.
+    if raw.given("test") {
+        positionals.insert(0, raw.get("test").to_string());
+    }
+    if raw.given("config_file") {
+        let path = std::path::PathBuf::from(raw.get("config_file"));
+        config_file::merge(&mut raw, &path)?;
     }
     Ok((positionals, raw, help))
 }

@@ -144,6 +144,18 @@ pub(super) const DEFS: &[Def] = &[
         "prepared statements: auto or disable",
     ),
     def(
+        "mysql_debug",
+        Kind::Bool,
+        "off",
+        "trace all client library calls (not available: sweepbench says so and runs)",
+    ),
+    def(
+        "mysql_ssl_cipher",
+        Kind::Str,
+        "",
+        "use specific cipher for SSL connections (SSL itself is not supported yet)",
+    ),
+    def(
         "db_debug",
         Kind::Bool,
         "off",
@@ -322,7 +334,25 @@ pub(super) const DEFS: &[Def] = &[
         "text",
         "output: text (sysbench 1.0 layout) or json",
     ),
-    def("verbosity", Kind::Int, "3", "accepted for compatibility"),
+    def(
+        "verbosity",
+        Kind::Int,
+        "3",
+        "verbosity level {5 - debug, 0 - only critical messages}: below 3 no banner, and run prints nothing",
+    ),
+    def("version", Kind::Bool, "off", "print version and exit"),
+    def(
+        "config_file",
+        Kind::Str,
+        "",
+        "file of options, one name=value per line, as sysbench reads it (the command line wins)",
+    ),
+    def(
+        "test",
+        Kind::Str,
+        "",
+        "the workload, sysbench 0.5's way (deprecated: give it as the first argument)",
+    ),
     def(
         "oltp_read_only",
         Kind::Bool,
@@ -361,3 +391,54 @@ pub(super) const ALIASES: &[(&str, &str)] = &[
     ("oltp_secondary", "secondary"),
     ("mysql_table_engine", "mysql_storage_engine"),
 ];
+
+/// The options sysbench's oltp scripts declare (oltp_common.lua), listed by `<workload> help`;
+/// select_random_* add their own (`script_options`).
+const COMMON_SCRIPT_OPTIONS: &[&str] = &[
+    "auto_inc",
+    "create_secondary",
+    "delete_inserts",
+    "distinct_ranges",
+    "index_updates",
+    "mysql_storage_engine",
+    "non_index_updates",
+    "order_ranges",
+    "point_selects",
+    "range_selects",
+    "range_size",
+    "secondary",
+    "simple_ranges",
+    "skip_trx",
+    "sum_ranges",
+    "table_size",
+    "tables",
+];
+
+/// The options `<workload> help` lists for `w`, sorted as sysbench sorts them; None for
+/// bulk_insert, which has no help command.
+pub(super) fn script_options(w: crate::engine::config::WorkloadKind) -> Option<Vec<&'static str>> {
+    use crate::engine::config::WorkloadKind as W;
+    let mut v = COMMON_SCRIPT_OPTIONS.to_vec();
+    match w {
+        W::BulkInsert => return None,
+        W::SelectRandomPoints => v.push("random_points"),
+        W::SelectRandomRanges => v.extend(["delta", "number_of_ranges"]),
+        _ => {}
+    }
+    v.sort_unstable();
+    Some(v)
+}
+
+/// Whether an option belongs to the workload scripts rather than to sysbench itself.
+pub(super) fn is_script_option(name: &str) -> bool {
+    COMMON_SCRIPT_OPTIONS.contains(&name)
+        || [
+            "random_points",
+            "number_of_ranges",
+            "delta",
+            "create_table_options",
+            "oltp_read_only",
+            "oltp_write_only",
+        ]
+        .contains(&name)
+}

@@ -6,14 +6,19 @@ use crate::engine::exec::RunReport;
 use crate::engine::metrics::{self, sysbench_hist, LatencySummary};
 use std::fmt::Write;
 
+/// The first line of every command, as sysbench's: log parsers match `^sysbench [0-9]`, and
+/// the parenthesis says who is speaking.
+pub fn banner() -> String {
+    format!(
+        "sysbench 1.0.20-compatible (sweepbench {})",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
 /// The run header up to "Initializing worker threads...".
 pub fn header(o: &EngineConfig, seed_given: bool) -> String {
     let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "sweepbench {} (sysbench 1.0.20 compatible)\n",
-        env!("CARGO_PKG_VERSION")
-    );
+    let _ = writeln!(s, "{}\n", banner());
     s.push_str("Running the test with following options:\n");
     let _ = writeln!(s, "Number of threads: {}", o.threads);
     if o.rate > 0 {

@@ -448,6 +448,8 @@ pub struct EngineConfig {
     pub prepare_threads: u32,
     /// Suppress progress lines (sweeps under `--quiet`).
     pub quiet: bool,
+    /// `--mysql-dry-run`: pretend every MySQL call succeeds, without a server.
+    pub dry_run: bool,
 }
 
 impl EngineConfig {
@@ -473,6 +475,7 @@ impl EngineConfig {
             ignore_errors: IgnoreErrors::Codes(vec![1213, 1020, 1205]),
             prepare_threads: 0,
             quiet: false,
+            dry_run: false,
         };
         c.fit_workload();
         c

@@ -12,7 +12,7 @@ use mysql_async::prelude::Queryable;
 use mysql_async::Conn;
 use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Progress line unless the caller asked for quiet (sweeps under `--quiet`).
@@ -98,6 +98,9 @@ fn prepare_parallelism(o: &EngineConfig) -> u32 {
 
 /// `prepare`: sysbench's tables with sysbench's data, built in parallel.
 pub async fn prepare(o: &EngineConfig) -> anyhow::Result<PrepareStats> {
+    if o.dry_run {
+        return Ok(dry_prepare(o));
+    }
     let mut admin = admin_conn(o, true).await?;
     let started = Instant::now();
     if o.workload == WorkloadKind::BulkInsert {
@@ -119,8 +122,17 @@ pub async fn prepare(o: &EngineConfig) -> anyhow::Result<PrepareStats> {
     } else {
         o.wl.table_size as u64
     };
+    // sysbench with one thread prints each table's lines together, table after table; with
+    // more, "Initializing worker threads..." and then the lines as the threads go. The load is
+    // parallel either way; with one thread a table's lines wait until it is done.
+    let serial = o.threads <= 1;
+    if !serial {
+        say!(o, "Initializing worker threads...\n");
+    }
     for t in 1..=o.wl.tables {
-        say!(o, "Creating table 'sbtest{t}'...");
+        if !serial {
+            say!(o, "Creating table 'sbtest{t}'...");
+        }
         run_sql(&mut admin, &sql::create_table(t, &o.wl))
             .await
             .with_context(|| format!("creating table sbtest{t} (drop it first with cleanup?)"))?;
@@ -137,7 +149,7 @@ pub async fn prepare(o: &EngineConfig) -> anyhow::Result<PrepareStats> {
     };
     let mut chunks = Vec::new();
     for t in 1..=o.wl.tables {
-        if table_size > 0 {
+        if table_size > 0 && !serial {
             say!(o, "Inserting {table_size} records into 'sbtest{t}'");
         }
         let step = table_size.div_ceil(per_table.max(1));
@@ -161,14 +173,21 @@ pub async fn prepare(o: &EngineConfig) -> anyhow::Result<PrepareStats> {
         rows_done: AtomicU64::new(0),
         seed: super::rand::effective_seed(o.rand_seed),
         failed: AtomicBool::new(false),
+        serial: serial.then(|| Mutex::new(InOrder::default())),
+        table_size,
         chunks,
     });
     // Tables with no rows still get their index.
-    if table_size == 0 && o.wl.create_secondary {
+    if table_size == 0 {
         let mut c = db::connect(&o.conn, 0).await?;
         for t in 1..=o.wl.tables {
-            say!(o, "Creating a secondary index on 'sbtest{t}'...");
-            run_sql(&mut c, &sql::create_index(t)).await?;
+            if o.wl.create_secondary {
+                if !serial {
+                    say!(o, "Creating a secondary index on 'sbtest{t}'...");
+                }
+                run_sql(&mut c, &sql::create_index(t)).await?;
+            }
+            shared.table_done(t);
         }
         let _ = c.disconnect().await;
     }
@@ -191,11 +210,12 @@ pub async fn prepare(o: &EngineConfig) -> anyhow::Result<PrepareStats> {
                 Some(Ok(Err(e))) => { shared.failed.store(true, Ordering::Relaxed); return Err(e); }
                 Some(Err(e)) => { shared.failed.store(true, Ordering::Relaxed); bail!("prepare worker failed: {e}"); }
             },
-            _ = tick.tick() => {
+            // Progress is ours, not sysbench's: on stderr, so stdout stays what log parsers
+            // of sysbench expect.
+            _ = tick.tick() => if !o.quiet {
                 let done = shared.rows_done.load(Ordering::Relaxed);
                 let secs = started.elapsed().as_secs_f64();
-                say!(
-                    o,
+                eprintln!(
                     "[ {secs:.0}s ] inserted {done}/{total_rows} rows ({:.0} rows/s)",
                     done as f64 / secs
                 );
@@ -208,6 +228,30 @@ pub async fn prepare(o: &EngineConfig) -> anyhow::Result<PrepareStats> {
         seconds: started.elapsed().as_secs_f64(),
         connections: workers,
     })
+}
+
+/// `prepare --mysql-dry-run`: what sysbench prints when every call pretends to succeed.
+fn dry_prepare(o: &EngineConfig) -> PrepareStats {
+    let tables = if o.workload == WorkloadKind::BulkInsert {
+        o.threads
+    } else {
+        o.wl.tables
+    };
+    for t in 1..=tables {
+        say!(o, "Creating table 'sbtest{t}'...");
+        if o.workload != WorkloadKind::BulkInsert {
+            say!(o, "Inserting {} records into 'sbtest{t}'", o.wl.table_size);
+            if o.wl.create_secondary {
+                say!(o, "Creating a secondary index on 'sbtest{t}'...");
+            }
+        }
+    }
+    PrepareStats {
+        tables,
+        rows: 0,
+        seconds: 0.0,
+        connections: 0,
+    }
 }
 
 /// Rows per INSERT during the load: about sysbench's 512 KiB per statement, and well under
@@ -224,6 +268,16 @@ struct Loader {
     seed: u64,
     /// Set when a loader failed: the others stop at their next statement.
     failed: AtomicBool,
+    /// With one thread: tables finished, printed in table order (see `prepare`).
+    serial: Option<Mutex<InOrder>>,
+    table_size: u64,
+}
+
+/// Tables finished out of order, and the next one whose lines are due.
+#[derive(Default)]
+struct InOrder {
+    done: std::collections::BTreeSet<u32>,
+    next: u32,
 }
 
 /// One load statement's worth of rows, encoded for the server.
@@ -233,6 +287,32 @@ struct Batch {
 }
 
 impl Loader {
+    /// Table `t` is loaded and indexed: with one thread, print the lines of every table up to
+    /// the first unfinished one, as sysbench would have printed them one table at a time.
+    fn table_done(&self, t: u32) {
+        let Some(m) = &self.serial else {
+            return;
+        };
+        let o = &self.opts;
+        let mut q = m.lock().unwrap_or_else(|p| p.into_inner());
+        q.next = q.next.max(1);
+        q.done.insert(t);
+        loop {
+            let t = q.next;
+            if !q.done.remove(&t) {
+                break;
+            }
+            say!(o, "Creating table 'sbtest{t}'...");
+            if self.table_size > 0 {
+                say!(o, "Inserting {} records into 'sbtest{t}'", self.table_size);
+            }
+            if o.wl.create_secondary {
+                say!(o, "Creating a secondary index on 'sbtest{t}'...");
+            }
+            q.next += 1;
+        }
+    }
+
     fn work(&self, w: usize) -> anyhow::Result<()> {
         let r = self.work_inner(w);
         if r.is_err() {
@@ -254,11 +334,16 @@ impl Loader {
             };
             self.load(&mut conn, chunk, self.seed.wrapping_add(i as u64 * 7919))?;
             let t = chunk.table as usize;
-            if self.left[t].fetch_sub(1, Ordering::AcqRel) == 1 && self.opts.wl.create_secondary {
-                say!(self.opts, "Creating a secondary index on 'sbtest{t}'...");
-                let q = sql::create_index(chunk.table);
-                conn.query(&q)
-                    .map_err(|e| anyhow::anyhow!("FATAL: {e} for query '{}'", short(&q)))?;
+            if self.left[t].fetch_sub(1, Ordering::AcqRel) == 1 {
+                if self.opts.wl.create_secondary {
+                    if self.serial.is_none() {
+                        say!(self.opts, "Creating a secondary index on 'sbtest{t}'...");
+                    }
+                    let q = sql::create_index(chunk.table);
+                    conn.query(&q)
+                        .map_err(|e| anyhow::anyhow!("FATAL: {e} for query '{}'", short(&q)))?;
+                }
+                self.table_done(chunk.table);
             }
         }
         conn.close();
@@ -412,6 +497,12 @@ fn table_count(o: &EngineConfig) -> anyhow::Result<u32> {
 /// `cleanup`: DROP TABLE IF EXISTS for every table, on one connection.
 pub async fn cleanup(o: &EngineConfig) -> anyhow::Result<()> {
     let tables = table_count(o)?;
+    if o.dry_run {
+        for t in 1..=tables {
+            say!(o, "Dropping table 'sbtest{t}'...");
+        }
+        return Ok(());
+    }
     let mut conn = admin_conn(o, false).await?;
     for t in 1..=tables {
         say!(o, "Dropping table 'sbtest{t}'...");
@@ -424,6 +515,12 @@ pub async fn cleanup(o: &EngineConfig) -> anyhow::Result<()> {
 /// `prewarm`: read every table through its primary key and its secondary index, in parallel.
 pub async fn prewarm(o: &EngineConfig) -> anyhow::Result<()> {
     let tables = table_count(o)?;
+    if o.dry_run {
+        for t in 1..=tables {
+            say!(o, "Prewarming table sbtest{t}");
+        }
+        return Ok(());
+    }
     let next = Arc::new(AtomicU32::new(1));
     let mut set = tokio::task::JoinSet::new();
     for w in 0..o.threads.min(tables).max(1) {

@@ -91,6 +91,9 @@ pub struct Session {
 }
 
 fn connect(cfg: &SessionConfig, index: usize) -> Result<Conn, wire::Error> {
+    if cfg.opts.dry_run {
+        return Conn::dry();
+    }
     // The measured statements use sysbench's connection character set, so the server does the
     // same conversions for both tools.
     let conn = db::wire_connect(&cfg.opts.conn, index, false)?;

@@ -1,0 +1,206 @@
+//! sysbench habits that scripts depend on, checked against sysbench 1.0.20 itself on the same
+//! server: verbosity, the per-table prepare lines, `<workload> help`, `--version`, a command
+//! being required, `--test=`, `--config-file`, `--mysql-dry-run`, and exit status 1 on errors.
+
+mod common;
+use common::*;
+
+fn sysbench(args: &[String]) -> std::process::Output {
+    std::process::Command::new("sysbench")
+        .args(args)
+        .output()
+        .expect("sysbench 1.0.20 must be installed (apt-get install sysbench; .ci/run does it)")
+}
+
+fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).to_string()
+}
+
+/// stdout without the first line (the banner differs by design: "sysbench 1.0.20 (using …)"
+/// and "sysbench 1.0.20-compatible (sweepbench …)").
+fn body(o: &std::process::Output) -> String {
+    let s = stdout(o);
+    assert!(
+        s.is_empty() || s.starts_with("sysbench 1.0.20"),
+        "a log parser's ^sysbench [0-9] must match: {s}"
+    );
+    s.split_once('\n')
+        .map_or(String::new(), |(_, b)| b.to_string())
+}
+
+#[test]
+fn prepare_cleanup_and_verbosity_print_what_sysbench_prints() {
+    let conn = fresh_db("habits_ours");
+    let theirs = fresh_db("habits_theirs");
+    let data = "--tables=3 --table-size=300";
+    for verbosity in ["", " --verbosity=1"] {
+        let ours = bench(&args(
+            &format!("oltp_read_write prepare {data}{verbosity}"),
+            &conn,
+        ));
+        let sb = sysbench(&args(
+            &format!("oltp_read_write prepare {data}{verbosity}"),
+            &theirs,
+        ));
+        assert_eq!(ours.status.code(), Some(0), "{}", text(&ours));
+        assert_eq!(sb.status.code(), Some(0));
+        if verbosity.is_empty() {
+            assert_eq!(
+                body(&ours),
+                body(&sb),
+                "prepare --threads=1: table after table"
+            );
+        } else {
+            assert_eq!(stdout(&ours), stdout(&sb), "no banner below verbosity 3");
+        }
+        // At verbosity 1 `run` prints nothing at all.
+        let run = format!("oltp_read_write run {data} --time=1 --verbosity=1");
+        let ours_run = bench(&args(&run, &conn));
+        let sb_run = sysbench(&args(&run, &theirs));
+        assert_eq!(ours_run.status.code(), Some(0), "{}", text(&ours_run));
+        assert_eq!(
+            (stdout(&ours_run), stdout(&sb_run)),
+            (String::new(), String::new())
+        );
+        let ours = bench(&args(
+            &format!("oltp_read_write cleanup {data}{verbosity}"),
+            &conn,
+        ));
+        let sb = sysbench(&args(
+            &format!("oltp_read_write cleanup {data}{verbosity}"),
+            &theirs,
+        ));
+        if verbosity.is_empty() {
+            assert_eq!(body(&ours), body(&sb));
+        } else {
+            assert_eq!(stdout(&ours), stdout(&sb));
+        }
+    }
+}
+
+/// `--name…` and `[default]` of every line of a help listing.
+fn options_and_defaults(help: &str) -> Vec<(String, String)> {
+    help.lines()
+        .filter_map(|l| l.trim_start().strip_prefix("--"))
+        .map(|l| {
+            let name = l.split(['=', '[', ' ']).next().unwrap().to_string();
+            let default = l
+                .rsplit_once('[')
+                .map_or("", |(_, d)| d.trim_end_matches(']'));
+            (name, default.to_string())
+        })
+        .filter(|(n, _)| n != "pgsql_variant")
+        .collect()
+}
+
+#[test]
+fn workload_help_lists_the_scripts_options_as_sysbench() {
+    for w in [
+        "oltp_read_write",
+        "oltp_point_select",
+        "select_random_ranges",
+    ] {
+        let ours = bench(&args(&format!("{w} help"), &[]));
+        let sb = sysbench(&args(&format!("{w} help"), &[]));
+        assert_eq!(ours.status.code(), Some(0), "{}", text(&ours));
+        let (o, s) = (body(&ours), body(&sb));
+        assert!(o.contains(&format!("\n{w} options:\n")), "{o}");
+        assert_eq!(options_and_defaults(&o), options_and_defaults(&s), "{w}");
+    }
+    let out = bench(&args("bulk_insert help", &[]));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out).contains("'bulk_insert' test does not implement the 'help' command."));
+    let out = bench(&args("--help", &[]));
+    assert_eq!(out.status.code(), Some(0));
+    let h = stdout(&out);
+    for want in [
+        "\nmysql options:\n",
+        "--mysql-debug[=on|off]",
+        "--mysql-ssl-cipher=STRING",
+        "--version[=on|off]",
+        "--mysql-dry-run[=on|off]",
+    ] {
+        assert!(h.contains(want), "--help lacks {want}:\n{h}");
+    }
+}
+
+#[test]
+fn version_command_test_and_errors_behave_as_sysbench() {
+    let v = bench(&args("--version", &[]));
+    assert_eq!(v.status.code(), Some(0));
+    assert!(
+        stdout(&v).starts_with("sysbench 1.0.20-compatible (sweepbench "),
+        "{}",
+        stdout(&v)
+    );
+    // A command is required.
+    for out in [
+        bench(&args("oltp_read_write", &[])),
+        sysbench(&args("oltp_read_write", &[])),
+    ] {
+        assert_eq!(out.status.code(), Some(1));
+        assert!(
+            text(&out).contains(
+                "Command is required. Supported commands: prepare, prewarm, run, cleanup, help"
+            ),
+            "{}",
+            text(&out)
+        );
+    }
+    // Every error exits 1, as sysbench's.
+    for bad in [
+        "oltp_read_write run --no-such=1",
+        "oltp_read_write run --threads=x",
+        "nosuch run",
+        "oltp_read_write run --db-driver=pgsql",
+    ] {
+        let ours = bench(&args(bad, &[]));
+        let sb = sysbench(&args(bad, &[]));
+        assert_eq!(ours.status.code(), Some(1), "{bad}: {}", text(&ours));
+        assert_eq!(sb.status.code(), Some(1), "{bad}");
+    }
+}
+
+#[test]
+fn test_config_file_dry_run_and_client_options_are_taken() {
+    let conn = fresh_db("habits_cf");
+    let dir = tempfile::tempdir().unwrap();
+    let cf = dir.path().join("opts.cfg");
+    std::fs::write(&cf, "table-size=200\n# a comment\nthreads=2\n").unwrap();
+    let cfg = format!("--config-file={}", cf.display());
+    let out = bench(&args(
+        &format!("--test=oltp_point_select {cfg} prepare"),
+        &conn,
+    ));
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(query_u64("SELECT COUNT(*) FROM habits_cf.sbtest1"), 200);
+    let out = bench(&args(
+        &format!(
+            "oltp_point_select run {cfg} --time=1 --mysql-debug=on --mysql-ssl-cipher=AES128-SHA"
+        ),
+        &conn,
+    ));
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        stdout(&out).contains("Number of threads: 2"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        text(&out).contains("--mysql-debug"),
+        "the ignored trace is said"
+    );
+    // No server at all: every call pretends to succeed, as sysbench's smoke tests expect.
+    let dry = "oltp_read_write run --mysql-dry-run --mysql-host=127.0.0.1 --mysql-port=1 --time=1";
+    for out in [bench(&args(dry, &[])), sysbench(&args(dry, &[]))] {
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        let s = stdout(&out);
+        let tx: u64 = s
+            .lines()
+            .find_map(|l| l.trim_start().strip_prefix("transactions:"))
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{s}"));
+        assert!(tx > 100, "{s}");
+    }
+}
