@@ -14,6 +14,7 @@ if ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ]; then
 fi
 command -v cargo >/dev/null 2>&1 || { echo "[quickstart] cargo not found: install Rust (https://rustup.rs) first" >&2; exit 2; }
 
-echo "[quickstart] building (release)"
-cargo build --release --quiet
+echo "[quickstart] building (release; about 3-4 minutes the first time on two cores)"
+# cargo's own progress bar shows what it is compiling; errors and warnings still print.
+cargo build --release
 exec ./target/release/sweepbench run sweeps/quickstart.toml "$@"
