@@ -245,6 +245,14 @@ pub enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
         command: Vec<String>,
     },
+    /// Print a shell completion script, e.g. `sweepbench completions bash >
+    /// /etc/bash_completion.d/sweepbench`.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), e.g. `sweepbench man > /usr/local/share/man/man1/sweepbench.1`.
+    Man,
 }
 
 #[cfg(test)]
@@ -256,6 +264,34 @@ mod tests {
         // Fails on conflicting names, defaults that do not parse, or an option without help.
         use clap::CommandFactory;
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn completions_and_the_manual_cover_every_command() {
+        use clap::CommandFactory;
+        let mut bash = Vec::new();
+        clap_complete::generate(
+            clap_complete::Shell::Bash,
+            &mut Cli::command(),
+            "sweepbench",
+            &mut bash,
+        );
+        let bash = String::from_utf8(bash).unwrap();
+        let mut man = Vec::new();
+        clap_mangen::Man::new(Cli::command())
+            .render(&mut man)
+            .unwrap();
+        let man = String::from_utf8(man).unwrap();
+        assert!(man.contains(".TH sweepbench 1"), "{man}");
+        for sub in Cli::command().get_subcommands() {
+            let name = sub.get_name();
+            assert!(
+                bash.contains(&format!("sweepbench__subcmd__{name}")),
+                "bash lacks {name}"
+            );
+            assert!(man.contains(name), "the manual lacks {name}");
+        }
+        assert!(bash.contains("--fail-on-regression"));
     }
 
     #[test]

@@ -132,6 +132,8 @@ pub async fn run(cli: Cli) -> i32 {
                 Exit::Ok
             }),
         ),
+        Command::Completions { shell } => finish("completions", generated(Some(shell))),
+        Command::Man => finish("man", generated(None)),
         Command::Sandbox {
             basedir,
             max_connections,
@@ -153,6 +155,18 @@ pub async fn run(cli: Cli) -> i32 {
             }
         }
     }
+}
+
+/// A completion script for `shell` or the roff manual page, on stdout.
+fn generated(what: Option<clap_complete::Shell>) -> anyhow::Result<Exit> {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    let mut out = std::io::stdout();
+    match what {
+        Some(shell) => clap_complete::generate(shell, &mut cmd, "sweepbench", &mut out),
+        None => clap_mangen::Man::new(cmd).render(&mut out)?,
+    }
+    Ok(Exit::Ok)
 }
 
 /// The one place a command's error is printed: `sweepbench CMD: error`; exit 2 (bad input)
