@@ -618,3 +618,47 @@ fn a_hung_point_is_ended_by_the_point_timeout() {
         "{csv}"
     );
 }
+
+/// `run --url` sweeps an existing server without a sweep file, and stores the equivalent
+/// sweep file, which runs the same points again.
+#[test]
+fn a_sweep_from_the_command_line_stores_its_sweep_file() {
+    let s = small_server();
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    let url = format!("mysql://root@127.0.0.1:{}/quickcli", s.port());
+    let out = sweepbench(&[
+        "run",
+        "--url",
+        &url,
+        "--threads",
+        "1,2",
+        "--workloads",
+        "oltp_point_select",
+        "--duration",
+        "1s",
+        "--repeats",
+        "1",
+        "--table-size",
+        "100",
+        "--results-dir",
+        results.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let run = sweepbench::pipeline::sweep::latest_run(&results, "quick").unwrap();
+    let stored = std::fs::read_to_string(run.join("sweep.toml")).unwrap();
+    assert!(stored.contains(&format!("url = \"{url}\"")), "{stored}");
+    assert!(stored.contains("threads = [1, 2]"), "{stored}");
+    let csv = std::fs::read_to_string(run.join("points.csv")).unwrap();
+    assert_eq!(csv.matches(",ok,").count(), 2, "{csv}");
+    let again = sweepbench(&["plan", run.join("sweep.toml").to_str().unwrap()]);
+    assert!(again.status.success(), "{}", text(&again));
+    assert!(
+        text(&again).contains("sweep 'quick': 2 points"),
+        "{}",
+        text(&again)
+    );
+    // A sweep file and --url do not mix.
+    let both = sweepbench(&["plan", "x.toml", "--url", &url]);
+    assert_eq!(both.status.code(), Some(2));
+}

@@ -19,8 +19,46 @@ pub struct Cli {
 /// Arguments every sweep command takes.
 #[derive(Debug, Args)]
 pub struct SweepFileArgs {
-    /// The sweep file (TOML), e.g. sweeps/quickstart.toml.
-    pub file: PathBuf,
+    /// The sweep file (TOML), e.g. sweeps/quickstart.toml; or describe a sweep of one existing
+    /// server with --url and the options below.
+    #[arg(required_unless_present = "url")]
+    pub file: Option<PathBuf>,
+    /// Sweep this server without a sweep file: mysql://user@host[:port]/db (the password from
+    /// SWEEPBENCH_PASSWORD, MYSQL_PWD or ~/.my.cnf, not the command line). The equivalent
+    /// sweep file is stored as the run's sweep.toml.
+    #[arg(long, conflicts_with = "file")]
+    pub url: Option<String>,
+    /// With --url: thread counts, e.g. 1,4,16,64.
+    #[arg(
+        long,
+        requires = "url",
+        value_delimiter = ',',
+        default_value = "1,2,4,8,16,32,64"
+    )]
+    pub threads: Vec<u32>,
+    /// With --url: workloads, e.g. oltp_read_only,oltp_point_select.
+    #[arg(
+        long,
+        requires = "url",
+        value_delimiter = ',',
+        default_value = "oltp_read_write"
+    )]
+    pub workloads: Vec<String>,
+    /// With --url: seconds per point, e.g. 30s (default 60s).
+    #[arg(long, requires = "url")]
+    pub duration: Option<String>,
+    /// With --url: runs of each point (default 3).
+    #[arg(long, requires = "url")]
+    pub repeats: Option<u32>,
+    /// With --url: sbtest tables (default 1).
+    #[arg(long, requires = "url")]
+    pub tables: Option<u32>,
+    /// With --url: rows per table (default 10000).
+    #[arg(long, requires = "url")]
+    pub table_size: Option<u32>,
+    /// With --url: the sweep's name, which names its results directory.
+    #[arg(long, requires = "url", default_value = "quick")]
+    pub name: String,
     /// Narrow the plan: key=value with key target, config, workload or threads (threads=1,4).
     /// Repeat to combine.
     #[arg(long, value_parser = crate::pipeline::spec::Filter::parse_only)]

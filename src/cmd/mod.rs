@@ -16,10 +16,28 @@ fn sweep_args(
     results_dir: PathBuf,
     quiet: bool,
 ) -> sweep::SweepArgs {
+    let inline = sweep.url.as_ref().map(|url| {
+        let auth = url.split_once("://").and_then(|(_, r)| r.rsplit_once('@'));
+        if auth.is_some_and(|(auth, _)| auth.contains(':')) {
+            eprintln!("warning: a password in --url is visible to every local user (ps); give it in SWEEPBENCH_PASSWORD instead");
+        }
+        crate::pipeline::spec::quick::QuickSweep {
+            url: url.clone(),
+            name: sweep.name.clone(),
+            workloads: sweep.workloads.clone(),
+            threads: sweep.threads.clone(),
+            duration: sweep.duration.clone(),
+            repeats: sweep.repeats,
+            tables: sweep.tables,
+            table_size: sweep.table_size,
+        }
+        .sweep_text()
+    });
     sweep::SweepArgs {
         resume: None,
         fail_on_regression: None,
-        file: sweep.file,
+        file: sweep.file.unwrap_or_else(|| PathBuf::from("--url")),
+        inline,
         only: sweep.only,
         on_capacity: match on_capacity {
             cli::OnCapacity::Fail => preflight::OnCapacity::Fail,

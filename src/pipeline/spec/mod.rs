@@ -2,6 +2,7 @@
 //! and unknown keys are refused with the nearest valid name.
 
 mod filter;
+pub mod quick;
 pub mod raw;
 pub mod target;
 

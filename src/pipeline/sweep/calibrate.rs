@@ -73,7 +73,7 @@ pub fn summary(c: &Calibration) -> String {
 }
 
 pub async fn calibrate(a: &SweepArgs, threshold_pct: f64) -> anyhow::Result<Exit> {
-    let spec = crate::pipeline::spec::SweepSpec::load(&a.file)?;
+    let spec = super::load_spec(a)?;
     let mut runs = Vec::new();
     for i in 1..=2 {
         println!("calibrate: run {i} of 2");

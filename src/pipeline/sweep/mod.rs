@@ -25,6 +25,8 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone)]
 pub struct SweepArgs {
     pub file: PathBuf,
+    /// The sweep file's text when it comes from the command line (`run --url`), not a file.
+    pub inline: Option<String>,
     pub only: Vec<Filter>,
     pub on_capacity: OnCapacity,
     pub results_dir: PathBuf,
@@ -35,8 +37,16 @@ pub struct SweepArgs {
     pub fail_on_regression: Option<(f64, crate::pipeline::compare::Against)>,
 }
 
+/// The sweep, from its file or from the command line.
+pub(crate) fn load_spec(a: &SweepArgs) -> anyhow::Result<SweepSpec> {
+    Ok(match &a.inline {
+        Some(text) => SweepSpec::parse(&a.file, text)?,
+        None => SweepSpec::load(&a.file)?,
+    })
+}
+
 fn load(a: &SweepArgs) -> anyhow::Result<(SweepSpec, Plan)> {
-    let spec = SweepSpec::load(&a.file)?;
+    let spec = load_spec(a)?;
     let plan = Plan::build(&spec, &a.only);
     if plan.points.is_empty() {
         anyhow::bail!("{}: the filters leave no point to run", a.file.display());
