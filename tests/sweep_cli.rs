@@ -662,3 +662,70 @@ fn a_sweep_from_the_command_line_stores_its_sweep_file() {
     let both = sweepbench(&["plan", "x.toml", "--url", &url]);
     assert_eq!(both.status.code(), Some(2));
 }
+
+/// A MariaDB ed25519 user runs `bench` and a sweep (preflight, prepare and points), the
+/// password given in SWEEPBENCH_PASSWORD.
+#[test]
+fn an_ed25519_user_runs_bench_and_a_sweep() {
+    let s = small_server();
+    exec_root(
+        s,
+        &[
+            "INSTALL PLUGIN IF NOT EXISTS ed25519 SONAME 'auth_ed25519'",
+            "DROP USER IF EXISTS 'edsw'@'127.0.0.1'",
+            "CREATE USER 'edsw'@'127.0.0.1' IDENTIFIED VIA ed25519 USING PASSWORD('ed pw')",
+            "DROP DATABASE IF EXISTS edsweep",
+            "CREATE DATABASE edsweep",
+            "GRANT ALL ON edsweep.* TO 'edsw'@'127.0.0.1'",
+        ],
+    )
+    .unwrap();
+    let port = s.port().to_string();
+    let conn = [
+        "--mysql-host=127.0.0.1".to_string(),
+        format!("--mysql-port={port}"),
+        "--mysql-user=edsw".into(),
+        "--mysql-password=ed pw".into(),
+        "--mysql-db=edsweep".into(),
+        "--table-size=100".into(),
+    ];
+    for cmd in ["prepare", "run", "cleanup"] {
+        let out = Command::cargo_bin("sweepbench")
+            .unwrap()
+            .args(["bench", "oltp_point_select", cmd, "--time=1"])
+            .args(&conn)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "bench {cmd}: {}", text(&out));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    let out = Command::cargo_bin("sweepbench")
+        .unwrap()
+        .env("SWEEPBENCH_PASSWORD", "ed pw")
+        .args([
+            "run",
+            "--url",
+            &format!("mysql://edsw@127.0.0.1:{port}/edsweep"),
+            "--threads",
+            "2",
+            "--workloads",
+            "oltp_point_select",
+            "--duration",
+            "1s",
+            "--repeats",
+            "1",
+            "--table-size",
+            "100",
+            "--name",
+            "ed",
+            "--results-dir",
+            results.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let run = sweepbench::pipeline::sweep::latest_run(&results, "ed").unwrap();
+    let csv = std::fs::read_to_string(run.join("points.csv")).unwrap();
+    assert_eq!(csv.matches(",ok,").count(), 1, "{csv}");
+}

@@ -22,6 +22,7 @@ fn root(db: &str) -> Conn {
         password: "",
         db,
         server_charset: false,
+        allow_cleartext: false,
     };
     Conn::connect(&tcp(), &login, T).expect("root login")
 }
@@ -44,6 +45,7 @@ fn logs_in_with_a_password_over_tcp_and_the_socket_and_reports_refusals() {
         password: "p@ss w0rd",
         db: "wire_login",
         server_charset: false,
+        allow_cleartext: false,
     };
     let socket = Endpoint::Socket(server().socket().display().to_string());
     for ep in [tcp(), socket] {
@@ -56,7 +58,9 @@ fn logs_in_with_a_password_over_tcp_and_the_socket_and_reports_refusals() {
         password: "wrong",
         ..good
     };
-    assert_eq!(Conn::connect(&tcp(), &bad, T).err().unwrap().code, 1045);
+    let e = Conn::connect(&tcp(), &bad, T).err().unwrap();
+    assert_eq!((e.code, e.sqlstate()), (1045, Some("28000")), "{e}");
+    assert!(e.to_string().ends_with("[SQLSTATE 28000]"), "{e}");
     let no_db = Login {
         db: "wire_no_such_db",
         ..good
@@ -216,6 +220,7 @@ fn a_user_over_its_connection_limit_is_refused_with_the_servers_code() {
         password: "",
         db: "wire_full",
         server_charset: false,
+        allow_cleartext: false,
     };
     let first = Conn::connect(&tcp(), &login, T).unwrap();
     assert_eq!(Conn::connect(&tcp(), &login, T).err().unwrap().code, 1226);
@@ -231,6 +236,7 @@ fn the_load_can_talk_in_the_servers_character_set_and_runs_talk_utf8mb4() {
             password: "",
             db: "wire_cs",
             server_charset,
+            allow_cleartext: false,
         };
         let mut c = Conn::connect(&tcp(), &login, T).unwrap();
         c.query(&format!(
@@ -257,6 +263,7 @@ fn a_silent_server_is_reported_at_the_greeting_with_a_remedy() {
         password: "",
         db: "",
         server_charset: false,
+        allow_cleartext: false,
     };
     let e = Conn::connect(
         &Endpoint::Tcp("127.0.0.1".into(), port),
@@ -281,4 +288,35 @@ fn a_silent_server_is_reported_at_the_greeting_with_a_remedy() {
     let why = sweepbench::engine::db::cannot_connect(&conn, 0, Some(e.code), &e).to_string();
     assert!(why.contains("is it stopped (SIGSTOP), overloaded"), "{why}");
     drop(listener);
+}
+
+/// MariaDB's ed25519 plugin: the workload's client signs the server's nonce (and a wrong
+/// password is refused with the server's code).
+#[test]
+fn an_ed25519_user_logs_in() {
+    let s = server();
+    exec_root(
+        s,
+        &[
+            "INSTALL PLUGIN IF NOT EXISTS ed25519 SONAME 'auth_ed25519'",
+            "DROP USER IF EXISTS 'wed'@'127.0.0.1'",
+            "CREATE USER 'wed'@'127.0.0.1' IDENTIFIED VIA ed25519 USING PASSWORD('s3cret ed')",
+        ],
+    )
+    .unwrap();
+    let login = Login {
+        user: "wed",
+        password: "s3cret ed",
+        db: "",
+        server_charset: false,
+        allow_cleartext: false,
+    };
+    let mut c = Conn::connect(&tcp(), &login, T).expect("ed25519 login");
+    assert!(c.query("SELECT 1").unwrap().result_set);
+    c.close();
+    let wrong = Login {
+        password: "nope",
+        ..login
+    };
+    assert_eq!(Conn::connect(&tcp(), &wrong, T).err().unwrap().code, 1045);
 }

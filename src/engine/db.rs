@@ -108,6 +108,7 @@ pub fn wire_connect(
         password: c.password.as_deref().unwrap_or(""),
         db: &c.db,
         server_charset,
+        allow_cleartext: c.allow_cleartext,
     };
     crate::engine::wire::Conn::connect(&endpoint(c, n), &login, WIRE_CONNECT_TIMEOUT)
 }
@@ -165,6 +166,7 @@ mod tests {
             user: "u".into(),
             password: None,
             db: "d".into(),
+            allow_cleartext: false,
         }
     }
 

@@ -274,6 +274,7 @@ pub fn build(workload: &str, raw: &RawOptions) -> Result<EngineConfig, OptionErr
             user: raw.get("mysql_user").to_string(),
             password,
             db: raw.get("mysql_db").to_string(),
+            allow_cleartext: raw.flag("mysql_allow_cleartext"),
         },
         wl,
         rand,

@@ -150,6 +150,12 @@ pub(super) const DEFS: &[Def] = &[
         "trace all client library calls (not available: sweepbench says so and runs)",
     ),
     def(
+        "mysql_allow_cleartext",
+        Kind::Bool,
+        "off",
+        "send the password in clear when the server asks for it over TCP without TLS (mysql_clear_password; libmysqlclient's --enable-cleartext-plugin)",
+    ),
+    def(
         "mysql_ssl_cipher",
         Kind::Str,
         "",

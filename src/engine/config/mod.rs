@@ -409,6 +409,8 @@ pub struct ConnOptions {
     pub user: String,
     pub password: Option<String>,
     pub db: String,
+    /// `--mysql-allow-cleartext`: mysql_clear_password over TCP without TLS.
+    pub allow_cleartext: bool,
 }
 
 impl Default for ConnOptions {
@@ -420,6 +422,7 @@ impl Default for ConnOptions {
             user: "sbtest".into(),
             password: None,
             db: "sbtest".into(),
+            allow_cleartext: false,
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The connection phase: the server's greeting, our handshake response, and the
 //! authentication exchange for mysql_native_password, caching_sha2_password (fast and full,
-//! with the server's RSA key over TCP) and mysql_clear_password.
+//! with the server's RSA key over TCP), MariaDB's client_ed25519 and mysql_clear_password.
 
 use super::packet::{Framed, Reader};
 use super::{Error, Login};
@@ -32,7 +32,14 @@ pub struct Greeting {
     pub version: String,
 }
 
-fn response(plugin: &[u8], nonce: &[u8], password: &[u8]) -> Result<Vec<u8>, Error> {
+/// The auth response `plugin` wants. `clear_ok`: the password may travel in clear (a Unix
+/// socket, or `--mysql-allow-cleartext`), which mysql_clear_password needs.
+fn response(
+    plugin: &[u8],
+    nonce: &[u8],
+    password: &[u8],
+    clear_ok: bool,
+) -> Result<Vec<u8>, Error> {
     Ok(match plugin {
         b"mysql_native_password" => mysql_common::scramble::scramble_native(nonce, password)
             .map(|s| s.to_vec())
@@ -40,6 +47,16 @@ fn response(plugin: &[u8], nonce: &[u8], password: &[u8]) -> Result<Vec<u8>, Err
         b"caching_sha2_password" => mysql_common::scramble::scramble_sha256(nonce, password)
             .map(|s| s.to_vec())
             .unwrap_or_default(),
+        // MariaDB's ed25519: the nonce signed with a key derived from the password.
+        b"client_ed25519" => {
+            mysql_common::scramble::create_response_for_ed25519(password, nonce).to_vec()
+        }
+        b"mysql_clear_password" if !clear_ok => {
+            return Err(Error::client(
+                2059,
+                "Authentication plugin 'mysql_clear_password' cannot be loaded: plugin not enabled (the server asks for the password in clear over TCP without TLS; connect over the Unix socket, or accept it with --mysql-allow-cleartext, as libmysqlclient's --enable-cleartext-plugin)".into(),
+            ))
+        }
         b"mysql_clear_password" => {
             let mut p = password.to_vec();
             p.push(0);
@@ -49,7 +66,7 @@ fn response(plugin: &[u8], nonce: &[u8], password: &[u8]) -> Result<Vec<u8>, Err
             return Err(Error::client(
                 2059,
                 format!(
-                    "Authentication plugin '{}' is not supported by sweepbench (use mysql_native_password or caching_sha2_password for the benchmark user)",
+                    "Authentication plugin '{}' is not supported by sweepbench (use mysql_native_password, caching_sha2_password or MariaDB's ed25519 for the benchmark user)",
                     String::from_utf8_lossy(other)
                 ),
             ))
@@ -117,7 +134,8 @@ pub fn handshake(f: &mut Framed, login: &Login<'_>, is_socket: bool) -> Result<G
     }
     let caps = want & server_caps;
     let password = login.password.as_bytes();
-    let auth = response(&plugin, &nonce, password)?;
+    let clear_ok = is_socket || login.allow_cleartext;
+    let auth = response(&plugin, &nonce, password, clear_ok)?;
     let b = f.begin_reply();
     b.extend_from_slice(&caps.to_le_bytes());
     b.extend_from_slice(&(16u32 << 20).to_le_bytes());
@@ -154,7 +172,7 @@ pub fn handshake(f: &mut Framed, login: &Login<'_>, is_socket: bool) -> Result<G
                 plugin = rd.nul_str()?.to_vec();
                 let rest = rd.rest();
                 nonce = rest.strip_suffix(&[0]).unwrap_or(rest).to_vec();
-                let auth = response(&plugin, &nonce, password)?;
+                let auth = response(&plugin, &nonce, password, clear_ok)?;
                 f.begin_reply().extend_from_slice(&auth);
                 f.send()?;
             }
@@ -196,4 +214,23 @@ fn full_sha2_auth(
     let sealed = mysql_common::crypto::encrypt(&clear, &key);
     f.begin_reply().extend_from_slice(&sealed);
     f.send()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_password_goes_in_clear_only_where_allowed() {
+        let e = response(b"mysql_clear_password", b"", b"pw", false).unwrap_err();
+        assert_eq!(e.code, 2059);
+        assert!(e.message.contains("--mysql-allow-cleartext"), "{e}");
+        assert_eq!(
+            response(b"mysql_clear_password", b"", b"pw", true).unwrap(),
+            b"pw\0"
+        );
+        let sig = response(b"client_ed25519", &[7; 32], b"pw", false).unwrap();
+        assert_eq!(sig.len(), 64);
+        assert!(response(b"dialog", b"", b"pw", true).is_err());
+    }
 }

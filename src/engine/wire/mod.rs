@@ -48,6 +48,9 @@ pub struct Login<'a> {
     /// Talk in the server's default character set when it stores ASCII unchanged, so the
     /// server converts nothing (prepare's ASCII rows); otherwise utf8mb4 as sysbench does.
     pub server_charset: bool,
+    /// Send the password in clear over TCP without TLS if the server asks for
+    /// mysql_clear_password (`--mysql-allow-cleartext`); over a Unix socket it always may.
+    pub allow_cleartext: bool,
 }
 
 /// A server error, or a client-side one with libmysqlclient's code (2013 lost connection,
@@ -57,11 +60,24 @@ pub struct Login<'a> {
 pub struct Error {
     pub code: u16,
     pub message: String,
+    /// The server's SQLSTATE ("28000"), when the error came from the server.
+    pub sqlstate: Option<[u8; 5]>,
 }
 
 impl Error {
     pub fn client(code: u16, message: String) -> Error {
-        Error { code, message }
+        Error {
+            code,
+            message,
+            sqlstate: None,
+        }
+    }
+
+    /// The SQLSTATE as text, if the server gave one.
+    pub fn sqlstate(&self) -> Option<&str> {
+        self.sqlstate
+            .as_ref()
+            .and_then(|s| std::str::from_utf8(s).ok())
     }
 
     fn malformed() -> Error {
@@ -84,16 +100,27 @@ impl Error {
         let mut rd = Reader { buf: &p[1..] };
         let code = rd.u16().unwrap_or(2000);
         let mut rest = rd.rest();
+        let mut sqlstate = None;
         if rest.first() == Some(&b'#') && rest.len() >= 6 {
+            sqlstate = rest[1..6].try_into().ok();
             rest = &rest[6..];
         }
-        Error::client(code, String::from_utf8_lossy(rest).into_owned())
+        Error {
+            sqlstate,
+            ..Error::client(code, String::from_utf8_lossy(rest).into_owned())
+        }
     }
 }
 
 impl std::fmt::Display for Error {
+    /// `error 1045 (Access denied …) [SQLSTATE 28000]`: the code first, as sysbench's FATAL
+    /// lines and `--mysql-ignore-errors` speak of it.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "error {} ({})", self.code, self.message)
+        write!(f, "error {} ({})", self.code, self.message)?;
+        match self.sqlstate() {
+            Some(s) => write!(f, " [SQLSTATE {s}]"),
+            None => Ok(()),
+        }
     }
 }
 

@@ -540,6 +540,7 @@ fn root_conn(socket: &Path) -> anyhow::Result<crate::engine::wire::Conn> {
         password: "",
         db: "",
         server_charset: false,
+        allow_cleartext: false,
     };
     let ep = crate::engine::wire::Endpoint::Socket(socket.to_string_lossy().to_string());
     crate::engine::wire::Conn::connect(&ep, &login, Duration::from_secs(10))

@@ -177,6 +177,7 @@ impl ConnInfo {
             user: self.user.clone(),
             password: self.password.clone(),
             db: self.db.clone(),
+            allow_cleartext: false,
         }
     }
 
