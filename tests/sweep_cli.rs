@@ -729,3 +729,45 @@ fn an_ed25519_user_runs_bench_and_a_sweep() {
     let csv = std::fs::read_to_string(run.join("points.csv")).unwrap();
     assert_eq!(csv.matches(",ok,").count(), 1, "{csv}");
 }
+
+/// An IPv6 loopback target: `mysql://root@[::1]:PORT/db` is parsed, checked and run.
+#[test]
+fn an_ipv6_target_runs() {
+    let s = ManagedServer::start(&ServerSpec {
+        // Loopback only, as every managed server: IPv4 and IPv6.
+        options: vec!["--bind-address=127.0.0.1,::1".into()],
+        ..ServerSpec::default()
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    let url = format!("mysql://root@[::1]:{}/v6db", s.port());
+    let out = sweepbench(&[
+        "run",
+        "--url",
+        &url,
+        "--threads",
+        "1",
+        "--workloads",
+        "oltp_point_select",
+        "--duration",
+        "1s",
+        "--repeats",
+        "1",
+        "--table-size",
+        "100",
+        "--name",
+        "v6",
+        "--results-dir",
+        results.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("[ok  ] target version"),
+        "{}",
+        text(&out)
+    );
+    let run = sweepbench::pipeline::sweep::latest_run(&results, "v6").unwrap();
+    let csv = std::fs::read_to_string(run.join("points.csv")).unwrap();
+    assert_eq!(csv.matches(",ok,").count(), 1, "{csv}");
+}

@@ -24,6 +24,7 @@ impl std::fmt::Display for Endpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Endpoint::Socket(s) => write!(f, "socket {s}"),
+            Endpoint::Tcp(h, p) if h.contains(':') => write!(f, "[{h}]:{p}"),
             Endpoint::Tcp(h, p) => write!(f, "{h}:{p}"),
         }
     }

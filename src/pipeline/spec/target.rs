@@ -49,76 +49,65 @@ impl std::fmt::Debug for ConnInfo {
     }
 }
 
+/// `%40` → `@`: what the `url` crate leaves encoded in user, password, host and path.
 fn percent_decode(s: &str) -> Result<String, String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = s.get(i + 1..i + 3).ok_or("bad %-escape")?;
-            out.push(u8::from_str_radix(hex, 16).map_err(|_| "bad %-escape")?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).map_err(|_| "escape is not UTF-8".to_string())
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8()
+        .map(|c| c.into_owned())
+        .map_err(|_| "a %-escape is not UTF-8".to_string())
 }
 
 impl ConnInfo {
-    /// `mysql://user[:password]@host[:port][/db][?socket=/path]`.
-    pub fn from_url(url: &str) -> Result<ConnInfo, String> {
-        let rest = url
-            .strip_prefix("mysql://")
-            .ok_or("expected mysql://user[:password]@host[:port][/db]")?;
-        let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
-        let (auth, hostpart) = rest
-            .rsplit_once('@')
-            .ok_or("expected user@host (the user is required)")?;
-        let (user, password) = match auth.split_once(':') {
-            Some((u, p)) => (percent_decode(u)?, Some(percent_decode(p)?)),
-            None => (percent_decode(auth)?, None),
-        };
+    /// `mysql://user[:password]@host[:port][/db][?socket=/path]`, parsed by the `url` crate:
+    /// IPv6 literals (`[::1]`), percent-encoded user, password and database.
+    pub fn from_url(text: &str) -> Result<ConnInfo, String> {
+        const SHAPE: &str = "expected mysql://user[:password]@host[:port][/db]";
+        let u = url::Url::parse(text).map_err(|e| {
+            format!("{e}: {SHAPE} (a password holding '/', '?', '#' or '%' is written percent-encoded: %2F, %3F, %23, %25)")
+        })?;
+        if u.scheme() != "mysql" {
+            return Err(SHAPE.into());
+        }
+        let user = percent_decode(u.username())?;
         if user.is_empty() {
-            return Err("the user is empty".into());
+            return Err("expected user@host (the user is required)".into());
         }
-        let (hostport, db) = hostpart.split_once('/').unwrap_or((hostpart, "sbtest"));
-        let (host, port) = match hostport.rsplit_once(':') {
-            Some((h, p)) => (
-                h,
-                p.parse::<u16>()
-                    .map_err(|_| format!("port '{p}' is not a number"))?,
-            ),
-            None => (hostport, 3306),
+        let password = u.password().map(percent_decode).transpose()?;
+        let host = match u.host() {
+            Some(url::Host::Ipv6(a)) => a.to_string(),
+            Some(url::Host::Ipv4(a)) => a.to_string(),
+            Some(url::Host::Domain(d)) if !d.is_empty() => percent_decode(d)?,
+            _ => return Err("the host is empty".into()),
         };
-        if host.is_empty() {
-            return Err("the host is empty".into());
-        }
+        let port = u.port().unwrap_or(3306);
         let mut socket = None;
-        for kv in query.split('&').filter(|s| !s.is_empty()) {
-            match kv.split_once('=') {
-                Some(("socket", v)) => socket = Some(percent_decode(v)?),
+        for (k, v) in u.query_pairs() {
+            match k.as_ref() {
+                "socket" => socket = Some(v.to_string()),
                 // The parameter's value is not echoed: it may be a password.
-                _ => {
-                    let key = kv.split('=').next().unwrap_or(kv);
+                key => {
                     return Err(format!(
                         "unknown URL parameter '{key}' (only socket=; a password goes in mysql://user:password@host)"
-                    ));
+                    ))
                 }
             }
         }
-        let db = if db.is_empty() { "sbtest" } else { db };
+        let db = percent_decode(u.path().trim_start_matches('/'))?;
+        let db = if db.is_empty() {
+            "sbtest".to_string()
+        } else {
+            db
+        };
         if !db.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
             return Err(format!("database '{db}': use letters, digits and '_'"));
         }
         Ok(ConnInfo {
             user,
             password,
-            host: host.to_string(),
+            host,
             port,
             socket,
-            db: db.to_string(),
+            db,
         })
     }
 
@@ -137,15 +126,14 @@ impl ConnInfo {
     /// The URL with any password replaced by `***`: the only form ever printed or stored.
     pub fn redacted(&self) -> String {
         let pw = if self.password.is_some() { ":***" } else { "" };
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
         match &self.socket {
-            Some(s) => format!(
-                "mysql://{}{pw}@{}/{}?socket={s}",
-                self.user, self.host, self.db
-            ),
-            None => format!(
-                "mysql://{}{pw}@{}:{}/{}",
-                self.user, self.host, self.port, self.db
-            ),
+            Some(s) => format!("mysql://{}{pw}@{host}/{}?socket={s}", self.user, self.db),
+            None => format!("mysql://{}{pw}@{host}:{}/{}", self.user, self.port, self.db),
         }
     }
 
@@ -298,6 +286,15 @@ mod tests {
         let c = ConnInfo::from_url("mysql://root@localhost/x?socket=/run/m.sock").unwrap();
         assert_eq!(c.socket.as_deref(), Some("/run/m.sock"));
         assert!(ConnInfo::from_url("postgres://a@b").is_err());
+        // IPv6 literals, and '@', ':' and '/' in a password (the last percent-encoded).
+        let c = ConnInfo::from_url("mysql://u:p@ss:w%2Frd@[::1]:3307/db").unwrap();
+        assert_eq!(c.password.as_deref(), Some("p@ss:w/rd"));
+        assert_eq!((c.host.as_str(), c.port), ("::1", 3307));
+        assert_eq!(c.redacted(), "mysql://u:***@[::1]:3307/db");
+        let c = ConnInfo::from_url("mysql://u@[::1]/db").unwrap();
+        assert_eq!((c.host.as_str(), c.port, c.password), ("::1", 3306, None));
+        let c = ConnInfo::from_url("mysql://u@localhost/db?socket=%2Frun%2Fm.sock").unwrap();
+        assert_eq!(c.socket.as_deref(), Some("/run/m.sock"));
         assert!(ConnInfo::from_url("mysql://a@b:x").is_err());
     }
 
