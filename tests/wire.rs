@@ -61,6 +61,11 @@ fn logs_in_with_a_password_over_tcp_and_the_socket_and_reports_refusals() {
     let e = Conn::connect(&tcp(), &bad, T).err().unwrap();
     assert_eq!((e.code, e.sqlstate()), (1045, Some("28000")), "{e}");
     assert!(e.to_string().ends_with("[SQLSTATE 28000]"), "{e}");
+    assert!(
+        e.message
+            .contains("(login with mysql_native_password over TCP without TLS)"),
+        "{e}"
+    );
     let no_db = Login {
         db: "wire_no_such_db",
         ..good
@@ -319,4 +324,37 @@ fn an_ed25519_user_logs_in() {
         ..login
     };
     assert_eq!(Conn::connect(&tcp(), &wrong, T).err().unwrap().code, 1045);
+}
+
+/// A user created REQUIRE SSL is refused over a plain connection, and the message says TLS
+/// is why it may be (sweepbench's client does not speak TLS yet: issue 14).
+#[test]
+fn a_require_ssl_user_is_refused_with_a_message_that_names_tls() {
+    let s = server();
+    exec_root(
+        s,
+        &[
+            "DROP USER IF EXISTS 'wssl'@'127.0.0.1'",
+            "CREATE USER 'wssl'@'127.0.0.1' IDENTIFIED BY 'pw' REQUIRE SSL",
+        ],
+    )
+    .unwrap();
+    let login = Login {
+        user: "wssl",
+        password: "pw",
+        db: "",
+        server_charset: false,
+        allow_cleartext: false,
+    };
+    let e = Conn::connect(&tcp(), &login, T).err().unwrap();
+    assert_eq!(e.code, 1045, "{e}");
+    let conn = sweepbench::engine::config::ConnOptions {
+        hosts: vec!["127.0.0.1".into()],
+        ports: vec![s.port()],
+        user: "wssl".into(),
+        ..Default::default()
+    };
+    let why = sweepbench::engine::db::cannot_connect(&conn, 0, Some(e.code), &e).to_string();
+    assert!(why.contains("REQUIRE SSL") && why.contains("TLS"), "{why}");
+    assert!(why.contains("over TCP without TLS"), "{why}");
 }

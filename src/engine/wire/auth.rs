@@ -164,7 +164,21 @@ pub fn handshake(f: &mut Framed, login: &Login<'_>, is_socket: bool) -> Result<G
         let p = f.payload(r);
         match p.first() {
             Some(0x00) => return Ok(Greeting { version }),
-            Some(0xFF) => return Err(Error::from_err_packet(p)),
+            Some(0xFF) => {
+                // Which plugin and transport the refused login used: the remedy depends on it.
+                let mut e = Error::from_err_packet(p);
+                let transport = if is_socket {
+                    "a Unix socket"
+                } else {
+                    "TCP without TLS"
+                };
+                e.message = format!(
+                    "{} (login with {} over {transport})",
+                    e.message,
+                    String::from_utf8_lossy(&plugin)
+                );
+                return Err(e);
+            }
             Some(0xFE) if !switched => {
                 // Auth switch request: another plugin, a fresh nonce.
                 switched = true;
