@@ -23,6 +23,7 @@ fn root(db: &str) -> Conn {
         db,
         server_charset: false,
         allow_cleartext: false,
+        tls: None,
     };
     Conn::connect(&tcp(), &login, T).expect("root login")
 }
@@ -46,6 +47,7 @@ fn logs_in_with_a_password_over_tcp_and_the_socket_and_reports_refusals() {
         db: "wire_login",
         server_charset: false,
         allow_cleartext: false,
+        tls: None,
     };
     let socket = Endpoint::Socket(server().socket().display().to_string());
     for ep in [tcp(), socket] {
@@ -56,7 +58,7 @@ fn logs_in_with_a_password_over_tcp_and_the_socket_and_reports_refusals() {
     }
     let bad = Login {
         password: "wrong",
-        ..good
+        ..good.clone()
     };
     let e = Conn::connect(&tcp(), &bad, T).err().unwrap();
     assert_eq!((e.code, e.sqlstate()), (1045, Some("28000")), "{e}");
@@ -68,7 +70,7 @@ fn logs_in_with_a_password_over_tcp_and_the_socket_and_reports_refusals() {
     );
     let no_db = Login {
         db: "wire_no_such_db",
-        ..good
+        ..good.clone()
     };
     assert_eq!(Conn::connect(&tcp(), &no_db, T).err().unwrap().code, 1044);
     let closed = Endpoint::Tcp("127.0.0.1".into(), 1);
@@ -226,6 +228,7 @@ fn a_user_over_its_connection_limit_is_refused_with_the_servers_code() {
         db: "wire_full",
         server_charset: false,
         allow_cleartext: false,
+        tls: None,
     };
     let first = Conn::connect(&tcp(), &login, T).unwrap();
     assert_eq!(Conn::connect(&tcp(), &login, T).err().unwrap().code, 1226);
@@ -242,6 +245,7 @@ fn the_load_can_talk_in_the_servers_character_set_and_runs_talk_utf8mb4() {
             db: "wire_cs",
             server_charset,
             allow_cleartext: false,
+            tls: None,
         };
         let mut c = Conn::connect(&tcp(), &login, T).unwrap();
         c.query(&format!(
@@ -269,6 +273,7 @@ fn a_silent_server_is_reported_at_the_greeting_with_a_remedy() {
         db: "",
         server_charset: false,
         allow_cleartext: false,
+        tls: None,
     };
     let e = Conn::connect(
         &Endpoint::Tcp("127.0.0.1".into(), port),
@@ -315,13 +320,14 @@ fn an_ed25519_user_logs_in() {
         db: "",
         server_charset: false,
         allow_cleartext: false,
+        tls: None,
     };
     let mut c = Conn::connect(&tcp(), &login, T).expect("ed25519 login");
     assert!(c.query("SELECT 1").unwrap().result_set);
     c.close();
     let wrong = Login {
         password: "nope",
-        ..login
+        ..login.clone()
     };
     assert_eq!(Conn::connect(&tcp(), &wrong, T).err().unwrap().code, 1045);
 }
@@ -345,6 +351,7 @@ fn a_require_ssl_user_is_refused_with_a_message_that_names_tls() {
         db: "",
         server_charset: false,
         allow_cleartext: false,
+        tls: None,
     };
     let e = Conn::connect(&tcp(), &login, T).err().unwrap();
     assert_eq!(e.code, 1045, "{e}");

@@ -51,6 +51,52 @@ pub fn endpoint(c: &ConnOptions, n: usize) -> Endpoint {
     Endpoint::Tcp(host.to_string(), port)
 }
 
+/// mysql_async's TLS options for `c` (PREFERRED is as REQUIRED for administration).
+fn ssl_opts(c: &ConnOptions) -> Option<mysql_async::SslOpts> {
+    use crate::engine::config::SslMode;
+    if c.ssl == SslMode::Disabled {
+        return None;
+    }
+    let verify = matches!(c.ssl, SslMode::VerifyCa | SslMode::VerifyIdentity);
+    let mut o = mysql_async::SslOpts::default()
+        .with_danger_accept_invalid_certs(!verify)
+        .with_danger_skip_domain_validation(c.ssl != SslMode::VerifyIdentity);
+    if let Some(ca) = &c.ssl_ca {
+        o = o
+            .with_root_certs(vec![ca.clone().into()])
+            .with_disable_built_in_roots(true);
+    }
+    if let (Some(cert), Some(key)) = (&c.ssl_cert, &c.ssl_key) {
+        o = o.with_client_identity(Some(mysql_async::ClientIdentity::new(
+            cert.clone().into(),
+            key.clone().into(),
+        )));
+    }
+    Some(o)
+}
+
+/// The workload client's TLS for `c`: None when off; an error names the file or mode.
+pub fn wire_tls(c: &ConnOptions) -> Result<Option<crate::engine::wire::tls::Tls>, String> {
+    use crate::engine::config::SslMode;
+    use crate::engine::wire::tls::{client_config, Tls, Verify};
+    let verify = match c.ssl {
+        SslMode::Disabled => return Ok(None),
+        SslMode::Preferred | SslMode::Required => Verify::Nothing,
+        SslMode::VerifyCa => Verify::Ca,
+        SslMode::VerifyIdentity => Verify::Identity,
+    };
+    let config = client_config(
+        verify,
+        c.ssl_ca.as_deref(),
+        c.ssl_cert.as_deref(),
+        c.ssl_key.as_deref(),
+    )?;
+    Ok(Some(Tls {
+        config,
+        required: c.ssl != SslMode::Preferred,
+    }))
+}
+
 /// mysql_async options for administrative connection `n` (it prepares no statements: the
 /// workload runs on `wire`).
 pub fn opts(c: &ConnOptions, n: usize) -> Opts {
@@ -59,7 +105,8 @@ pub fn opts(c: &ConnOptions, n: usize) -> Opts {
         .pass(c.password.clone())
         .db_name((!c.db.is_empty()).then(|| c.db.clone()))
         .prefer_socket(false)
-        .tcp_nodelay(true);
+        .tcp_nodelay(true)
+        .ssl_opts(ssl_opts(c));
     let b = match endpoint(c, n) {
         Endpoint::Socket(s) => b.socket(Some(s)),
         Endpoint::Tcp(h, p) => b.ip_or_hostname(h).tcp_port(p),
@@ -109,6 +156,9 @@ pub fn wire_connect(
         db: &c.db,
         server_charset,
         allow_cleartext: c.allow_cleartext,
+        tls: wire_tls(c).map_err(|why| {
+            crate::engine::wire::Error::client(2026, format!("SSL connection error: {why}"))
+        })?,
     };
     crate::engine::wire::Conn::connect(&endpoint(c, n), &login, WIRE_CONNECT_TIMEOUT)
 }
@@ -166,7 +216,7 @@ mod tests {
             user: "u".into(),
             password: None,
             db: "d".into(),
-            allow_cleartext: false,
+            ..ConnOptions::default()
         }
     }
 

@@ -104,7 +104,7 @@ impl RawOptions {
 
     /// True when the named option takes no value on its own (`--histogram` means on).
     pub fn is_flag(name: &str) -> bool {
-        canonical(name).is_some_and(|d| d.kind == Kind::Bool)
+        canonical(name).is_some_and(|d| d.kind == Kind::Bool || d.name == "mysql_ssl")
     }
 
     pub fn is_known(name: &str) -> bool {
@@ -189,6 +189,11 @@ fn typed<T: std::str::FromStr<Err = String>>(
         .map_err(|why: String| raw.bad(name, &why))
 }
 
+fn path_opt(raw: &RawOptions, name: &str) -> Option<std::path::PathBuf> {
+    let v = raw.get(name);
+    (!v.is_empty()).then(|| std::path::PathBuf::from(v))
+}
+
 /// `--format`.
 pub fn output_format(raw: &RawOptions) -> Result<OutputFormat, OptionError> {
     match raw.get("format") {
@@ -218,7 +223,7 @@ pub fn build(workload: &str, raw: &RawOptions) -> Result<EngineConfig, OptionErr
             raw.get("db_driver")
         )));
     }
-    for unsupported in ["mysql_ssl", "mysql_compression"] {
+    for unsupported in ["mysql_compression"] {
         if raw.flag(unsupported) {
             return Err(raw.bad(unsupported, "not supported by sweepbench yet"));
         }
@@ -275,6 +280,10 @@ pub fn build(workload: &str, raw: &RawOptions) -> Result<EngineConfig, OptionErr
             password,
             db: raw.get("mysql_db").to_string(),
             allow_cleartext: raw.flag("mysql_allow_cleartext"),
+            ssl: typed(raw, "mysql_ssl")?,
+            ssl_ca: path_opt(raw, "mysql_ssl_ca"),
+            ssl_cert: path_opt(raw, "mysql_ssl_cert"),
+            ssl_key: path_opt(raw, "mysql_ssl_key"),
         },
         wl,
         rand,

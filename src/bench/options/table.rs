@@ -159,7 +159,7 @@ pub(super) const DEFS: &[Def] = &[
         "mysql_ssl_cipher",
         Kind::Str,
         "",
-        "use specific cipher for SSL connections (SSL itself is not supported yet)",
+        "use specific cipher for SSL connections (accepted; rustls negotiates its safe default suites)",
     ),
     def(
         "db_debug",
@@ -208,9 +208,27 @@ pub(super) const DEFS: &[Def] = &[
     ),
     def(
         "mysql_ssl",
-        Kind::Bool,
+        Kind::Str,
         "off",
-        "use SSL (not supported: must stay off)",
+        "TLS: on/off (1.0.20), or DISABLED, PREFERRED, REQUIRED (= on: any certificate), VERIFY_CA, VERIFY_IDENTITY",
+    ),
+    def(
+        "mysql_ssl_ca",
+        Kind::Str,
+        "",
+        "CA certificate (PEM) that VERIFY_CA and VERIFY_IDENTITY trust",
+    ),
+    def(
+        "mysql_ssl_cert",
+        Kind::Str,
+        "",
+        "client certificate (PEM), with --mysql-ssl-key",
+    ),
+    def(
+        "mysql_ssl_key",
+        Kind::Str,
+        "",
+        "client private key (PEM), with --mysql-ssl-cert",
     ),
     def(
         "mysql_compression",

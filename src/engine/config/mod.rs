@@ -400,6 +400,40 @@ impl Default for WorkloadOptions {
     }
 }
 
+/// `--mysql-ssl`: sysbench 1.0.20's on/off, or 1.1's (and the mysql client's) modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SslMode {
+    #[default]
+    Disabled,
+    /// TLS when the server offers it.
+    Preferred,
+    /// TLS or fail; any certificate (sysbench 1.0.20's `on`).
+    Required,
+    /// TLS with a certificate signed by `--mysql-ssl-ca`.
+    VerifyCa,
+    /// As VERIFY_CA, and the certificate names the host.
+    VerifyIdentity,
+}
+
+impl FromStr for SslMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<SslMode, String> {
+        Ok(match s.to_ascii_uppercase().replace('-', "_").as_str() {
+            "OFF" | "FALSE" | "0" | "NO" | "DISABLED" => SslMode::Disabled,
+            "PREFERRED" => SslMode::Preferred,
+            "ON" | "TRUE" | "1" | "YES" | "REQUIRED" => SslMode::Required,
+            "VERIFY_CA" => SslMode::VerifyCa,
+            "VERIFY_IDENTITY" => SslMode::VerifyIdentity,
+            _ => {
+                return Err(
+                    "expected on, off, DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY"
+                        .into(),
+                )
+            }
+        })
+    }
+}
+
 /// Where to connect, as sysbench's `--mysql-*` options say.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConnOptions {
@@ -411,6 +445,11 @@ pub struct ConnOptions {
     pub db: String,
     /// `--mysql-allow-cleartext`: mysql_clear_password over TCP without TLS.
     pub allow_cleartext: bool,
+    pub ssl: SslMode,
+    /// `--mysql-ssl-ca`, `--mysql-ssl-cert`, `--mysql-ssl-key` (PEM files).
+    pub ssl_ca: Option<std::path::PathBuf>,
+    pub ssl_cert: Option<std::path::PathBuf>,
+    pub ssl_key: Option<std::path::PathBuf>,
 }
 
 impl Default for ConnOptions {
@@ -423,6 +462,10 @@ impl Default for ConnOptions {
             password: None,
             db: "sbtest".into(),
             allow_cleartext: false,
+            ssl: SslMode::Disabled,
+            ssl_ca: None,
+            ssl_cert: None,
+            ssl_key: None,
         }
     }
 }

@@ -14,6 +14,7 @@ pub const CLIENT_MULTI_STATEMENTS: u32 = 0x1_0000;
 pub const CLIENT_MULTI_RESULTS: u32 = 0x2_0000;
 pub const CLIENT_PS_MULTI_RESULTS: u32 = 0x4_0000;
 pub const CLIENT_PLUGIN_AUTH: u32 = 0x8_0000;
+pub const CLIENT_SSL: u32 = 0x800;
 
 /// utf8mb4_general_ci, what libmysqlclient and sysbench connect with.
 const CHARSET: u8 = 45;
@@ -74,8 +75,50 @@ fn response(
     })
 }
 
-/// Reads the greeting, logs in, and returns the server's version.
-pub fn handshake(f: &mut Framed, login: &Login<'_>, is_socket: bool) -> Result<Greeting, Error> {
+/// The SSL request (the handshake response's first 32 bytes with CLIENT_SSL), then the TLS
+/// handshake on the same socket; the login continues inside TLS.
+fn start_tls(
+    f: &mut Framed,
+    caps: u32,
+    charset: u8,
+    tls: &super::tls::Tls,
+    host: &str,
+) -> Result<(), Error> {
+    let b = f.begin_reply();
+    b.extend_from_slice(&caps.to_le_bytes());
+    b.extend_from_slice(&(16u32 << 20).to_le_bytes());
+    b.push(charset);
+    b.extend_from_slice(&[0; 23]);
+    f.send()?;
+    let fail = |why: String| Error::client(2026, format!("SSL connection error: {why}"));
+    let name = rustls::pki_types::ServerName::try_from(host.to_string())
+        .map_err(|e| fail(format!("'{host}' is not a host name TLS can verify ({e})")))?;
+    let conn =
+        rustls::ClientConnection::new(tls.config.clone(), name).map_err(|e| fail(e.to_string()))?;
+    let sock = match &*f.stream {
+        super::Stream::Tcp(s) => s.try_clone().map_err(|e| Error::lost(&e))?,
+        super::Stream::Unix(_) => return Err(fail("TLS over a Unix socket is not used".into())),
+    };
+    let mut s = rustls::StreamOwned::new(conn, sock);
+    while s.conn.is_handshaking() {
+        s.conn.complete_io(&mut s.sock).map_err(|e| {
+            // The certificate's verdict, when that is what failed.
+            let inner = e.get_ref().map_or_else(|| e.to_string(), |x| x.to_string());
+            fail(inner)
+        })?;
+    }
+    f.tls = Some(Box::new(s));
+    Ok(())
+}
+
+/// Reads the greeting, logs in (over TLS when `login.tls` asks and the endpoint is TCP to
+/// `host`), and returns the server's version.
+pub fn handshake(
+    f: &mut Framed,
+    login: &Login<'_>,
+    is_socket: bool,
+    host: &str,
+) -> Result<Greeting, Error> {
     let r = f.next()?;
     let p = f.payload(r);
     if p.first() == Some(&0xFF) {
@@ -132,18 +175,33 @@ pub fn handshake(f: &mut Framed, login: &Login<'_>, is_socket: bool) -> Result<G
     if !login.db.is_empty() {
         want |= CLIENT_CONNECT_WITH_DB;
     }
-    let caps = want & server_caps;
+    let mut caps = want & server_caps;
+    let charset = if login.server_charset && ascii_safe(server_collation) {
+        server_collation
+    } else {
+        CHARSET
+    };
+    let tls = match (&login.tls, is_socket) {
+        (Some(t), false) if server_caps & CLIENT_SSL != 0 => {
+            caps |= CLIENT_SSL;
+            start_tls(f, caps, charset, t, host)?;
+            true
+        }
+        (Some(t), false) if t.required => {
+            return Err(Error::client(
+                2026,
+                "SSL connection error: TLS was asked for (--mysql-ssl) but the server does not offer it (have_ssl is not YES: give the server ssl_cert and ssl_key)".into(),
+            ))
+        }
+        _ => false,
+    };
     let password = login.password.as_bytes();
-    let clear_ok = is_socket || login.allow_cleartext;
+    let clear_ok = is_socket || tls || login.allow_cleartext;
     let auth = response(&plugin, &nonce, password, clear_ok)?;
     let b = f.begin_reply();
     b.extend_from_slice(&caps.to_le_bytes());
     b.extend_from_slice(&(16u32 << 20).to_le_bytes());
-    b.push(if login.server_charset && ascii_safe(server_collation) {
-        server_collation
-    } else {
-        CHARSET
-    });
+    b.push(charset);
     b.extend_from_slice(&[0; 23]);
     b.extend_from_slice(login.user.as_bytes());
     b.push(0);
@@ -169,6 +227,8 @@ pub fn handshake(f: &mut Framed, login: &Login<'_>, is_socket: bool) -> Result<G
                 let mut e = Error::from_err_packet(p);
                 let transport = if is_socket {
                     "a Unix socket"
+                } else if tls {
+                    "TLS"
                 } else {
                     "TCP without TLS"
                 };
@@ -192,7 +252,7 @@ pub fn handshake(f: &mut Framed, login: &Login<'_>, is_socket: bool) -> Result<G
             }
             Some(0x01) if plugin == b"caching_sha2_password" => match p.get(1) {
                 Some(0x03) => {} // fast path accepted; the OK follows
-                Some(0x04) => full_sha2_auth(f, password, &nonce, is_socket)?,
+                Some(0x04) => full_sha2_auth(f, password, &nonce, is_socket || tls)?,
                 _ => return Err(Error::malformed()),
             },
             _ => return Err(Error::malformed()),

@@ -5,6 +5,7 @@
 
 mod auth;
 mod packet;
+pub mod tls;
 
 use packet::{put_lenenc, Framed, Reader};
 use std::io::{Read, Write};
@@ -42,6 +43,7 @@ pub enum Arg<'a> {
 }
 
 /// Who logs in, and to which database (empty: none).
+#[derive(Clone)]
 pub struct Login<'a> {
     pub user: &'a str,
     pub password: &'a str,
@@ -52,6 +54,8 @@ pub struct Login<'a> {
     /// Send the password in clear over TCP without TLS if the server asks for
     /// mysql_clear_password (`--mysql-allow-cleartext`); over a Unix socket it always may.
     pub allow_cleartext: bool,
+    /// TLS over TCP (a Unix socket is local and stays as it is).
+    pub tls: Option<tls::Tls>,
 }
 
 /// A server error, or a client-side one with libmysqlclient's code (2013 lost connection,
@@ -258,7 +262,11 @@ impl Conn {
         let stream = Arc::new(open(ep, timeout)?);
         let _ = stream.set_read_timeout(Some(timeout));
         let mut f = Framed::new(stream);
-        let g = auth::handshake(&mut f, login, matches!(ep, Endpoint::Socket(_))).map_err(|e| {
+        let host = match ep {
+            Endpoint::Tcp(h, _) => h.as_str(),
+            Endpoint::Socket(_) => "localhost",
+        };
+        let g = auth::handshake(&mut f, login, matches!(ep, Endpoint::Socket(_)), host).map_err(|e| {
             // libmysqlclient's words: nothing was being queried yet.
             if e.code == 2013 {
                 Error::client(

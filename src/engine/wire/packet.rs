@@ -4,7 +4,12 @@
 
 use super::{Error, Stream};
 use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::sync::Arc;
+
+/// A TLS session over its own handle on the connection's TCP socket (the shared `Stream`
+/// stays for timeouts and for shutting the socket down from another thread).
+pub type TlsStream = rustls::StreamOwned<rustls::ClientConnection, TcpStream>;
 
 /// Largest payload of one packet; a longer one continues in the next (not needed by any
 /// workload we run, so refused rather than reassembled).
@@ -12,6 +17,8 @@ pub const MAX_PAYLOAD: usize = 0xFF_FFFF;
 
 pub struct Framed {
     pub stream: Arc<Stream>,
+    /// Set once the login switched to TLS: every byte then goes through it.
+    pub tls: Option<Box<TlsStream>>,
     rbuf: Vec<u8>,
     rpos: usize,
     rend: usize,
@@ -23,6 +30,7 @@ impl Framed {
     pub fn new(stream: Arc<Stream>) -> Framed {
         Framed {
             stream,
+            tls: None,
             // Grows to the largest response seen (a 100-row range select: ~13 KB), once.
             rbuf: vec![0; 4 * 1024],
             rpos: 0,
@@ -57,9 +65,11 @@ impl Framed {
         self.wbuf[..3].copy_from_slice(&(len as u32).to_le_bytes()[..3]);
         self.wbuf[3] = self.seq;
         self.seq = self.seq.wrapping_add(1);
-        (&*self.stream)
-            .write_all(&self.wbuf)
-            .map_err(|e| Error::lost(&e))
+        match &mut self.tls {
+            Some(t) => t.write_all(&self.wbuf).and_then(|()| t.flush()),
+            None => (&*self.stream).write_all(&self.wbuf),
+        }
+        .map_err(|e| Error::lost(&e))
     }
 
     /// Reads the next packet and returns the range of its payload in the read buffer (valid
@@ -99,7 +109,12 @@ impl Framed {
             }
         }
         while self.rend - self.rpos < n {
-            match (&*self.stream).read(&mut self.rbuf[self.rend..]) {
+            let buf = &mut self.rbuf[self.rend..];
+            let got = match &mut self.tls {
+                Some(t) => t.read(buf),
+                None => (&*self.stream).read(buf),
+            };
+            match got {
                 Ok(0) => {
                     return Err(Error::client(
                         2013,

@@ -541,6 +541,7 @@ fn root_conn(socket: &Path) -> anyhow::Result<crate::engine::wire::Conn> {
         db: "",
         server_charset: false,
         allow_cleartext: false,
+        tls: None,
     };
     let ep = crate::engine::wire::Endpoint::Socket(socket.to_string_lossy().to_string());
     crate::engine::wire::Conn::connect(&ep, &login, Duration::from_secs(10))

@@ -3,6 +3,7 @@
 //! every display form is redacted.
 
 use crate::engine::config::ConnOptions;
+use std::path::PathBuf;
 
 #[derive(Debug, Clone)]
 pub enum TargetKind {
@@ -41,6 +42,12 @@ pub struct ConnInfo {
     pub port: u16,
     pub socket: Option<String>,
     pub db: String,
+    /// TLS, from the URL's `ssl-mode`, `ssl-ca`, `ssl-cert`, `ssl-key` (the mysql client's
+    /// names).
+    pub ssl: crate::engine::config::SslMode,
+    pub ssl_ca: Option<PathBuf>,
+    pub ssl_cert: Option<PathBuf>,
+    pub ssl_key: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for ConnInfo {
@@ -81,13 +88,20 @@ impl ConnInfo {
         };
         let port = u.port().unwrap_or(3306);
         let mut socket = None;
+        let (mut ssl, mut ssl_ca, mut ssl_cert, mut ssl_key) = Default::default();
         for (k, v) in u.query_pairs() {
-            match k.as_ref() {
+            match k.replace('_', "-").as_str() {
                 "socket" => socket = Some(v.to_string()),
+                "ssl-mode" | "sslmode" => {
+                    ssl = v.parse().map_err(|e| format!("ssl-mode={v}: {e}"))?
+                }
+                "ssl-ca" => ssl_ca = Some(PathBuf::from(v.as_ref())),
+                "ssl-cert" => ssl_cert = Some(PathBuf::from(v.as_ref())),
+                "ssl-key" => ssl_key = Some(PathBuf::from(v.as_ref())),
                 // The parameter's value is not echoed: it may be a password.
                 key => {
                     return Err(format!(
-                        "unknown URL parameter '{key}' (only socket=; a password goes in mysql://user:password@host)"
+                        "unknown URL parameter '{key}' (socket, ssl-mode, ssl-ca, ssl-cert, ssl-key; a password goes in mysql://user:password@host)"
                     ))
                 }
             }
@@ -108,6 +122,10 @@ impl ConnInfo {
             port,
             socket,
             db,
+            ssl,
+            ssl_ca,
+            ssl_cert,
+            ssl_key,
         })
     }
 
@@ -120,6 +138,10 @@ impl ConnInfo {
             port: 3306,
             socket: Some(path.to_string()),
             db: "sbtest".into(),
+            ssl: Default::default(),
+            ssl_ca: None,
+            ssl_cert: None,
+            ssl_key: None,
         }
     }
 
@@ -166,6 +188,10 @@ impl ConnInfo {
             password: self.password.clone(),
             db: self.db.clone(),
             allow_cleartext: false,
+            ssl: self.ssl,
+            ssl_ca: self.ssl_ca.clone(),
+            ssl_cert: self.ssl_cert.clone(),
+            ssl_key: self.ssl_key.clone(),
         }
     }
 
