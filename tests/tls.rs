@@ -5,68 +5,8 @@
 
 mod common;
 use common::text;
-use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
-use std::path::{Path, PathBuf};
-use sweepbench::pipeline::server::{managed::exec_root, ManagedServer, ServerSpec};
-
-struct Pki {
-    _dir: tempfile::TempDir,
-    ca: PathBuf,
-    other_ca: PathBuf,
-    cert: PathBuf,
-    key: PathBuf,
-}
-
-fn ca() -> (rcgen::Certificate, KeyPair) {
-    let key = KeyPair::generate().unwrap();
-    let mut p = CertificateParams::new(Vec::<String>::new()).unwrap();
-    p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    (p.self_signed(&key).unwrap(), key)
-}
-
-fn pki() -> Pki {
-    let dir = tempfile::tempdir().unwrap();
-    let (ca_cert, ca_key) = ca();
-    let (other, _) = ca();
-    let key = KeyPair::generate().unwrap();
-    let params = CertificateParams::new(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
-    let cert = params.signed_by(&key, &ca_cert, &ca_key).unwrap();
-    let put = |name: &str, pem: String| {
-        let p = dir.path().join(name);
-        std::fs::write(&p, pem).unwrap();
-        p
-    };
-    Pki {
-        ca: put("ca.pem", ca_cert.pem()),
-        other_ca: put("other-ca.pem", other.pem()),
-        cert: put("server-cert.pem", cert.pem()),
-        key: put("server-key.pem", key.serialize_pem()),
-        _dir: dir,
-    }
-}
-
-fn server(p: &Pki) -> ManagedServer {
-    let arg = |k: &str, v: &Path| format!("--{k}={}", v.display());
-    let s = ManagedServer::start(&ServerSpec {
-        options: vec![
-            arg("ssl-ca", &p.ca),
-            arg("ssl-cert", &p.cert),
-            arg("ssl-key", &p.key),
-        ],
-        ..ServerSpec::default()
-    })
-    .unwrap();
-    exec_root(
-        &s,
-        &[
-            "CREATE USER 'tlsu'@'127.0.0.1' IDENTIFIED BY 'tls pw' REQUIRE SSL",
-            "CREATE DATABASE tlsdb",
-            "GRANT ALL ON tlsdb.* TO 'tlsu'@'127.0.0.1'",
-        ],
-    )
-    .unwrap();
-    s
-}
+use common::tls::{pki, tls_server as server};
+use sweepbench::pipeline::server::ManagedServer;
 
 fn bench(s: &ManagedServer, words: &str) -> std::process::Output {
     std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
@@ -144,11 +84,26 @@ fn a_sweep_target_with_ssl_mode_required_runs_and_keeps_its_password() {
     )
     .unwrap();
     let results = dir.path().join("results");
-    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
-        .args(["run", sweep.to_str().unwrap(), "--results-dir"])
-        .arg(&results)
-        .output()
-        .unwrap();
+    let run = |f: &std::path::Path| {
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+            .args(["run", f.to_str().unwrap(), "--results-dir"])
+            .arg(&results)
+            .output()
+            .unwrap()
+    };
+    // Without ssl-mode the preflight refuses, saying how to ask for TLS.
+    let plain = dir.path().join("plain.toml");
+    std::fs::write(
+        &plain,
+        std::fs::read_to_string(&sweep)
+            .unwrap()
+            .replace("?ssl-mode=REQUIRED", ""),
+    )
+    .unwrap();
+    let out = run(&plain);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("ssl-mode=REQUIRED"), "{}", text(&out));
+    let out = run(&sweep);
     assert!(out.status.success(), "{}", text(&out));
     let run = sweepbench::pipeline::sweep::latest_run(&results, "tls").unwrap();
     let csv = std::fs::read_to_string(run.join("points.csv")).unwrap();

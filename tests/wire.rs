@@ -333,7 +333,7 @@ fn an_ed25519_user_logs_in() {
 }
 
 /// A user created REQUIRE SSL is refused over a plain connection, and the message says TLS
-/// is why it may be (sweepbench's client does not speak TLS yet: issue 14).
+/// is why it may be and how to ask for it.
 #[test]
 fn a_require_ssl_user_is_refused_with_a_message_that_names_tls() {
     let s = server();
@@ -362,6 +362,9 @@ fn a_require_ssl_user_is_refused_with_a_message_that_names_tls() {
         ..Default::default()
     };
     let why = sweepbench::engine::db::cannot_connect(&conn, 0, Some(e.code), &e).to_string();
-    assert!(why.contains("REQUIRE SSL") && why.contains("TLS"), "{why}");
+    assert!(
+        why.contains("REQUIRE SSL") && why.contains("ssl-mode=REQUIRED"),
+        "{why}"
+    );
     assert!(why.contains("over TCP without TLS"), "{why}");
 }

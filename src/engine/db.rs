@@ -173,10 +173,11 @@ pub fn connect_remedy(code: Option<u16>) -> &'static str {
         Some(2002) => "is the server running, and is this its socket? (SHOW VARIABLES LIKE 'socket' on the server)",
         Some(2003 | 2005) => "is the server running and listening on that host and port (bind_address, port, a firewall)?",
         Some(2013 | 2006) => "the server accepted the connection but did not answer: is it stopped (SIGSTOP), overloaded, or not a MySQL server?",
-        Some(1045) => "check the user and password (the URL, SWEEPBENCH_PASSWORD / MYSQL_PWD, or ~/.my.cnf [client]) and that the user may connect from this host; a user created REQUIRE SSL is refused the same way, and sweepbench's client does not speak TLS yet",
+        Some(1045) => "check the user and password (the URL, SWEEPBENCH_PASSWORD / MYSQL_PWD, or ~/.my.cnf [client]) and that the user may connect from this host; a user created REQUIRE SSL is refused the same way without TLS: add ssl-mode=REQUIRED to the target URL (bench: --mysql-ssl=on)",
         Some(1044 | 1049) => "the user may not use that database, or it does not exist: GRANT ALL ON db.* TO the user, or CREATE DATABASE",
         Some(1129 | 1130) => "the server refuses this host: GRANT the user for this host, or FLUSH HOSTS",
         Some(1040 | 1203) => "too many connections: raise max_connections (or max_user_connections), or use fewer threads",
+        Some(2026) => "TLS could not be set up: check that the server has ssl_cert and ssl_key (SHOW VARIABLES LIKE 'have_ssl' says YES), and for VERIFY_CA / VERIFY_IDENTITY that --mysql-ssl-ca (ssl-ca=) is the CA that signed the server's certificate",
         Some(1251 | 2059) => "the user's authentication plugin is not one this client speaks: ALTER USER … IDENTIFIED WITH mysql_native_password",
         _ => "check the address, the user and the password",
     }

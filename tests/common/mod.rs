@@ -2,6 +2,8 @@
 //! server module, stopped at exit), a fresh database per test, and helpers to run the binary.
 #![allow(dead_code)]
 
+pub mod tls;
+
 use assert_cmd::Command;
 use std::sync::OnceLock;
 use sweepbench::pipeline::server::{managed::exec_root, ManagedServer, ServerSpec};

@@ -52,6 +52,18 @@ fn response(
         b"client_ed25519" => {
             mysql_common::scramble::create_response_for_ed25519(password, nonce).to_vec()
         }
+        // MySQL's sha256_password: the password itself, which only a secure transport may carry.
+        b"sha256_password" if clear_ok => {
+            let mut p = password.to_vec();
+            p.push(0);
+            p
+        }
+        b"sha256_password" => {
+            return Err(Error::client(
+                2059,
+                "Authentication plugin 'sha256_password' needs TLS or a Unix socket here: add ssl-mode=REQUIRED to the URL (bench: --mysql-ssl=on)".into(),
+            ))
+        }
         b"mysql_clear_password" if !clear_ok => {
             return Err(Error::client(
                 2059,
@@ -306,5 +318,10 @@ mod tests {
         let sig = response(b"client_ed25519", &[7; 32], b"pw", false).unwrap();
         assert_eq!(sig.len(), 64);
         assert!(response(b"dialog", b"", b"pw", true).is_err());
+        assert_eq!(
+            response(b"sha256_password", b"", b"pw", true).unwrap(),
+            b"pw\0"
+        );
+        assert!(response(b"sha256_password", b"", b"pw", false).is_err());
     }
 }
