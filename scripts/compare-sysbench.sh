@@ -6,6 +6,9 @@
 # WORKLOADS="oltp_point_select oltp_read_only" the workloads of the run part; ROUNDS=2 repeats
 # each A-B-B-A. BASE=/path/to/an/older/sweepbench puts that build in sysbench's place (a
 # before/after check of a change; the columns keep the name "sysbench").
+# TLS=1 runs both over TLS (certificates made with openssl in a temp dir; sysbench 1.0.20's
+# --mysql-ssl=on reads client-cert.pem, client-key.pem and cacert.pem from its working
+# directory, and sweepbench is given the same client certificate).
 # Prints CSV, then the median of each tool and their ratio per figure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,11 +16,27 @@ TABLES=${1:-8} SIZE=${2:-250000} SECS=${3:-10}
 cargo build --release --quiet
 export BIN="$PWD/target/release/sweepbench" BASE=${BASE:-} TABLES SIZE SECS ONLY=${ONLY:-} THREADS=${THREADS:-"1 2 16 64"} WORKLOADS=${WORKLOADS:-oltp_point_select} ROUNDS=${ROUNDS:-1}
 csv=$(mktemp)
-trap 'rm -f "$csv"' EXIT
+pki=$(mktemp -d)
+trap 'rm -rf "$csv" "$pki"' EXIT
+tls_server=() SSL=""
+if [ "${TLS:-0}" = 1 ]; then
+  (cd "$pki"
+   openssl req -x509 -newkey rsa:2048 -nodes -keyout ca-key.pem -out cacert.pem -days 2 -subj "/CN=compare CA"
+   for who in server client; do
+     openssl req -newkey rsa:2048 -nodes -keyout $who-key.pem -out $who.csr -subj "/CN=$who"
+     openssl x509 -req -in $who.csr -CA cacert.pem -CAkey ca-key.pem -CAcreateserial -out $who-cert.pem -days 2
+   done) > /dev/null 2>&1
+  tls_server=(--server-option=ssl-ca="$pki/cacert.pem" --server-option=ssl-cert="$pki/server-cert.pem" --server-option=ssl-key="$pki/server-key.pem")
+  SSL="--mysql-ssl=on"
+fi
+export SSL PKI="$pki"
+cd "$pki"
 "$BIN" sandbox --max-connections=300 --server-option=innodb_buffer_pool_size=2G \
-  --server-option=innodb_log_file_size=512M -- bash -c '
+  --server-option=innodb_log_file_size=512M "${tls_server[@]}" -- bash -c '
   set -euo pipefail
-  conn="--mysql-host=127.0.0.1 --mysql-port=$SWEEPBENCH_PORT --mysql-user=root --mysql-db=sbtest"
+  conn="--mysql-host=127.0.0.1 --mysql-port=$SWEEPBENCH_PORT --mysql-user=root --mysql-db=sbtest $SSL"
+  ours_tls=""
+  [ -n "$SSL" ] && ours_tls="--mysql-ssl-cert=$PKI/client-cert.pem --mysql-ssl-key=$PKI/client-key.pem"
   data="--tables=$TABLES --table-size=$SIZE"
   rows=$((TABLES * SIZE))
   prep() { # tool
@@ -40,7 +59,7 @@ trap 'rm -f "$csv"' EXIT
     local out cpu
     if [ "$1" = sysbench ] && [ -n "$BASE" ]; then cmd=("$BASE" bench "$3" run $conn $data --threads=$2 --time=$SECS)
     elif [ "$1" = sysbench ]; then cmd=(sysbench "$3" $conn $data --threads=$2 --time=$SECS run)
-    else cmd=("$BIN" bench "$3" run $conn $data --threads=$2 --time=$SECS); fi
+    else cmd=("$BIN" bench "$3" run $conn $ours_tls $data --threads=$2 --time=$SECS); fi
     out=$( { /usr/bin/time -f "CPU %U %S" "${cmd[@]}"; } 2>&1 )
     qps=$(echo "$out" | awk "/queries:/ && /per sec/ {print substr(\$3,2)}")
     q=$(echo "$out" | awk "/queries:/ && /per sec/ {print \$2}")
