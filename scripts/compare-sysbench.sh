@@ -24,7 +24,9 @@ if [ "${TLS:-0}" = 1 ]; then
    openssl req -x509 -newkey rsa:2048 -nodes -keyout ca-key.pem -out cacert.pem -days 2 -subj "/CN=compare CA"
    for who in server client; do
      openssl req -newkey rsa:2048 -nodes -keyout $who-key.pem -out $who.csr -subj "/CN=$who"
-     openssl x509 -req -in $who.csr -CA cacert.pem -CAkey ca-key.pem -CAcreateserial -out $who-cert.pem -days 2
+     # v3 certificates (with extensions): webpki refuses v1 ones.
+     printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' > ext.cnf
+     openssl x509 -req -in $who.csr -CA cacert.pem -CAkey ca-key.pem -CAcreateserial -out $who-cert.pem -days 2 -extfile ext.cnf
    done) > /dev/null 2>&1
   tls_server=(--server-option=ssl-ca="$pki/cacert.pem" --server-option=ssl-cert="$pki/server-cert.pem" --server-option=ssl-key="$pki/server-key.pem")
   SSL="--mysql-ssl=on"

@@ -126,6 +126,8 @@ pub fn opts_no_db(c: &ConnOptions) -> Opts {
 pub fn error_code(e: &mysql_async::Error) -> Option<u16> {
     match e {
         mysql_async::Error::Server(s) => Some(s.code),
+        // A TLS failure surfaces as an I/O error: name it as libmysqlclient does (2026).
+        mysql_async::Error::Io(x) if x.to_string().contains("certificate") => Some(2026),
         mysql_async::Error::Io(_) => Some(2013),
         mysql_async::Error::Driver(mysql_async::DriverError::ConnectionClosed) => Some(2013),
         _ => None,
