@@ -370,9 +370,40 @@ impl SweepSpec {
                     ))
                 }
             };
+            let kind = Self::target_tls(cx, t, kind)?;
             targets.push(Target { name: tname, kind });
         }
         Ok(targets)
+    }
+
+    /// `ssl_mode`, `ssl_ca`, `ssl_cert`, `ssl_key` in a target's table: for url and socket
+    /// targets (a managed server is local and plain).
+    fn target_tls(
+        cx: &Ctx<'_>,
+        t: &raw::RawTarget,
+        kind: TargetKind,
+    ) -> Result<TargetKind, SpecError> {
+        let given = [&t.ssl_mode, &t.ssl_ca, &t.ssl_cert, &t.ssl_key];
+        let Some(first) = given.iter().find_map(|g| g.as_ref()) else {
+            return Ok(kind);
+        };
+        let TargetKind::External(mut c) = kind else {
+            return Err(cx.err(
+                first.span(),
+                "ssl_* keys are for url or socket targets; a managed server is local",
+            ));
+        };
+        if let Some(m) = &t.ssl_mode {
+            c.ssl = m
+                .get_ref()
+                .parse()
+                .map_err(|e| cx.err(m.span(), format!("ssl_mode: {e}")))?;
+        }
+        let path = |v: &Option<Spanned<String>>| v.as_ref().map(|p| PathBuf::from(p.get_ref()));
+        c.ssl_ca = path(&t.ssl_ca).or(c.ssl_ca);
+        c.ssl_cert = path(&t.ssl_cert).or(c.ssl_cert);
+        c.ssl_key = path(&t.ssl_key).or(c.ssl_key);
+        Ok(TargetKind::External(c))
     }
 
     fn configs(cx: &Ctx<'_>, raw: &RawSweep) -> Result<Vec<Config>, SpecError> {

@@ -58,6 +58,11 @@ pub struct RawTarget {
     pub url: Option<Spanned<String>>,
     pub socket: Option<Spanned<String>>,
     pub server: Option<Spanned<toml::Value>>,
+    /// TLS for url/socket targets (as the URL's ssl-mode, ssl-ca, ssl-cert, ssl-key).
+    pub ssl_mode: Option<Spanned<String>>,
+    pub ssl_ca: Option<Spanned<String>>,
+    pub ssl_cert: Option<Spanned<String>>,
+    pub ssl_key: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

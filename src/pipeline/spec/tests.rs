@@ -178,6 +178,22 @@ fn impossible_durations_and_bytes_are_named() {
 }
 
 #[test]
+fn tls_keys_in_a_target_table() {
+    let t = GOOD.replace(
+        "url = \"mysql://root:pw@127.0.0.1:3306/sbtest\"",
+        "url = \"mysql://root:pw@127.0.0.1:3306/sbtest\"\nssl_mode = \"VERIFY_CA\"\nssl_ca = \"/etc/ca.pem\"",
+    );
+    let s = parse(&t).unwrap();
+    let TargetKind::External(c) = &s.targets[0].kind else {
+        panic!("external")
+    };
+    assert_eq!(c.ssl, crate::engine::config::SslMode::VerifyCa);
+    assert_eq!(c.ssl_ca.as_deref(), Some(Path::new("/etc/ca.pem")));
+    let e = err(&t.replace("VERIFY_CA", "SOMETIMES"));
+    assert!(e.message.contains("ssl_mode: expected"), "{e}");
+}
+
+#[test]
 fn durations_parse() {
     assert_eq!(parse_duration("90"), Some(90));
     assert_eq!(parse_duration("90s"), Some(90));
