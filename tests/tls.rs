@@ -9,13 +9,23 @@ use common::tls::{pki, tls_server as server};
 use sweepbench::pipeline::server::ManagedServer;
 
 fn bench(s: &ManagedServer, words: &str) -> std::process::Output {
+    bench_as(s, "tlsu", std::path::Path::new("."), words)
+}
+
+fn bench_as(
+    s: &ManagedServer,
+    user: &str,
+    cwd: &std::path::Path,
+    words: &str,
+) -> std::process::Output {
     std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+        .current_dir(cwd)
         .arg("bench")
         .args(words.split_whitespace())
         .args([
             "--mysql-host=127.0.0.1".to_string(),
             format!("--mysql-port={}", s.port()),
-            "--mysql-user=tlsu".into(),
+            format!("--mysql-user={user}"),
             "--mysql-password=tls pw".into(),
             "--mysql-db=tlsdb".into(),
             "--table-size=200".into(),
@@ -67,6 +77,30 @@ fn a_require_ssl_user_runs_over_tls_and_the_ca_is_checked() {
         "{}",
         text(&out)
     );
+}
+
+/// As sysbench 1.0.20, `--mysql-ssl=on` presents client-cert.pem and client-key.pem from the
+/// working directory: a REQUIRE X509 user logs in with them, and is refused without.
+#[test]
+fn ssl_on_presents_the_client_certificate_of_the_working_directory() {
+    let p = pki();
+
+    let s = server(&p);
+    let out = bench_as(
+        &s,
+        "x509u",
+        &p.client_dir,
+        "oltp_point_select prepare --mysql-ssl=on",
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = bench_as(
+        &s,
+        "x509u",
+        elsewhere.path(),
+        "oltp_point_select run --time=1 --mysql-ssl=on",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! TLS test support: certificates made with rcgen, and a throwaway MariaDB that uses them.
 #![allow(dead_code)]
 
-use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
 use std::path::{Path, PathBuf};
 use sweepbench::pipeline::server::{managed::exec_root, ManagedServer, ServerSpec};
 
@@ -11,11 +11,22 @@ pub struct Pki {
     pub other_ca: PathBuf,
     pub cert: PathBuf,
     pub key: PathBuf,
+    /// A directory holding client-cert.pem and client-key.pem (signed by `ca`), as sysbench
+    /// 1.0.20's `--mysql-ssl=on` finds them in its working directory.
+    pub client_dir: PathBuf,
 }
 
-fn ca() -> (rcgen::Certificate, KeyPair) {
+/// Params named `cn`: a leaf must not carry its CA's name, or OpenSSL takes it for
+/// self-signed.
+fn named(sans: Vec<String>, cn: &str) -> CertificateParams {
+    let mut p = CertificateParams::new(sans).unwrap();
+    p.distinguished_name.push(DnType::CommonName, cn);
+    p
+}
+
+fn ca(cn: &str) -> (rcgen::Certificate, KeyPair) {
     let key = KeyPair::generate().unwrap();
-    let mut p = CertificateParams::new(Vec::<String>::new()).unwrap();
+    let mut p = named(Vec::new(), cn);
     p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     (p.self_signed(&key).unwrap(), key)
 }
@@ -23,11 +34,23 @@ fn ca() -> (rcgen::Certificate, KeyPair) {
 /// A CA, a server certificate it signed for localhost and 127.0.0.1, and an unrelated CA.
 pub fn pki() -> Pki {
     let dir = tempfile::tempdir().unwrap();
-    let (ca_cert, ca_key) = ca();
-    let (other, _) = ca();
+    let (ca_cert, ca_key) = ca("sweepbench test CA");
+    let (other, _) = ca("another CA");
     let key = KeyPair::generate().unwrap();
-    let params = CertificateParams::new(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
+    let params = named(vec!["localhost".into(), "127.0.0.1".into()], "localhost");
     let cert = params.signed_by(&key, &ca_cert, &ca_key).unwrap();
+    let client_key = KeyPair::generate().unwrap();
+    let client = named(vec!["client".into()], "client")
+        .signed_by(&client_key, &ca_cert, &ca_key)
+        .unwrap();
+    let client_dir = dir.path().join("client");
+    std::fs::create_dir(&client_dir).unwrap();
+    std::fs::write(client_dir.join("client-cert.pem"), client.pem()).unwrap();
+    std::fs::write(
+        client_dir.join("client-key.pem"),
+        client_key.serialize_pem(),
+    )
+    .unwrap();
     let put = |name: &str, pem: String| {
         let p = dir.path().join(name);
         std::fs::write(&p, pem).unwrap();
@@ -38,6 +61,7 @@ pub fn pki() -> Pki {
         other_ca: put("other-ca.pem", other.pem()),
         cert: put("server-cert.pem", cert.pem()),
         key: put("server-key.pem", key.serialize_pem()),
+        client_dir,
         _dir: dir,
     }
 }
@@ -58,8 +82,10 @@ pub fn tls_server(p: &Pki) -> ManagedServer {
         &s,
         &[
             "CREATE USER 'tlsu'@'127.0.0.1' IDENTIFIED BY 'tls pw' REQUIRE SSL",
+            "CREATE USER 'x509u'@'127.0.0.1' IDENTIFIED BY 'tls pw' REQUIRE X509",
             "CREATE DATABASE tlsdb",
             "GRANT ALL ON tlsdb.* TO 'tlsu'@'127.0.0.1'",
+            "GRANT ALL ON tlsdb.* TO 'x509u'@'127.0.0.1'",
         ],
     )
     .unwrap();

@@ -189,6 +189,19 @@ fn typed<T: std::str::FromStr<Err = String>>(
         .map_err(|why: String| raw.bad(name, &why))
 }
 
+/// sysbench 1.0.20's `--mysql-ssl=on` presents client-cert.pem and client-key.pem from the
+/// working directory when they are there; so does `bench`, for `on` (not for the 1.1 modes).
+fn sysbench_file(raw: &RawOptions, name: &str) -> Option<std::path::PathBuf> {
+    let on = matches!(
+        raw.get("mysql_ssl").to_ascii_lowercase().as_str(),
+        "on" | "true" | "yes" | "1"
+    );
+    let both = ["client-cert.pem", "client-key.pem"]
+        .iter()
+        .all(|f| std::path::Path::new(f).is_file());
+    (on && both).then(|| std::path::PathBuf::from(name))
+}
+
 fn path_opt(raw: &RawOptions, name: &str) -> Option<std::path::PathBuf> {
     let v = raw.get(name);
     (!v.is_empty()).then(|| std::path::PathBuf::from(v))
@@ -282,8 +295,10 @@ pub fn build(workload: &str, raw: &RawOptions) -> Result<EngineConfig, OptionErr
             allow_cleartext: raw.flag("mysql_allow_cleartext"),
             ssl: typed(raw, "mysql_ssl")?,
             ssl_ca: path_opt(raw, "mysql_ssl_ca"),
-            ssl_cert: path_opt(raw, "mysql_ssl_cert"),
-            ssl_key: path_opt(raw, "mysql_ssl_key"),
+            ssl_cert: path_opt(raw, "mysql_ssl_cert")
+                .or_else(|| sysbench_file(raw, "client-cert.pem")),
+            ssl_key: path_opt(raw, "mysql_ssl_key")
+                .or_else(|| sysbench_file(raw, "client-key.pem")),
         },
         wl,
         rand,
