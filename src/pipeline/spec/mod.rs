@@ -4,6 +4,7 @@
 mod filter;
 pub mod quick;
 pub mod raw;
+mod sections;
 pub mod target;
 
 pub use filter::Filter;
@@ -13,7 +14,7 @@ use raw::RawSweep;
 use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use target::{ConnInfo, TargetKind};
+use target::TargetKind;
 use toml::Spanned;
 
 /// A problem in a sweep file, located.
@@ -308,171 +309,6 @@ impl SweepSpec {
             exclude,
         };
         Ok(spec)
-    }
-
-    fn targets(cx: &Ctx<'_>, raw: &RawSweep) -> Result<Vec<Target>, SpecError> {
-        let mut targets = Vec::new();
-        for t in &raw.targets {
-            let tname = t.name.get_ref().clone();
-            if !name_ok(&tname) {
-                return Err(cx.err(
-                    t.name.span(),
-                    format!("target name '{tname}': use letters, digits, '-', '_' or '.'"),
-                ));
-            }
-            if targets.iter().any(|x: &Target| x.name == tname) {
-                return Err(cx.err(t.name.span(), format!("target '{tname}' is defined twice")));
-            }
-            let kind = match (&t.url, &t.socket, &t.server) {
-                (Some(u), None, None) => TargetKind::External(
-                    ConnInfo::from_url(u.get_ref())
-                        .map_err(|m| cx.err(u.span(), format!("url: {m}")))?,
-                ),
-                (None, Some(s), None) => TargetKind::External(ConnInfo::from_socket(s.get_ref())),
-                (None, None, Some(s)) => {
-                    let m: target::ManagedTarget =
-                        s.get_ref()
-                            .clone()
-                            .try_into()
-                            .map_err(|e: toml::de::Error| {
-                                cx.err(
-                                    s.span(),
-                                    format!("server: {}", unknown_field_hint(e.message())),
-                                )
-                            })?;
-                    match m.restart.as_deref() {
-                        None | Some("per-point") | Some("never") => {}
-                        Some(other) => {
-                            return Err(cx.err(
-                                s.span(),
-                                format!(
-                            "server.restart = '{other}': expected \"per-point\" or \"never\""
-                        ),
-                            ))
-                        }
-                    }
-                    if let Some(t) = &m.startup_timeout {
-                        if parse_duration(t).is_none() {
-                            return Err(cx.err(s.span(), format!("server.startup_timeout = '{t}': expected a duration such as \"120s\"")));
-                        }
-                    }
-                    if let Some(b) = &m.basedir {
-                        if !b.is_dir() {
-                            return Err(cx.err(s.span(), format!("server.basedir {} is not a directory (scripts/unpack-mariadb.sh unpacks a version)", b.display())));
-                        }
-                    }
-                    TargetKind::Managed(m)
-                }
-                _ => {
-                    return Err(cx.err(
-                        t.name.span(),
-                        format!("target '{tname}': give exactly one of url, socket or server"),
-                    ))
-                }
-            };
-            let kind = Self::target_tls(cx, t, kind)?;
-            targets.push(Target { name: tname, kind });
-        }
-        Ok(targets)
-    }
-
-    /// `ssl_mode`, `ssl_ca`, `ssl_cert`, `ssl_key` in a target's table: for url and socket
-    /// targets (a managed server is local and plain).
-    fn target_tls(
-        cx: &Ctx<'_>,
-        t: &raw::RawTarget,
-        kind: TargetKind,
-    ) -> Result<TargetKind, SpecError> {
-        let given = [&t.ssl_mode, &t.ssl_ca, &t.ssl_cert, &t.ssl_key];
-        let Some(first) = given.iter().find_map(|g| g.as_ref()) else {
-            return Ok(kind);
-        };
-        let TargetKind::External(mut c) = kind else {
-            return Err(cx.err(
-                first.span(),
-                "ssl_* keys are for url or socket targets; a managed server is local",
-            ));
-        };
-        if let Some(m) = &t.ssl_mode {
-            c.ssl = m
-                .get_ref()
-                .parse()
-                .map_err(|e| cx.err(m.span(), format!("ssl_mode: {e}")))?;
-        }
-        let path = |v: &Option<Spanned<String>>| v.as_ref().map(|p| PathBuf::from(p.get_ref()));
-        c.ssl_ca = path(&t.ssl_ca).or(c.ssl_ca);
-        c.ssl_cert = path(&t.ssl_cert).or(c.ssl_cert);
-        c.ssl_key = path(&t.ssl_key).or(c.ssl_key);
-        Ok(TargetKind::External(c))
-    }
-
-    fn configs(cx: &Ctx<'_>, raw: &RawSweep) -> Result<Vec<Config>, SpecError> {
-        let mut configs = Vec::new();
-        for c in &raw.configs {
-            let cname = c.name.get_ref().clone();
-            if !name_ok(&cname) {
-                return Err(cx.err(
-                    c.name.span(),
-                    format!("config name '{cname}': use letters, digits, '-', '_' or '.'"),
-                ));
-            }
-            if configs.iter().any(|x: &Config| x.name == cname) {
-                return Err(cx.err(c.name.span(), format!("config '{cname}' is defined twice")));
-            }
-            let mut vars = Vec::new();
-            for (k, v) in &c.vars {
-                let key = k.get_ref();
-                if !key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-                    return Err(cx.err(
-                        k.span(),
-                        format!("vars: '{key}' is not a server variable name"),
-                    ));
-                }
-                let lit = match v.get_ref() {
-                    toml::Value::String(s)
-                        if s.bytes()
-                            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b)) =>
-                    {
-                        format!("'{s}'")
-                    }
-                    toml::Value::String(_) => {
-                        return Err(cx.err(
-                            v.span(),
-                            format!(
-                                "vars.{key}: value may hold only letters, digits, '_', '.', '-'"
-                            ),
-                        ))
-                    }
-                    toml::Value::Boolean(b) => {
-                        if *b {
-                            "ON".into()
-                        } else {
-                            "OFF".into()
-                        }
-                    }
-                    other => toml_literal(other).ok_or_else(|| {
-                        cx.err(
-                            v.span(),
-                            format!("vars.{key}: expected a number, string or boolean"),
-                        )
-                    })?,
-                };
-                vars.push((key.clone(), lit));
-            }
-            configs.push(Config {
-                name: cname,
-                mycnf: c.mycnf.as_ref().map(|m| PathBuf::from(m.get_ref())),
-                vars,
-            });
-        }
-        if configs.is_empty() {
-            configs.push(Config {
-                name: "default".into(),
-                mycnf: None,
-                vars: Vec::new(),
-            });
-        }
-        Ok(configs)
     }
 
     /// `baseline = "target[/config]"`, checked against the sweep's targets and configs.
