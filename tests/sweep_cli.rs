@@ -619,20 +619,25 @@ fn a_hung_point_is_ended_by_the_point_timeout() {
     );
 }
 
-/// `run --url` sweeps an existing server without a sweep file, and stores the equivalent
-/// sweep file, which runs the same points again.
-#[test]
-fn a_sweep_from_the_command_line_stores_its_sweep_file() {
-    let s = small_server();
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("results");
-    let url = format!("mysql://root@127.0.0.1:{}/quickcli", s.port());
-    let out = sweepbench(&[
+/// `run --url URL` of one point_select point per thread count in `threads` (1 s, 100 rows),
+/// named `name`, into `results`, with `password` in SWEEPBENCH_PASSWORD if given.
+fn quick_run(
+    url: &str,
+    threads: &str,
+    name: &str,
+    results: &Path,
+    password: Option<&str>,
+) -> std::process::Output {
+    let mut c = Command::cargo_bin("sweepbench").unwrap();
+    if let Some(p) = password {
+        c.env("SWEEPBENCH_PASSWORD", p);
+    }
+    c.args([
         "run",
         "--url",
-        &url,
+        url,
         "--threads",
-        "1,2",
+        threads,
         "--workloads",
         "oltp_point_select",
         "--duration",
@@ -641,9 +646,24 @@ fn a_sweep_from_the_command_line_stores_its_sweep_file() {
         "1",
         "--table-size",
         "100",
+        "--name",
+        name,
         "--results-dir",
         results.to_str().unwrap(),
-    ]);
+    ])
+    .output()
+    .unwrap()
+}
+
+/// `run --url` sweeps an existing server without a sweep file, and stores the equivalent
+/// sweep file, which runs the same points again.
+#[test]
+fn a_sweep_from_the_command_line_stores_its_sweep_file() {
+    let s = small_server();
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    let url = format!("mysql://root@127.0.0.1:{}/quickcli", s.port());
+    let out = quick_run(&url, "1,2", "quick", &results, None);
     assert!(out.status.success(), "{}", text(&out));
     let run = sweepbench::pipeline::sweep::latest_run(&results, "quick").unwrap();
     let stored = std::fs::read_to_string(run.join("sweep.toml")).unwrap();
@@ -700,30 +720,8 @@ fn an_ed25519_user_runs_bench_and_a_sweep() {
     }
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("results");
-    let out = Command::cargo_bin("sweepbench")
-        .unwrap()
-        .env("SWEEPBENCH_PASSWORD", "ed pw")
-        .args([
-            "run",
-            "--url",
-            &format!("mysql://edsw@127.0.0.1:{port}/edsweep"),
-            "--threads",
-            "2",
-            "--workloads",
-            "oltp_point_select",
-            "--duration",
-            "1s",
-            "--repeats",
-            "1",
-            "--table-size",
-            "100",
-            "--name",
-            "ed",
-            "--results-dir",
-            results.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
+    let url = format!("mysql://edsw@127.0.0.1:{port}/edsweep");
+    let out = quick_run(&url, "2", "ed", &results, Some("ed pw"));
     assert!(out.status.success(), "{}", text(&out));
     let run = sweepbench::pipeline::sweep::latest_run(&results, "ed").unwrap();
     let csv = std::fs::read_to_string(run.join("points.csv")).unwrap();
@@ -742,25 +740,7 @@ fn an_ipv6_target_runs() {
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("results");
     let url = format!("mysql://root@[::1]:{}/v6db", s.port());
-    let out = sweepbench(&[
-        "run",
-        "--url",
-        &url,
-        "--threads",
-        "1",
-        "--workloads",
-        "oltp_point_select",
-        "--duration",
-        "1s",
-        "--repeats",
-        "1",
-        "--table-size",
-        "100",
-        "--name",
-        "v6",
-        "--results-dir",
-        results.to_str().unwrap(),
-    ]);
+    let out = quick_run(&url, "1", "v6", &results, None);
     assert!(out.status.success(), "{}", text(&out));
     assert!(
         text(&out).contains("[ok  ] target version"),
