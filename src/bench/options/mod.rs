@@ -3,8 +3,8 @@
 //! `EngineConfig` (the values are checked by the engine's types).
 
 use crate::engine::config::{
-    check_engine_name, ConnOptions, EngineConfig, ParetoH, Percentile, RandParams, WorkloadKind,
-    WorkloadOptions, MAX_SECONDS,
+    check_engine_name, flag_word, ConnOptions, EngineConfig, ParetoH, Percentile, RandParams,
+    WorkloadKind, WorkloadOptions, MAX_SECONDS,
 };
 use std::collections::BTreeMap;
 
@@ -61,15 +61,11 @@ fn nearest(name: &str) -> String {
 }
 
 fn parse_bool(name: &str, v: &str) -> Result<bool, OptionError> {
-    match v.to_ascii_lowercase().as_str() {
-        "on" | "true" | "1" | "yes" => Ok(true),
-        "off" | "false" | "0" | "no" => Ok(false),
-        _ => Err(OptionError::BadValue {
-            name: name.replace('_', "-"),
-            value: v.into(),
-            why: "expected on/off, true/false or 1/0".into(),
-        }),
-    }
+    flag_word(v).ok_or_else(|| OptionError::BadValue {
+        name: name.replace('_', "-"),
+        value: v.into(),
+        why: "expected on/off, true/false or 1/0".into(),
+    })
 }
 
 impl RawOptions {
@@ -192,10 +188,7 @@ fn typed<T: std::str::FromStr<Err = String>>(
 /// sysbench 1.0.20's `--mysql-ssl=on` presents client-cert.pem and client-key.pem from the
 /// working directory when they are there; so does `bench`, for `on` (not for the 1.1 modes).
 fn sysbench_file(raw: &RawOptions, name: &str) -> Option<std::path::PathBuf> {
-    let on = matches!(
-        raw.get("mysql_ssl").to_ascii_lowercase().as_str(),
-        "on" | "true" | "yes" | "1"
-    );
+    let on = flag_word(raw.get("mysql_ssl")) == Some(true);
     let both = ["client-cert.pem", "client-key.pem"]
         .iter()
         .all(|f| std::path::Path::new(f).is_file());

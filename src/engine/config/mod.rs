@@ -296,6 +296,16 @@ impl FromStr for ForcedShutdown {
     }
 }
 
+/// A boolean as sysbench spells one (on/off, true/false, yes/no, 1/0, any case); None for
+/// anything else.
+pub fn flag_word(s: &str) -> Option<bool> {
+    match s.to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" => Some(true),
+        "off" | "false" | "no" | "0" => Some(false),
+        _ => None,
+    }
+}
+
 /// A storage engine's name (`--mysql-storage-engine`), spliced into CREATE TABLE, so only
 /// letters, digits and '_'.
 pub fn check_engine_name(name: &str) -> Result<(), String> {
@@ -418,10 +428,18 @@ pub enum SslMode {
 impl FromStr for SslMode {
     type Err = String;
     fn from_str(s: &str) -> Result<SslMode, String> {
+        // sysbench 1.0.20's on/off: on is REQUIRED (encrypt, any certificate).
+        if let Some(on) = flag_word(s) {
+            return Ok(if on {
+                SslMode::Required
+            } else {
+                SslMode::Disabled
+            });
+        }
         Ok(match s.to_ascii_uppercase().replace('-', "_").as_str() {
-            "OFF" | "FALSE" | "0" | "NO" | "DISABLED" => SslMode::Disabled,
+            "DISABLED" => SslMode::Disabled,
             "PREFERRED" => SslMode::Preferred,
-            "ON" | "TRUE" | "1" | "YES" | "REQUIRED" => SslMode::Required,
+            "REQUIRED" => SslMode::Required,
             "VERIFY_CA" => SslMode::VerifyCa,
             "VERIFY_IDENTITY" => SslMode::VerifyIdentity,
             _ => {
@@ -566,6 +584,12 @@ mod tests {
         assert!(check_engine_name("innodb").is_ok());
         assert!(check_engine_name("innodb; drop").is_err());
         assert!(check_engine_name("").is_err());
+        assert_eq!(flag_word("Yes"), Some(true));
+        assert_eq!(flag_word("maybe"), None);
+        assert_eq!("ON".parse(), Ok(SslMode::Required));
+        assert_eq!("0".parse(), Ok(SslMode::Disabled));
+        assert_eq!("verify-ca".parse(), Ok(SslMode::VerifyCa));
+        assert!("sometimes".parse::<SslMode>().is_err());
         assert!("ROW_FORMAT=COMPACT".parse::<TableOptions>().is_ok());
         assert!("ROW_FORMAT=COMPACT; DROP TABLE x"
             .parse::<TableOptions>()

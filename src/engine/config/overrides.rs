@@ -24,11 +24,9 @@ impl TryFrom<FlagValue> for Flag {
     fn try_from(v: FlagValue) -> Result<Flag, String> {
         match v {
             FlagValue::Bool(b) => Ok(Flag(b)),
-            FlagValue::Text(s) => match s.to_ascii_lowercase().as_str() {
-                "on" | "true" | "yes" | "1" => Ok(Flag(true)),
-                "off" | "false" | "no" | "0" => Ok(Flag(false)),
-                _ => Err(format!("'{s}': expected true/false or \"on\"/\"off\"")),
-            },
+            FlagValue::Text(s) => super::flag_word(&s)
+                .map(Flag)
+                .ok_or_else(|| format!("'{s}': expected true/false or \"on\"/\"off\"")),
         }
     }
 }
