@@ -116,12 +116,7 @@ pub async fn prepare(o: &EngineConfig) -> anyhow::Result<PrepareStats> {
             connections: 1,
         });
     }
-    // oltp_insert with explicit ids starts from empty tables so its ids cannot collide.
-    let table_size = if o.workload == WorkloadKind::Insert && !o.wl.auto_inc {
-        0
-    } else {
-        o.wl.table_size as u64
-    };
+    let table_size = rows_to_load(o);
     // sysbench with one thread prints each table's lines together, table after table; with
     // more, "Initializing worker threads..." and then the lines as the threads go. The load is
     // parallel either way; with one thread a table's lines wait until it is done.
@@ -230,20 +225,36 @@ pub async fn prepare(o: &EngineConfig) -> anyhow::Result<PrepareStats> {
     })
 }
 
+/// Rows each table gets: oltp_insert with explicit ids starts from empty tables so its ids
+/// cannot collide.
+fn rows_to_load(o: &EngineConfig) -> u64 {
+    if o.workload == WorkloadKind::Insert && !o.wl.auto_inc {
+        0
+    } else {
+        o.wl.table_size as u64
+    }
+}
+
+/// sysbench's lines for one prepared table, in its order.
+fn say_table(o: &EngineConfig, t: u32, rows: u64) {
+    say!(o, "Creating table 'sbtest{t}'...");
+    if rows > 0 {
+        say!(o, "Inserting {rows} records into 'sbtest{t}'");
+    }
+    if o.wl.create_secondary {
+        say!(o, "Creating a secondary index on 'sbtest{t}'...");
+    }
+}
+
 /// `prepare --mysql-dry-run`: what sysbench prints when every call pretends to succeed.
 fn dry_prepare(o: &EngineConfig) -> PrepareStats {
-    let tables = if o.workload == WorkloadKind::BulkInsert {
-        o.threads
-    } else {
-        o.wl.tables
-    };
+    let bulk = o.workload == WorkloadKind::BulkInsert;
+    let tables = if bulk { o.threads } else { o.wl.tables };
     for t in 1..=tables {
-        say!(o, "Creating table 'sbtest{t}'...");
-        if o.workload != WorkloadKind::BulkInsert {
-            say!(o, "Inserting {} records into 'sbtest{t}'", o.wl.table_size);
-            if o.wl.create_secondary {
-                say!(o, "Creating a secondary index on 'sbtest{t}'...");
-            }
+        if bulk {
+            say!(o, "Creating table 'sbtest{t}'...");
+        } else {
+            say_table(o, t, rows_to_load(o));
         }
     }
     PrepareStats {
@@ -302,13 +313,7 @@ impl Loader {
             if !q.done.remove(&t) {
                 break;
             }
-            say!(o, "Creating table 'sbtest{t}'...");
-            if self.table_size > 0 {
-                say!(o, "Inserting {} records into 'sbtest{t}'", self.table_size);
-            }
-            if o.wl.create_secondary {
-                say!(o, "Creating a secondary index on 'sbtest{t}'...");
-            }
+            say_table(o, t, self.table_size);
             q.next += 1;
         }
     }
