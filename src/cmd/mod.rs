@@ -17,8 +17,9 @@ fn sweep_args(
     quiet: bool,
 ) -> sweep::SweepArgs {
     let inline = sweep.url.as_ref().map(|url| {
-        let auth = url.split_once("://").and_then(|(_, r)| r.rsplit_once('@'));
-        if auth.is_some_and(|(auth, _)| auth.contains(':')) {
+        // A URL that does not parse is reported by the sweep's own parse, located.
+        let target = crate::pipeline::spec::target::ConnInfo::from_url(url);
+        if target.is_ok_and(|c| c.password.is_some()) {
             eprintln!("warning: a password in --url is visible to every local user (ps); give it in SWEEPBENCH_PASSWORD instead");
         }
         crate::pipeline::spec::quick::QuickSweep {
