@@ -3,10 +3,10 @@
 
 mod common;
 use assert_cmd::Command;
-use common::text;
+use common::{text, wait_for};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use sweepbench::pipeline::results::{load_points, PointRecord, PointStatus};
 
 /// These tests measure: one at a time, so they do not load each other's servers.
@@ -90,14 +90,6 @@ impl Env {
             .lines()
             .filter_map(|l| l.trim().parse().ok())
             .collect()
-    }
-}
-
-fn wait_for(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
-    let until = Instant::now() + limit;
-    while !f() {
-        assert!(Instant::now() < until, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(100));
     }
 }
 

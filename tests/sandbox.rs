@@ -2,6 +2,7 @@
 
 mod common;
 use common::text;
+use std::time::Duration;
 
 #[test]
 fn sandbox_runs_the_command_against_a_fresh_server_and_removes_it() {
@@ -74,24 +75,14 @@ fn a_killed_sandbox_leaves_neither_its_command_nor_its_server_directory() {
             .unwrap();
         !out.stdout.is_empty()
     };
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while !sleeping() {
-        assert!(
-            std::time::Instant::now() < until,
-            "the command never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    common::wait_for("the command to start", Duration::from_secs(120), sleeping);
     child.kill().unwrap();
     child.wait().unwrap();
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while sleeping() {
-        assert!(
-            std::time::Instant::now() < until,
-            "the command outlived its sandbox"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    common::wait_for(
+        "the command to die with its sandbox",
+        Duration::from_secs(10),
+        || !sleeping(),
+    );
     let left = || std::fs::read_dir(tmp.path()).unwrap().flatten().count();
     assert_eq!(
         left(),

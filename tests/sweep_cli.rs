@@ -346,14 +346,11 @@ fn settings_a_killed_run_changed_are_put_back_by_the_next() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while query_col_on(&s, "SELECT @@innodb_flush_log_at_trx_commit")[0] != "2" {
-        assert!(
-            std::time::Instant::now() < until,
-            "the config was never applied"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_for(
+        "the config to be applied",
+        std::time::Duration::from_secs(120),
+        || query_col_on(&s, "SELECT @@innodb_flush_log_at_trx_commit")[0] == "2",
+    );
     child.kill().unwrap();
     child.wait().unwrap();
     assert_eq!(

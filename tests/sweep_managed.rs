@@ -356,18 +356,11 @@ fn a_killed_runs_work_directory_is_reaped_by_the_next_run() {
             .collect()
     };
     // Wait until a point is measuring: a server is up from the golden copy.
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(180);
-    loop {
-        let has_golden = work_dirs().iter().any(|d| d.join("golden-local").is_dir());
-        if has_golden {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < until,
-            "the run never started a point"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    common::wait_for(
+        "the run to start a point",
+        std::time::Duration::from_secs(180),
+        || work_dirs().iter().any(|d| d.join("golden-local").is_dir()),
+    );
     std::thread::sleep(std::time::Duration::from_secs(2));
     child.kill().unwrap();
     child.wait().unwrap();

@@ -180,3 +180,15 @@ pub fn hold_lock(
     rx.recv().expect("lock taken");
     h
 }
+
+/// Polls `f` every 100 ms until it holds; fails the test after `limit`, naming `what`.
+pub fn wait_for(what: &str, limit: std::time::Duration, mut f: impl FnMut() -> bool) {
+    let until = std::time::Instant::now() + limit;
+    while !f() {
+        assert!(
+            std::time::Instant::now() < until,
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
