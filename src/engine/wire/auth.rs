@@ -254,10 +254,7 @@ pub fn handshake(
             Some(0xFE) if !switched => {
                 // Auth switch request: another plugin, a fresh nonce.
                 switched = true;
-                let mut rd = Reader { buf: &p[1..] };
-                plugin = rd.nul_str()?.to_vec();
-                let rest = rd.rest();
-                nonce = rest.strip_suffix(&[0]).unwrap_or(rest).to_vec();
+                (plugin, nonce) = switch_request(&p[1..])?;
                 let auth = response(&plugin, &nonce, password, clear_ok)?;
                 f.begin_reply().extend_from_slice(&auth);
                 f.send()?;
@@ -270,6 +267,20 @@ pub fn handshake(
             _ => return Err(Error::malformed()),
         }
     }
+}
+
+/// The plugin and nonce of an auth switch request (after its 0xFE). The 20-byte scrambles of
+/// mysql_native_password and caching_sha2_password come with a NUL that is not part of them;
+/// MariaDB's ed25519 nonce is 32 random bytes and may itself end in 0, so it is kept whole.
+fn switch_request(p: &[u8]) -> Result<(Vec<u8>, Vec<u8>), Error> {
+    let mut rd = Reader { buf: p };
+    let plugin = rd.nul_str()?.to_vec();
+    let rest = rd.rest();
+    let nonce = match rest {
+        [head @ .., 0] if plugin != b"client_ed25519" => head,
+        all => all,
+    };
+    Ok((plugin, nonce.to_vec()))
 }
 
 /// caching_sha2_password when the server has no cached hash: the password in clear over a
@@ -323,5 +334,22 @@ mod tests {
             b"pw\0"
         );
         assert!(response(b"sha256_password", b"", b"pw", false).is_err());
+    }
+
+    /// A MariaDB ed25519 nonce that ends in 0 is signed whole (one login in 256 was refused
+    /// when the 0 was taken for a terminator); a native scramble loses its terminating NUL.
+    #[test]
+    fn an_auth_switch_keeps_an_ed25519_nonce_whole() {
+        let mut ed = b"client_ed25519\0".to_vec();
+        let nonce: Vec<u8> = (1..=31).chain([0]).collect();
+        ed.extend_from_slice(&nonce);
+        assert_eq!(
+            switch_request(&ed).unwrap(),
+            (b"client_ed25519".to_vec(), nonce)
+        );
+        let mut native = b"mysql_native_password\0".to_vec();
+        native.extend_from_slice(&[b'a'; 20]);
+        native.push(0);
+        assert_eq!(switch_request(&native).unwrap().1, vec![b'a'; 20]);
     }
 }

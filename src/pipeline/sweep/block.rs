@@ -339,7 +339,7 @@ async fn record_server(
     use mysql_async::prelude::Queryable;
     let dir = st.servers_dir.join(key.replace('/', "__"));
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let mut conn = mysql_async::Conn::new(crate::engine::db::opts_no_db(&c.conn_options()))
+    let mut conn = crate::engine::db::open(crate::engine::db::opts_no_db(&c.conn_options()))
         .await
         .map_err(|e| {
             anyhow::anyhow!(

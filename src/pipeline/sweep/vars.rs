@@ -88,7 +88,7 @@ impl Journal {
                     "target '{target}' still has settings an earlier run changed and could not put back ({listed}), and this sweep no longer defines it: {remedy}"
                 );
             };
-            let mut conn = mysql_async::Conn::new(db::opts_no_db(&c.conn_options()))
+            let mut conn = db::open(db::opts_no_db(&c.conn_options()))
                 .await
                 .map_err(|e| {
                     anyhow::anyhow!(
@@ -152,7 +152,7 @@ impl Applied {
             error: None,
             version: String::new(),
         };
-        let mut conn = match mysql_async::Conn::new(db::opts_no_db(&c.conn_options())).await {
+        let mut conn = match db::open(db::opts_no_db(&c.conn_options())).await {
             Ok(x) => x,
             Err(e) => {
                 a.error = Some(format!(
