@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Unpacks Debian's current MySQL server (mysql-server-core from unstable, MySQL 9.x) with every
+# library it needs, including unstable's C library, into a cache directory, without installing
+# anything; writes a wrapper that starts that mysqld through the unpacked dynamic loader, so it
+# runs on this stable system. The tests use it as a real MySQL server (caching_sha2_password,
+# the RSA key exchange, MySQL's TLS) on a machine whose own packages have only MariaDB.
+#   Usage: scripts/unpack-mysql.sh [cache-dir]      prints the wrapper's path (<dir>/mysqld)
+# Needs curl, xz, dpkg-deb and python3; downloads about 50 MB from deb.debian.org once.
+set -euo pipefail
+cache=${1:-${XDG_CACHE_HOME:-$HOME/.cache}/sweepbench}
+mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+mkdir -p "$cache"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# Unstable's index changes daily: read it once a day, then reuse the unpacked tree.
+index="$cache/sid-Packages"
+if [ ! -s "$index" ] || [ -n "$(find "$index" -mmin +1440 2>/dev/null)" ]; then
+  if curl -fsS -m 300 -o "$work/Packages.xz" "$mirror/dists/sid/main/binary-amd64/Packages.xz"; then
+    xz -dc "$work/Packages.xz" >"$index.partial" && mv "$index.partial" "$index"
+  elif [ ! -s "$index" ]; then
+    echo "cannot read $mirror/dists/sid/main/binary-amd64/Packages.xz (is deb.debian.org reachable?)" >&2
+    exit 2
+  fi
+fi
+
+# mysql-server-core and the closure of its dependencies (first alternative of each), minus
+# what only its maintainer scripts use.
+python3 - "$index" >"$work/list" <<'EOF'
+import sys
+blocks = open(sys.argv[1], encoding="utf-8", errors="replace").read().split("\n\n")
+pkgs, provides = {}, {}
+for b in blocks:
+    f = {}
+    for line in b.split("\n"):
+        if ": " in line and not line.startswith(" "):
+            k, v = line.split(": ", 1)
+            f[k] = v
+    if "Package" not in f or f.get("Architecture") not in ("amd64", "all"):
+        continue
+    pkgs[f["Package"]] = f
+    for p in f.get("Provides", "").split(","):
+        p = p.strip().split(" ")[0]
+        if p:
+            provides.setdefault(p, f["Package"])
+skip = {"perl", "perl-base", "perl:any", "debconf", "debconf-2.0", "passwd", "systemd",
+        "iproute2", "psmisc", "mysql-client", "mysql-common", "dpkg", "adduser", "libc-bin",
+        "init-system-helpers"}
+want, seen, out = ["mysql-server-core"], set(), []
+while want:
+    n = want.pop().split(":")[0]
+    if n in seen or n in skip:
+        continue
+    seen.add(n)
+    if n not in pkgs:
+        if n in provides:
+            want.append(provides[n])
+            continue
+        sys.exit(f"unstable's index has no package {n}")
+    f = pkgs[n]
+    out.append(f)
+    for field in ("Pre-Depends", "Depends"):
+        for alt in f.get(field, "").split(","):
+            alt = alt.strip()
+            if alt:
+                want.append(alt.split("|")[0].strip().split(" ")[0])
+print(pkgs["mysql-server-core"]["Version"])
+for f in out:
+    print(f["Filename"])
+EOF
+version=$(head -1 "$work/list")
+dest="$cache/mysql-$version"
+if [ -x "$dest/mysqld" ]; then
+  echo "$dest/mysqld"
+  exit 0
+fi
+mkdir -p "$work/debs"
+tail -n +2 "$work/list" | (cd "$work/debs" && xargs -P4 -I{} curl -fsS -m 600 -O "$mirror/{}")
+rm -rf "$dest.partial"
+mkdir -p "$dest.partial"
+for deb in "$work"/debs/*.deb; do dpkg-deb -x "$deb" "$dest.partial/root"; done
+cat >"$dest.partial/mysqld" <<EOF
+#!/bin/sh
+# MySQL $version from Debian unstable, run through its own C library (unpacked, not installed).
+root="\$(dirname "\$0")/root"
+lib="\$root/usr/lib/x86_64-linux-gnu"
+# mysqld reads --no-defaults / --defaults-file only as its first argument.
+first=
+case "\${1:-}" in --no-defaults|--defaults-file=*|--defaults-extra-file=*) first=\$1; shift ;; esac
+exec "\$lib/ld-linux-x86-64.so.2" --library-path "\$lib" "\$root/usr/sbin/mysqld" \$first \\
+  --basedir="\$root/usr" --lc-messages-dir="\$root/usr/share/mysql" \\
+  --plugin-dir="\$root/usr/lib/mysql/plugin" "\$@"
+EOF
+chmod +x "$dest.partial/mysqld"
+"$dest.partial/mysqld" --no-defaults --version >/dev/null
+rm -rf "$dest"
+mv "$dest.partial" "$dest"
+echo "$dest/mysqld"
