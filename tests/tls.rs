@@ -150,3 +150,76 @@ fn a_sweep_target_with_ssl_mode_required_runs_and_keeps_its_password() {
         );
     }
 }
+
+/// A server whose certificate is X.509 version 1 (as MySQL 5.7's auto-generated ones are,
+/// made here by `openssl x509 -req` without extensions): rustls refuses it whatever the mode,
+/// and the error says why and what to do, in both clients.
+#[test]
+fn a_version_1_certificate_is_refused_with_the_reason_and_the_remedy() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let openssl = |args: &str| {
+        let out = std::process::Command::new("openssl")
+            .current_dir(d)
+            .args(args.split_whitespace())
+            .output()
+            .expect("openssl");
+        assert!(out.status.success(), "openssl {args}: {}", text(&out));
+    };
+    openssl(
+        "req -x509 -newkey rsa:2048 -nodes -keyout ca-key.pem -out ca.pem -days 2 -subj /CN=v1-ca",
+    );
+    openssl("req -newkey rsa:2048 -nodes -keyout key.pem -out req.csr -subj /CN=localhost");
+    openssl(
+        "x509 -req -in req.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -out cert.pem -days 2",
+    );
+    let shown = std::process::Command::new("openssl")
+        .args(["x509", "-noout", "-text", "-in"])
+        .arg(d.join("cert.pem"))
+        .output()
+        .unwrap();
+    assert!(
+        text(&shown).contains("Version: 1 (0x0)"),
+        "{}",
+        text(&shown)
+    );
+    let s = ManagedServer::start(&sweepbench::pipeline::server::ServerSpec {
+        options: vec![
+            format!("--ssl-cert={}", d.join("cert.pem").display()),
+            format!("--ssl-key={}", d.join("key.pem").display()),
+        ],
+        ..Default::default()
+    })
+    .unwrap();
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+        .args([
+            "bench",
+            "oltp_point_select",
+            "run",
+            "--time=1",
+            "--mysql-ssl=on",
+        ])
+        .args(common::conn_args(&s, "test"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("X.509 version 1"), "{}", text(&out));
+    assert!(
+        text(&out).contains("version 3 certificate"),
+        "{}",
+        text(&out)
+    );
+    let res = d.join("results");
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+        .args(["run", "--url"])
+        .arg(format!(
+            "mysql://root@127.0.0.1:{}/v1db?ssl-mode=REQUIRED",
+            s.port()
+        ))
+        .args(["--threads", "1", "--duration", "1s", "--results-dir"])
+        .arg(&res)
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    assert!(text(&out).contains("X.509 version 1"), "{}", text(&out));
+}

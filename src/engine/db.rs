@@ -139,6 +139,10 @@ pub fn describe(e: &mysql_async::Error) -> String {
     match e {
         mysql_async::Error::Server(s) => format!("error {} ({})", s.code, s.message),
         other => match error_code(other) {
+            Some(2026) => format!(
+                "error 2026 ({})",
+                crate::engine::wire::tls::explain(&other.to_string())
+            ),
             Some(code) => format!("error {code} ({other})"),
             None => format!("error ({other})"),
         },

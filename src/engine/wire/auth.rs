@@ -102,7 +102,10 @@ fn start_tls(
     b.push(charset);
     b.extend_from_slice(&[0; 23]);
     f.send()?;
-    let fail = |why: String| Error::client(2026, format!("SSL connection error: {why}"));
+    let fail = |why: String| {
+        let why = super::tls::explain(&why);
+        Error::client(2026, format!("SSL connection error: {why}"))
+    };
     let name = rustls::pki_types::ServerName::try_from(host.to_string())
         .map_err(|e| fail(format!("'{host}' is not a host name TLS can verify ({e})")))?;
     let conn =

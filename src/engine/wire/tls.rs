@@ -31,6 +31,16 @@ pub struct Tls {
     pub required: bool,
 }
 
+/// A TLS failure in words a DBA can act on: rustls names a version 1 certificate (what
+/// MySQL 5.7's auto-generated certificates are) only by an enum's name.
+pub fn explain(why: &str) -> String {
+    if why.contains("UnsupportedCertVersion") {
+        format!("{why}: the server's certificate is X.509 version 1, which rustls does not accept even unverified; give the server a version 3 certificate (ssl_cert, ssl_key), or connect without TLS")
+    } else {
+        why.to_string()
+    }
+}
+
 fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
