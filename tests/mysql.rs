@@ -9,7 +9,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::Duration;
-use sweepbench::engine::config::{ConnOptions, SslMode};
+use sweepbench::engine::config::{ConnOptions, SslMode, TlsOptions};
 use sweepbench::engine::db::{self, Endpoint};
 use sweepbench::engine::wire::{Conn, Login};
 
@@ -144,7 +144,10 @@ fn login<'a>(
 
 fn required_tls() -> Option<sweepbench::engine::wire::tls::Tls> {
     let c = ConnOptions {
-        ssl: SslMode::Required,
+        tls: TlsOptions {
+            mode: SslMode::Required,
+            ..Default::default()
+        },
         ..Default::default()
     };
     db::wire_tls(&c).unwrap()

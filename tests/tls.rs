@@ -223,3 +223,55 @@ fn a_version_1_certificate_is_refused_with_the_reason_and_the_remedy() {
     assert_ne!(out.status.code(), Some(0));
     assert!(text(&out).contains("X.509 version 1"), "{}", text(&out));
 }
+
+/// `--mysql-ssl-cipher` is obeyed: against a server that allows only TLS 1.2 with one
+/// cipher, the client asked for that cipher (OpenSSL's name) runs, one asked for another is
+/// refused at the handshake, and a name rustls does not know is refused before connecting
+/// with the list of the ones it does.
+#[test]
+fn ssl_cipher_is_obeyed() {
+    let p = pki();
+    let arg = |k: &str, v: &std::path::Path| format!("--{k}={}", v.display());
+    let s = ManagedServer::start(&sweepbench::pipeline::server::ServerSpec {
+        options: vec![
+            arg("ssl-ca", &p.ca),
+            arg("ssl-cert", &p.cert),
+            arg("ssl-key", &p.key),
+            // rcgen's keys are ECDSA.
+            "--ssl-cipher=ECDHE-ECDSA-AES256-GCM-SHA384".into(),
+            "--tls-version=TLSv1.2".into(),
+        ],
+        ..Default::default()
+    })
+    .unwrap();
+    let bench = |cmd: &str, cipher: &str| {
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+            .args([
+                "bench",
+                "oltp_point_select",
+                cmd,
+                "--time=1",
+                "--table-size=10",
+            ])
+            .args(["--mysql-ssl=on", &format!("--mysql-ssl-cipher={cipher}")])
+            .args(common::conn_args(&s, "ciphers"))
+            .output()
+            .unwrap()
+    };
+    let run = |cipher: &str| bench("run", cipher);
+    let out = bench("prepare", "ECDHE-ECDSA-AES256-GCM-SHA384");
+    assert!(out.status.success(), "{}", text(&out));
+    let out = run("ECDHE-ECDSA-AES256-GCM-SHA384");
+    assert!(out.status.success(), "{}", text(&out));
+    let out = run("ecdhe-ecdsa-aes128-gcm-sha256:TLS_AES_256_GCM_SHA384");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("error 2026"), "{}", text(&out));
+    let out = run("RC4-MD5");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("'RC4-MD5' is not a cipher")
+            && text(&out).contains("ECDHE-RSA-AES128-GCM-SHA256"),
+        "{}",
+        text(&out)
+    );
+}

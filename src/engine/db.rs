@@ -54,19 +54,21 @@ pub fn endpoint(c: &ConnOptions, n: usize) -> Endpoint {
 /// mysql_async's TLS options for `c` (PREFERRED is as REQUIRED for administration).
 fn ssl_opts(c: &ConnOptions) -> Option<mysql_async::SslOpts> {
     use crate::engine::config::SslMode;
-    if c.ssl == SslMode::Disabled {
+    let t = &c.tls;
+    if t.mode == SslMode::Disabled {
         return None;
     }
-    let verify = matches!(c.ssl, SslMode::VerifyCa | SslMode::VerifyIdentity);
+    // mysql_async takes no cipher list: administrative connections use rustls's defaults.
+    let verify = matches!(t.mode, SslMode::VerifyCa | SslMode::VerifyIdentity);
     let mut o = mysql_async::SslOpts::default()
         .with_danger_accept_invalid_certs(!verify)
-        .with_danger_skip_domain_validation(c.ssl != SslMode::VerifyIdentity);
-    if let Some(ca) = &c.ssl_ca {
+        .with_danger_skip_domain_validation(t.mode != SslMode::VerifyIdentity);
+    if let Some(ca) = &t.ca {
         o = o
             .with_root_certs(vec![ca.clone().into()])
             .with_disable_built_in_roots(true);
     }
-    if let (Some(cert), Some(key)) = (&c.ssl_cert, &c.ssl_key) {
+    if let (Some(cert), Some(key)) = (&t.cert, &t.key) {
         o = o.with_client_identity(Some(mysql_async::ClientIdentity::new(
             cert.clone().into(),
             key.clone().into(),
@@ -79,21 +81,15 @@ fn ssl_opts(c: &ConnOptions) -> Option<mysql_async::SslOpts> {
 pub fn wire_tls(c: &ConnOptions) -> Result<Option<crate::engine::wire::tls::Tls>, String> {
     use crate::engine::config::SslMode;
     use crate::engine::wire::tls::{client_config, Tls, Verify};
-    let verify = match c.ssl {
+    let verify = match c.tls.mode {
         SslMode::Disabled => return Ok(None),
         SslMode::Preferred | SslMode::Required => Verify::Nothing,
         SslMode::VerifyCa => Verify::Ca,
         SslMode::VerifyIdentity => Verify::Identity,
     };
-    let config = client_config(
-        verify,
-        c.ssl_ca.as_deref(),
-        c.ssl_cert.as_deref(),
-        c.ssl_key.as_deref(),
-    )?;
     Ok(Some(Tls {
-        config,
-        required: c.ssl != SslMode::Preferred,
+        config: client_config(verify, &c.tls)?,
+        required: c.tls.mode != SslMode::Preferred,
     }))
 }
 

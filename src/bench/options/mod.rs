@@ -4,7 +4,7 @@
 
 use crate::engine::config::{
     check_engine_name, flag_word, ConnOptions, EngineConfig, ParetoH, Percentile, RandParams,
-    WorkloadKind, WorkloadOptions, MAX_SECONDS,
+    TlsOptions, WorkloadKind, WorkloadOptions, MAX_SECONDS,
 };
 use std::collections::BTreeMap;
 
@@ -286,12 +286,17 @@ pub fn build(workload: &str, raw: &RawOptions) -> Result<EngineConfig, OptionErr
             password,
             db: raw.get("mysql_db").to_string(),
             allow_cleartext: raw.flag("mysql_allow_cleartext"),
-            ssl: typed(raw, "mysql_ssl")?,
-            ssl_ca: path_opt(raw, "mysql_ssl_ca"),
-            ssl_cert: path_opt(raw, "mysql_ssl_cert")
-                .or_else(|| sysbench_file(raw, "client-cert.pem")),
-            ssl_key: path_opt(raw, "mysql_ssl_key")
-                .or_else(|| sysbench_file(raw, "client-key.pem")),
+            tls: TlsOptions {
+                mode: typed(raw, "mysql_ssl")?,
+                ca: path_opt(raw, "mysql_ssl_ca"),
+                cert: path_opt(raw, "mysql_ssl_cert")
+                    .or_else(|| sysbench_file(raw, "client-cert.pem")),
+                key: path_opt(raw, "mysql_ssl_key")
+                    .or_else(|| sysbench_file(raw, "client-key.pem")),
+                cipher: Some(raw.get("mysql_ssl_cipher"))
+                    .filter(|c| !c.is_empty())
+                    .map(String::from),
+            },
         },
         wl,
         rand,

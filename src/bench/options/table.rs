@@ -159,7 +159,7 @@ pub(super) const DEFS: &[Def] = &[
         "mysql_ssl_cipher",
         Kind::Str,
         "",
-        "use specific cipher for SSL connections (accepted; rustls negotiates its safe default suites)",
+        "use specific cipher for SSL connections (':'-separated, OpenSSL's or IANA's names; a cipher rustls does not offer is an error)",
     ),
     def(
         "db_debug",

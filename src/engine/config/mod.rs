@@ -463,11 +463,20 @@ pub struct ConnOptions {
     pub db: String,
     /// `--mysql-allow-cleartext`: mysql_clear_password over TCP without TLS.
     pub allow_cleartext: bool,
-    pub ssl: SslMode,
-    /// `--mysql-ssl-ca`, `--mysql-ssl-cert`, `--mysql-ssl-key` (PEM files).
-    pub ssl_ca: Option<std::path::PathBuf>,
-    pub ssl_cert: Option<std::path::PathBuf>,
-    pub ssl_key: Option<std::path::PathBuf>,
+    pub tls: TlsOptions,
+}
+
+/// TLS as `--mysql-ssl`, `--mysql-ssl-ca`, `--mysql-ssl-cert`, `--mysql-ssl-key` and
+/// `--mysql-ssl-cipher` say (a URL's ssl-mode, ssl-ca, …; a target table's ssl_mode, …).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TlsOptions {
+    pub mode: SslMode,
+    /// PEM files.
+    pub ca: Option<std::path::PathBuf>,
+    pub cert: Option<std::path::PathBuf>,
+    pub key: Option<std::path::PathBuf>,
+    /// Colon-separated suites, OpenSSL's or IANA's names; None: rustls's defaults.
+    pub cipher: Option<String>,
 }
 
 impl Default for ConnOptions {
@@ -480,10 +489,7 @@ impl Default for ConnOptions {
             password: None,
             db: "sbtest".into(),
             allow_cleartext: false,
-            ssl: SslMode::Disabled,
-            ssl_ca: None,
-            ssl_cert: None,
-            ssl_key: None,
+            tls: TlsOptions::default(),
         }
     }
 }

@@ -1,13 +1,15 @@
 //! TLS for the workload's client (rustls with ring: no OpenSSL to build): what each of
 //! MySQL's `--ssl-mode` levels verifies, and the client configuration that does it.
 
+use crate::engine::config::TlsOptions;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{
-    CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
+    CertificateError, CipherSuite, ClientConfig, DigitallySignedStruct, RootCertStore,
+    SignatureScheme, SupportedCipherSuite,
 };
 use std::path::Path;
 use std::sync::Arc;
@@ -39,10 +41,6 @@ pub fn explain(why: &str) -> String {
     } else {
         why.to_string()
     }
-}
-
-fn provider() -> Arc<CryptoProvider> {
-    Arc::new(rustls::crypto::ring::default_provider())
 }
 
 /// Accepts any certificate, still checking the handshake's signatures.
@@ -141,21 +139,104 @@ impl ServerCertVerifier for CaOnly {
     }
 }
 
+/// OpenSSL's names of the suites rustls offers with ring (TLS 1.3's are the IANA names).
+const OPENSSL_NAMES: [(&str, CipherSuite); 6] = [
+    (
+        "ECDHE-ECDSA-AES128-GCM-SHA256",
+        CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+    ),
+    (
+        "ECDHE-ECDSA-AES256-GCM-SHA384",
+        CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+    ),
+    (
+        "ECDHE-ECDSA-CHACHA20-POLY1305",
+        CipherSuite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+    ),
+    (
+        "ECDHE-RSA-AES128-GCM-SHA256",
+        CipherSuite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+    ),
+    (
+        "ECDHE-RSA-AES256-GCM-SHA384",
+        CipherSuite::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+    ),
+    (
+        "ECDHE-RSA-CHACHA20-POLY1305",
+        CipherSuite::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+    ),
+];
+
+/// The suites a `--mysql-ssl-cipher` list names (colon-separated, as OpenSSL's cipher
+/// lists; OpenSSL's or IANA's names, any case). A name rustls does not offer is an error that
+/// lists the ones it does: a benchmark must not silently run another cipher than asked.
+pub fn cipher_suites(list: &str) -> Result<Vec<SupportedCipherSuite>, String> {
+    let all = rustls::crypto::ring::ALL_CIPHER_SUITES;
+    let iana = |s: &SupportedCipherSuite| {
+        let n = format!("{:?}", s.suite());
+        // rustls spells TLS 1.3's suites TLS13_…; their IANA and OpenSSL names are TLS_….
+        n.strip_prefix("TLS13_")
+            .map_or(n.clone(), |r| format!("TLS_{r}"))
+    };
+    let mut out = Vec::new();
+    for name in list
+        .split([':', ','])
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+    {
+        let by_openssl = OPENSSL_NAMES
+            .iter()
+            .find(|(o, _)| o.eq_ignore_ascii_case(name))
+            .map(|(_, s)| *s);
+        let suite = all
+            .iter()
+            .find(|s| by_openssl == Some(s.suite()) || iana(s).eq_ignore_ascii_case(name));
+        match suite {
+            Some(s) if !out.contains(s) => out.push(*s),
+            Some(_) => {}
+            None => {
+                let offered: Vec<String> = all
+                    .iter()
+                    .map(|s| {
+                        let i = iana(s);
+                        match OPENSSL_NAMES.iter().find(|(_, c)| *c == s.suite()) {
+                            Some((o, _)) => format!("{o} ({i})"),
+                            None => i,
+                        }
+                    })
+                    .collect();
+                return Err(format!(
+                    "--mysql-ssl-cipher: '{name}' is not a cipher sweepbench's TLS (rustls) offers; use one or more of, separated by ':': {}",
+                    offered.join(", ")
+                ));
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err("--mysql-ssl-cipher names no cipher".into());
+    }
+    Ok(out)
+}
+
 fn read(what: &str, path: &Path) -> String {
     format!("{what} {}", path.display())
 }
 
-/// The client configuration for `verify`, trusting `ca` (a PEM file) and presenting
-/// `cert`/`key` when given. Errors name the file and what is wrong with it.
-pub fn client_config(
-    verify: Verify,
-    ca: Option<&Path>,
-    cert: Option<&Path>,
-    key: Option<&Path>,
-) -> Result<Arc<ClientConfig>, String> {
-    let provider = provider();
+/// The client configuration for `verify`, trusting `o.ca` (a PEM file), presenting
+/// `o.cert`/`o.key` when given, and offering only `o.cipher`'s suites when given. Errors name
+/// the file or the cipher and what is wrong with it.
+pub fn client_config(verify: Verify, o: &TlsOptions) -> Result<Arc<ClientConfig>, String> {
+    let (ca, cert, key) = (o.ca.as_deref(), o.cert.as_deref(), o.key.as_deref());
+    let mut provider = rustls::crypto::ring::default_provider();
+    let mut versions: Vec<&'static rustls::SupportedProtocolVersion> =
+        rustls::DEFAULT_VERSIONS.to_vec();
+    if let Some(list) = &o.cipher {
+        provider.cipher_suites = cipher_suites(list)?;
+        versions.retain(|v| provider.cipher_suites.iter().any(|s| s.version() == *v));
+    }
+    let provider = Arc::new(provider);
     let builder = ClientConfig::builder_with_provider(provider.clone())
-        .with_safe_default_protocol_versions()
+        .with_protocol_versions(&versions)
         .map_err(|e| e.to_string())?;
     let builder = match verify {
         Verify::Nothing => builder
@@ -202,4 +283,45 @@ pub fn client_config(
         _ => return Err("give both --mysql-ssl-cert and --mysql-ssl-key, or neither".into()),
     };
     Ok(Arc::new(config))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cipher_lists_take_openssl_and_iana_names_in_any_case() {
+        let got = cipher_suites("ECDHE-RSA-AES128-GCM-SHA256:tls_aes_256_gcm_sha384, TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256:ECDHE-RSA-AES128-GCM-SHA256").unwrap();
+        let names: Vec<CipherSuite> = got.iter().map(|s| s.suite()).collect();
+        assert_eq!(
+            names,
+            [
+                CipherSuite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+                CipherSuite::TLS13_AES_256_GCM_SHA384,
+                CipherSuite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+            ]
+        );
+        let e = cipher_suites("AES128-SHA").unwrap_err();
+        assert!(
+            e.contains("'AES128-SHA'") && e.contains("TLS_AES_128_GCM_SHA256"),
+            "{e}"
+        );
+        assert!(cipher_suites(" : ").is_err());
+    }
+
+    /// A list of TLS 1.2 suites alone builds a TLS 1.2-only configuration (rustls refuses a
+    /// TLS 1.3 one with no TLS 1.3 suite).
+    #[test]
+    fn a_tls12_only_list_builds() {
+        let o = TlsOptions {
+            cipher: Some("ECDHE-RSA-AES256-GCM-SHA384".into()),
+            ..Default::default()
+        };
+        assert!(client_config(Verify::Nothing, &o).is_ok());
+        let o = TlsOptions {
+            cipher: Some("TLS_CHACHA20_POLY1305_SHA256".into()),
+            ..Default::default()
+        };
+        assert!(client_config(Verify::Nothing, &o).is_ok());
+    }
 }

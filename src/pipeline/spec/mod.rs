@@ -287,6 +287,7 @@ impl SweepSpec {
             return Err(cx.err(0..0, "no [[targets]]: add at least one target"));
         }
         let targets = Self::targets(&cx, &raw)?;
+        Self::sysbench_tls(&cx, &raw, &targets, &run)?;
         let configs = Self::configs(&cx, &raw)?;
         let filters = |list: &[Spanned<std::collections::BTreeMap<String, toml::Value>>]| -> Result<Vec<Filter>, SpecError> {
             list.iter().map(|f| Self::filter(&cx, f)).collect()

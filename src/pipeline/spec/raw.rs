@@ -58,11 +58,13 @@ pub struct RawTarget {
     pub url: Option<Spanned<String>>,
     pub socket: Option<Spanned<String>>,
     pub server: Option<Spanned<toml::Value>>,
-    /// TLS for url/socket targets (as the URL's ssl-mode, ssl-ca, ssl-cert, ssl-key).
+    /// TLS for url/socket targets (as the URL's ssl-mode, ssl-ca, ssl-cert, ssl-key,
+    /// ssl-cipher).
     pub ssl_mode: Option<Spanned<String>>,
     pub ssl_ca: Option<Spanned<String>>,
     pub ssl_cert: Option<Spanned<String>>,
     pub ssl_key: Option<Spanned<String>>,
+    pub ssl_cipher: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

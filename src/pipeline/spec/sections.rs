@@ -7,6 +7,7 @@ use super::{
     name_ok, parse_duration, toml_literal, unknown_field_hint, Config, Ctx, SpecError, SweepSpec,
     Target,
 };
+use crate::engine::config::SslMode;
 use std::path::PathBuf;
 use toml::Spanned;
 
@@ -77,14 +78,20 @@ impl SweepSpec {
         Ok(targets)
     }
 
-    /// `ssl_mode`, `ssl_ca`, `ssl_cert`, `ssl_key` in a target's table: for url and socket
+    /// `ssl_mode`, `ssl_ca`, `ssl_cert`, `ssl_key`, `ssl_cipher` in a target's table: for url and socket
     /// targets (a managed server is local and plain).
     fn target_tls(
         cx: &Ctx<'_>,
         t: &raw::RawTarget,
         kind: TargetKind,
     ) -> Result<TargetKind, SpecError> {
-        let given = [&t.ssl_mode, &t.ssl_ca, &t.ssl_cert, &t.ssl_key];
+        let given = [
+            &t.ssl_mode,
+            &t.ssl_ca,
+            &t.ssl_cert,
+            &t.ssl_key,
+            &t.ssl_cipher,
+        ];
         let Some(first) = given.iter().find_map(|g| g.as_ref()) else {
             return Ok(kind);
         };
@@ -95,16 +102,49 @@ impl SweepSpec {
             ));
         };
         if let Some(m) = &t.ssl_mode {
-            c.ssl = m
+            c.tls.mode = m
                 .get_ref()
                 .parse()
                 .map_err(|e| cx.err(m.span(), format!("ssl_mode: {e}")))?;
         }
         let path = |v: &Option<Spanned<String>>| v.as_ref().map(|p| PathBuf::from(p.get_ref()));
-        c.ssl_ca = path(&t.ssl_ca).or(c.ssl_ca);
-        c.ssl_cert = path(&t.ssl_cert).or(c.ssl_cert);
-        c.ssl_key = path(&t.ssl_key).or(c.ssl_key);
+        c.tls.ca = path(&t.ssl_ca).or(c.tls.ca);
+        c.tls.cert = path(&t.ssl_cert).or(c.tls.cert);
+        c.tls.key = path(&t.ssl_key).or(c.tls.key);
+        if let Some(list) = &t.ssl_cipher {
+            crate::engine::wire::tls::cipher_suites(list.get_ref())
+                .map_err(|e| cx.err(list.span(), e.replace("--mysql-ssl-cipher", "ssl_cipher")))?;
+            c.tls.cipher = Some(list.get_ref().clone());
+        }
         Ok(TargetKind::External(c))
+    }
+
+    /// The sysbench driver can ask sysbench 1.0.20 for TLS (`--mysql-ssl=on`, a cipher) but
+    /// not to verify the server or to use certificate files from a path: a target that needs
+    /// either is refused here rather than run without what it asked for.
+    pub(super) fn sysbench_tls(
+        cx: &Ctx<'_>,
+        raw: &RawSweep,
+        targets: &[Target],
+        run: &super::RunSpec,
+    ) -> Result<(), SpecError> {
+        if !run.drivers.iter().any(|d| d == "sysbench") {
+            return Ok(());
+        }
+        for (t, r) in targets.iter().zip(&raw.targets) {
+            let TargetKind::External(c) = &t.kind else {
+                continue;
+            };
+            let tls = &c.tls;
+            let verifies = matches!(tls.mode, SslMode::VerifyCa | SslMode::VerifyIdentity);
+            if verifies || tls.ca.is_some() || tls.cert.is_some() || tls.key.is_some() {
+                return Err(cx.err(
+                    r.name.span(),
+                    format!("target '{}': run.drivers has \"sysbench\", and sysbench 1.0.20 can neither verify a server's certificate nor read ssl-ca/ssl-cert/ssl-key from a path (it takes ./client-cert.pem and ./client-key.pem): use ssl-mode=REQUIRED without them, or only the native driver", t.name),
+                ));
+            }
+        }
+        Ok(())
     }
 
     pub(super) fn configs(cx: &Ctx<'_>, raw: &RawSweep) -> Result<Vec<Config>, SpecError> {

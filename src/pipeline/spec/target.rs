@@ -2,7 +2,7 @@
 //! from the URL, SWEEPBENCH_PASSWORD / MYSQL_PWD or ~/.my.cnf `[client]`, and are never shown:
 //! every display form is redacted.
 
-use crate::engine::config::ConnOptions;
+use crate::engine::config::{ConnOptions, TlsOptions};
 use std::path::PathBuf;
 
 #[derive(Debug, Clone)]
@@ -44,10 +44,7 @@ pub struct ConnInfo {
     pub db: String,
     /// TLS, from the URL's `ssl-mode`, `ssl-ca`, `ssl-cert`, `ssl-key` (the mysql client's
     /// names).
-    pub ssl: crate::engine::config::SslMode,
-    pub ssl_ca: Option<PathBuf>,
-    pub ssl_cert: Option<PathBuf>,
-    pub ssl_key: Option<PathBuf>,
+    pub tls: TlsOptions,
 }
 
 impl std::fmt::Debug for ConnInfo {
@@ -88,20 +85,25 @@ impl ConnInfo {
         };
         let port = u.port().unwrap_or(3306);
         let mut socket = None;
-        let (mut ssl, mut ssl_ca, mut ssl_cert, mut ssl_key) = Default::default();
+        let mut tls = TlsOptions::default();
         for (k, v) in u.query_pairs() {
             match k.replace('_', "-").as_str() {
                 "socket" => socket = Some(v.to_string()),
                 "ssl-mode" | "sslmode" => {
-                    ssl = v.parse().map_err(|e| format!("ssl-mode={v}: {e}"))?
+                    tls.mode = v.parse().map_err(|e| format!("ssl-mode={v}: {e}"))?
                 }
-                "ssl-ca" => ssl_ca = Some(PathBuf::from(v.as_ref())),
-                "ssl-cert" => ssl_cert = Some(PathBuf::from(v.as_ref())),
-                "ssl-key" => ssl_key = Some(PathBuf::from(v.as_ref())),
+                "ssl-ca" => tls.ca = Some(PathBuf::from(v.as_ref())),
+                "ssl-cert" => tls.cert = Some(PathBuf::from(v.as_ref())),
+                "ssl-key" => tls.key = Some(PathBuf::from(v.as_ref())),
+                "ssl-cipher" => {
+                    crate::engine::wire::tls::cipher_suites(&v)
+                        .map_err(|e| e.replace("--mysql-ssl-cipher", "ssl-cipher"))?;
+                    tls.cipher = Some(v.to_string())
+                }
                 // The parameter's value is not echoed: it may be a password.
                 key => {
                     return Err(format!(
-                        "unknown URL parameter '{key}' (socket, ssl-mode, ssl-ca, ssl-cert, ssl-key; a password goes in mysql://user:password@host)"
+                        "unknown URL parameter '{key}' (socket, ssl-mode, ssl-ca, ssl-cert, ssl-key, ssl-cipher; a password goes in mysql://user:password@host)"
                     ))
                 }
             }
@@ -122,10 +124,7 @@ impl ConnInfo {
             port,
             socket,
             db,
-            ssl,
-            ssl_ca,
-            ssl_cert,
-            ssl_key,
+            tls,
         })
     }
 
@@ -138,10 +137,7 @@ impl ConnInfo {
             port: 3306,
             socket: Some(path.to_string()),
             db: "sbtest".into(),
-            ssl: Default::default(),
-            ssl_ca: None,
-            ssl_cert: None,
-            ssl_key: None,
+            tls: TlsOptions::default(),
         }
     }
 
@@ -188,10 +184,7 @@ impl ConnInfo {
             password: self.password.clone(),
             db: self.db.clone(),
             allow_cleartext: false,
-            ssl: self.ssl,
-            ssl_ca: self.ssl_ca.clone(),
-            ssl_cert: self.ssl_cert.clone(),
-            ssl_key: self.ssl_key.clone(),
+            tls: self.tls.clone(),
         }
     }
 

@@ -187,10 +187,37 @@ fn tls_keys_in_a_target_table() {
     let TargetKind::External(c) = &s.targets[0].kind else {
         panic!("external")
     };
-    assert_eq!(c.ssl, crate::engine::config::SslMode::VerifyCa);
-    assert_eq!(c.ssl_ca.as_deref(), Some(Path::new("/etc/ca.pem")));
+    assert_eq!(c.tls.mode, crate::engine::config::SslMode::VerifyCa);
+    assert_eq!(c.tls.ca.as_deref(), Some(Path::new("/etc/ca.pem")));
     let e = err(&t.replace("VERIFY_CA", "SOMETIMES"));
     assert!(e.message.contains("ssl_mode: expected"), "{e}");
+    // sysbench 1.0.20 cannot verify a certificate: that target cannot take the sysbench driver.
+    let both = t.replace(
+        "order = \"interleaved\"",
+        "order = \"interleaved\"\ndrivers = [\"native\", \"sysbench\"]",
+    );
+    let e = err(&both);
+    assert!(
+        e.message.contains("target 'a'")
+            && e.message.contains("sysbench 1.0.20 can neither verify"),
+        "{e}"
+    );
+    let required = both.replace(
+        "ssl_mode = \"VERIFY_CA\"\nssl_ca = \"/etc/ca.pem\"",
+        "ssl_mode = \"REQUIRED\"\nssl_cipher = \"ECDHE-RSA-AES128-GCM-SHA256\"",
+    );
+    let s = parse(&required).unwrap();
+    let TargetKind::External(c) = &s.targets[0].kind else {
+        panic!("external")
+    };
+    assert_eq!(c.tls.cipher.as_deref(), Some("ECDHE-RSA-AES128-GCM-SHA256"));
+    let e = err(&required.replace("ECDHE-RSA-AES128-GCM-SHA256", "RC4-MD5"));
+    assert!(
+        e.message.contains("ssl_cipher: 'RC4-MD5' is not a cipher"),
+        "{e}"
+    );
+    let e = err(&GOOD.replace("3306/sbtest\"", "3306/sbtest?ssl-cipher=NULL-MD5\""));
+    assert!(e.message.contains("ssl-cipher: 'NULL-MD5'"), "{e}");
 }
 
 #[test]

@@ -224,10 +224,7 @@ fn managed_conn(port: u16) -> ConnInfo {
         port,
         socket: None,
         db: "sbtest".into(),
-        ssl: Default::default(),
-        ssl_ca: None,
-        ssl_cert: None,
-        ssl_key: None,
+        tls: Default::default(),
     }
 }
 
