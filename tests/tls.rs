@@ -275,3 +275,44 @@ fn ssl_cipher_is_obeyed() {
         text(&out)
     );
 }
+
+/// The sysbench driver runs a TLS target over TLS: sysbench 1.0.20 finds the target's CA,
+/// certificate and key where it reads them (./cacert.pem, ./client-cert.pem,
+/// ./client-key.pem), and a REQUIRE SSL user's points run under both drivers; the links are
+/// gone afterwards.
+#[test]
+fn the_sysbench_driver_runs_a_tls_target_over_tls() {
+    let p = pki();
+    let s = server(&p);
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = dir.path().join("both.toml");
+    let q = |f: &std::path::Path| f.display().to_string();
+    std::fs::write(
+        &sweep,
+        format!(
+            "name = \"both\"\n[data]\ntables = 1\ntable_size = 200\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [2]\nduration = \"1s\"\nwarmup = \"0s\"\nrepeats = 1\ndrivers = [\"native\", \"sysbench\"]\n[[targets]]\nname = \"secure\"\nurl = \"mysql://tlsu:tls%20pw@127.0.0.1:{}/tlsdb?ssl-mode=REQUIRED\"\nssl_ca = \"{}\"\nssl_cert = \"{}\"\nssl_key = \"{}\"\n",
+            s.port(),
+            q(&p.ca),
+            q(&p.client_dir.join("client-cert.pem")),
+            q(&p.client_dir.join("client-key.pem")),
+        ),
+    )
+    .unwrap();
+    let results = dir.path().join("results");
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+        .args(["run", sweep.to_str().unwrap(), "--results-dir"])
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let run = sweepbench::pipeline::sweep::latest_run(&results, "both").unwrap();
+    let csv = std::fs::read_to_string(run.join("points.csv")).unwrap();
+    assert_eq!(csv.matches(",ok,").count(), 2, "{csv}");
+    assert!(csv.contains(",sysbench,"), "{csv}");
+    let left: Vec<_> = std::fs::read_dir(&run)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".sysbench-tls"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

@@ -119,9 +119,11 @@ impl SweepSpec {
         Ok(TargetKind::External(c))
     }
 
-    /// The sysbench driver can ask sysbench 1.0.20 for TLS (`--mysql-ssl=on`, a cipher) but
-    /// not to verify the server or to use certificate files from a path: a target that needs
-    /// either is refused here rather than run without what it asked for.
+    /// sysbench 1.0.20's TLS is `--mysql-ssl=on`, which reads ./cacert.pem, ./client-cert.pem
+    /// and ./client-key.pem (all three, or it cannot connect) and verifies nothing. A TLS
+    /// target run by the sysbench driver must name those three files (the driver puts them
+    /// where sysbench looks) and must not ask for verification, or it is refused here rather
+    /// than run without what it asked for.
     pub(super) fn sysbench_tls(
         cx: &Ctx<'_>,
         raw: &RawSweep,
@@ -136,13 +138,16 @@ impl SweepSpec {
                 continue;
             };
             let tls = &c.tls;
-            let verifies = matches!(tls.mode, SslMode::VerifyCa | SslMode::VerifyIdentity);
-            if verifies || tls.ca.is_some() || tls.cert.is_some() || tls.key.is_some() {
-                return Err(cx.err(
-                    r.name.span(),
-                    format!("target '{}': run.drivers has \"sysbench\", and sysbench 1.0.20 can neither verify a server's certificate nor read ssl-ca/ssl-cert/ssl-key from a path (it takes ./client-cert.pem and ./client-key.pem): use ssl-mode=REQUIRED without them, or only the native driver", t.name),
-                ));
-            }
+            let why = match tls.mode {
+                SslMode::Disabled => continue,
+                SslMode::VerifyCa | SslMode::VerifyIdentity => "sysbench 1.0.20 does not verify the server's certificate: use ssl-mode=REQUIRED for it",
+                _ if tls.ca.is_none() || tls.cert.is_none() || tls.key.is_none() => "sysbench 1.0.20's TLS needs a CA, a client certificate and its key (it reads ./cacert.pem, ./client-cert.pem, ./client-key.pem): give ssl-ca, ssl-cert and ssl-key",
+                _ => continue,
+            };
+            return Err(cx.err(
+                r.name.span(),
+                format!("target '{}' uses TLS and run.drivers has \"sysbench\": {why}; or run it with the native driver alone", t.name),
+            ));
         }
         Ok(())
     }

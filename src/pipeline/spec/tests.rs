@@ -198,13 +198,21 @@ fn tls_keys_in_a_target_table() {
     );
     let e = err(&both);
     assert!(
-        e.message.contains("target 'a'")
-            && e.message.contains("sysbench 1.0.20 can neither verify"),
+        e.message.contains("target 'a'") && e.message.contains("does not verify"),
         "{e}"
     );
     let required = both.replace(
-        "ssl_mode = \"VERIFY_CA\"\nssl_ca = \"/etc/ca.pem\"",
+        "ssl_mode = \"VERIFY_CA\"",
         "ssl_mode = \"REQUIRED\"\nssl_cipher = \"ECDHE-RSA-AES128-GCM-SHA256\"",
+    );
+    let e = err(&required);
+    assert!(
+        e.message.contains("give ssl-ca, ssl-cert and ssl-key"),
+        "{e}"
+    );
+    let required = required.replace(
+        "ssl_ca = \"/etc/ca.pem\"",
+        "ssl_ca = \"/etc/ca.pem\"\nssl_cert = \"/etc/c.pem\"\nssl_key = \"/etc/k.pem\"",
     );
     let s = parse(&required).unwrap();
     let TargetKind::External(c) = &s.targets[0].kind else {

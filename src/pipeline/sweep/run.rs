@@ -432,7 +432,8 @@ async fn run_sysbench(
     rec: &mut PointRecord,
     dir: &mut RunDir,
 ) -> bool {
-    match sysbench_driver::run_point(spec, p.workload, p.threads, c, rec).await {
+    let run_dir = dir.path.clone();
+    match sysbench_driver::run_point(spec, p.workload, p.threads, c, rec, &run_dir).await {
         Ok(intervals) => {
             if let Err(e) = dir.append_intervals(&p.id, &intervals) {
                 rec.error = format!("per-second samples not written: {e:#}");

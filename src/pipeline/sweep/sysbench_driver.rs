@@ -2,6 +2,7 @@
 //! reads its output with the import parser, so the two load generators can be compared point
 //! by point, and users can run their own Lua scripts through sweeps.
 
+use crate::engine::config::SslMode;
 use crate::engine::workload::WorkloadKind;
 use crate::pipeline::import;
 use crate::pipeline::results::PointRecord;
@@ -10,6 +11,7 @@ use crate::pipeline::spec::SweepSpec;
 use anyhow::{bail, Context};
 use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::Path;
 
 fn args(spec: &SweepSpec, w: WorkloadKind, threads: u32, c: &ConnInfo, time_s: u64) -> Vec<String> {
     let mut a = vec![w.name().to_string()];
@@ -82,8 +84,49 @@ fn password_pipe(password: &str) -> anyhow::Result<OwnedFd> {
     Ok(read)
 }
 
-async fn sysbench(args: &[String], password: Option<&str>) -> anyhow::Result<String> {
+/// A working directory for sysbench where `--mysql-ssl=on` finds the target's files under
+/// the names sysbench 1.0.20 reads (links, inside the run directory; removed with the
+/// point). None when the target does not use TLS.
+fn tls_dir(c: &ConnInfo, run_dir: &Path) -> anyhow::Result<Option<tempfile::TempDir>> {
+    let t = &c.tls;
+    if t.mode == SslMode::Disabled {
+        return Ok(None);
+    }
+    let d = tempfile::Builder::new()
+        .prefix(".sysbench-tls")
+        .tempdir_in(run_dir)
+        .context("creating sysbench's TLS directory")?;
+    for (file, name) in [
+        (&t.ca, "cacert.pem"),
+        (&t.cert, "client-cert.pem"),
+        (&t.key, "client-key.pem"),
+    ] {
+        // The spec requires all three for a TLS target of this driver.
+        let file = file
+            .as_ref()
+            .context("a TLS target of the sysbench driver needs ssl-ca, ssl-cert and ssl-key")?;
+        let file = std::path::absolute(file).with_context(|| format!("{}", file.display()))?;
+        if !file.is_file() {
+            bail!(
+                "{} ({name} for sysbench) is not a readable file",
+                file.display()
+            );
+        }
+        std::os::unix::fs::symlink(&file, d.path().join(name))
+            .with_context(|| format!("linking {name} for sysbench"))?;
+    }
+    Ok(Some(d))
+}
+
+async fn sysbench(
+    args: &[String],
+    password: Option<&str>,
+    cwd: Option<&Path>,
+) -> anyhow::Result<String> {
     let mut cmd = tokio::process::Command::new("sysbench");
+    if let Some(d) = cwd {
+        cmd.current_dir(d);
+    }
     let pipe = password.map(password_pipe).transpose()?;
     if let Some(fd) = &pipe {
         let raw = fd.as_raw_fd();
@@ -109,12 +152,13 @@ async fn sysbench(args: &[String], password: Option<&str>) -> anyhow::Result<Str
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
-        let fatal = stdout
+        // Every FATAL line: the first says what failed, a later one often why.
+        let fatal: Vec<&str> = stdout
             .lines()
             .chain(err.lines())
-            .find(|l| l.contains("FATAL") || l.contains("invalid option"))
-            .unwrap_or("");
-        bail!("sysbench exited with {}: {fatal}", out.status);
+            .filter(|l| l.contains("FATAL") || l.contains("invalid option"))
+            .collect();
+        bail!("sysbench exited with {}: {}", out.status, fatal.join(" | "));
     }
     Ok(stdout)
 }
@@ -127,11 +171,15 @@ pub async fn run_point(
     threads: u32,
     c: &ConnInfo,
     rec: &mut PointRecord,
+    run_dir: &Path,
 ) -> anyhow::Result<Vec<crate::engine::exec::IntervalStats>> {
+    let tls = tls_dir(c, run_dir)?;
+    let cwd = tls.as_ref().map(|d| d.path());
     if spec.run.warmup_s > 0 {
         sysbench(
             &args(spec, w, threads, c, spec.run.warmup_s),
             c.password.as_deref(),
+            cwd,
         )
         .await?;
     }
@@ -139,6 +187,7 @@ pub async fn run_point(
     let out = sysbench(
         &args(spec, w, threads, c, spec.run.duration_s),
         c.password.as_deref(),
+        cwd,
     )
     .await?;
     let cpu = crate::usage::children_cpu_seconds() - cpu0;
@@ -163,7 +212,7 @@ mod tests {
     #[test]
     fn tls_targets_ask_sysbench_for_tls() {
         use crate::pipeline::spec::{target::TargetKind, SweepSpec};
-        let text = "name = \"t\"\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1]\ndrivers = [\"sysbench\"]\n[[targets]]\nname = \"a\"\nurl = \"mysql://u@h:1/d?ssl-mode=REQUIRED&ssl-cipher=ECDHE-RSA-AES128-GCM-SHA256\"\n[[targets]]\nname = \"b\"\nurl = \"mysql://u@h:1/d\"\n";
+        let text = "name = \"t\"\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1]\ndrivers = [\"sysbench\"]\n[[targets]]\nname = \"a\"\nurl = \"mysql://u@h:1/d?ssl-mode=REQUIRED&ssl-cipher=ECDHE-RSA-AES128-GCM-SHA256&ssl-ca=ca&ssl-cert=c&ssl-key=k\"\n[[targets]]\nname = \"b\"\nurl = \"mysql://u@h:1/d\"\n";
         let spec = SweepSpec::parse(std::path::Path::new("t.toml"), text).unwrap();
         let argv = |i: usize| {
             let TargetKind::External(c) = &spec.targets[i].kind else {
