@@ -1,7 +1,8 @@
 //! Against a real MySQL server (Debian's current MySQL 9, unpacked by scripts/unpack-mysql.sh
 //! and started here on loopback): caching_sha2_password's full path (the RSA key exchange over
 //! plain TCP, the password over TLS and over the Unix socket) and its fast path, in the
-//! workload's client and the administrative one; then `bench` and a sweep.
+//! workload's client and the administrative one; sha256_password over TLS; then `bench` and
+//! a sweep.
 
 mod common;
 use common::*;
@@ -181,6 +182,15 @@ fn caching_sha2_paths(m: &Mysql) {
     let c = Conn::connect(&m.socket(), &good, T);
     assert!(c.is_ok(), "full path over the socket: {}", c.err().unwrap());
 
+    // sha256_password: the password over TLS; over plain TCP a refusal that says to use TLS.
+    let c = Conn::connect(&m.tcp(), &login("s256", "s pw", required_tls()), T);
+    assert!(c.is_ok(), "sha256_password over TLS: {}", c.err().unwrap());
+    let e = Conn::connect(&m.tcp(), &login("s256", "s pw", None), T)
+        .err()
+        .unwrap();
+    assert_eq!(e.code, 2059);
+    assert!(e.message.contains("needs TLS"), "{e}");
+
     // The administrative client (mysql_async): full path over TCP, then the fast path.
     m.forget_logins();
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -240,6 +250,7 @@ fn a_mysql_server_logs_in_caching_sha2_users_and_runs_bench_and_a_sweep() {
     m.root(&[
         "CREATE USER 'cs'@'127.0.0.1' IDENTIFIED WITH caching_sha2_password BY 'cs pw''\"\\\\'",
         "CREATE USER 'cs'@'localhost' IDENTIFIED WITH caching_sha2_password BY 'cs pw''\"\\\\'",
+        "CREATE USER 's256'@'127.0.0.1' IDENTIFIED WITH sha256_password BY 's pw'",
         "CREATE DATABASE csdb",
         "GRANT ALL ON csdb.* TO 'cs'@'127.0.0.1'",
         "GRANT ALL ON csdb.* TO 'cs'@'localhost'",

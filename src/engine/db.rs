@@ -180,7 +180,7 @@ pub fn connect_remedy(code: Option<u16>) -> &'static str {
         Some(1129 | 1130) => "the server refuses this host: GRANT the user for this host, or FLUSH HOSTS",
         Some(1040 | 1203) => "too many connections: raise max_connections (or max_user_connections), or use fewer threads",
         Some(2026) => "TLS could not be set up: check that the server has ssl_cert and ssl_key (SHOW VARIABLES LIKE 'have_ssl' says YES), for VERIFY_CA / VERIFY_IDENTITY that --mysql-ssl-ca (ssl-ca=) is the CA that signed the server's certificate, and for VERIFY_IDENTITY that the certificate names the host connected to (its subjectAltName; MySQL's auto-generated certificates name none)",
-        Some(1251 | 2059) => "the user's authentication plugin is not one this client speaks: ALTER USER … IDENTIFIED WITH mysql_native_password",
+        Some(1251 | 2059) => "the message says what the login needs: TLS (ssl-mode=REQUIRED, --mysql-ssl=on), --mysql-allow-cleartext, or a plugin this client speaks (ALTER USER … IDENTIFIED WITH caching_sha2_password, mysql_native_password or MariaDB's ed25519)",
         _ => "check the address, the user and the password",
     }
 }
