@@ -122,6 +122,13 @@ pub enum CompareFormat {
     Json,
 }
 
+/// What `report` produces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    Files,
+    Json,
+}
+
 /// What to do when a target cannot take the largest thread counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OnCapacity {
@@ -246,6 +253,10 @@ pub enum Command {
         /// target/config to compare the others with (default: the sweep's baseline).
         #[arg(long)]
         baseline: Option<String>,
+        /// files: re-render report.md and report.html; json: print the report's model
+        /// (tables, verdicts, scaling models) on stdout and write nothing.
+        #[arg(long, value_enum, default_value = "files")]
+        format: ReportFormat,
     },
     /// Turn saved sysbench output (1.0.x, 0.5, 0.4) into a run directory that can be reported
     /// and compared like a live run.

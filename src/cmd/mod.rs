@@ -88,9 +88,18 @@ pub async fn run(cli: Cli) -> i32 {
                 Exit::Ok
             }),
         ),
-        Command::Report { run_dir, baseline } => {
-            finish("report", sweep::report(&run_dir, baseline.as_deref()))
-        }
+        Command::Report {
+            run_dir,
+            baseline,
+            format,
+        } => finish(
+            "report",
+            sweep::report(
+                &run_dir,
+                baseline.as_deref(),
+                format == cli::ReportFormat::Json,
+            ),
+        ),
         Command::Check { sweep, capacity } => finish(
             "check",
             sweep::check(&sweep_args(

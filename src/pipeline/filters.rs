@@ -1,5 +1,6 @@
 //! The number formats every rendered page shares (report, compare, history), as tera
-//! filters: `num` (precision by size) and `signed` (+3.1 % / −4.0 %).
+//! filters: `num` (precision by size), `signed` (+3.1 % / −4.0 %) and `coef` (a model's
+//! coefficient to 3 significant digits).
 
 use std::collections::HashMap;
 
@@ -7,6 +8,21 @@ use std::collections::HashMap;
 pub fn register(t: &mut tera::Tera) {
     t.register_filter("num", num);
     t.register_filter("signed", signed);
+    t.register_filter("coef", coef);
+}
+
+/// `{{ x | coef }}`: 3 significant digits, in scientific notation below 0.001 (κ is often
+/// 1e-5); "–" for none.
+fn coef(v: &tera::Value, _: &HashMap<String, tera::Value>) -> tera::Result<tera::Value> {
+    Ok(tera::Value::String(match v.as_f64() {
+        None => "–".to_string(),
+        Some(0.0) => "0".to_string(),
+        Some(x) if x.abs() < 1e-3 => format!("{x:.2e}"),
+        Some(x) => {
+            let digits = (2 - x.abs().log10().floor() as i32).max(0) as usize;
+            format!("{x:.digits$}")
+        }
+    }))
 }
 
 /// `{{ x | num }}`: a figure with precision that suits its size.

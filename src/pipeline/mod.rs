@@ -15,6 +15,7 @@ pub mod plan;
 pub mod preflight;
 pub mod report;
 pub mod results;
+pub mod scaling;
 pub mod server;
 pub mod spec;
 pub mod sweep;

@@ -22,6 +22,10 @@ pub struct Line {
     pub band: Vec<(u32, f64, f64)>,
     /// A point to mark and label, e.g. the peak.
     pub mark: Option<(u32, f64, String)>,
+    /// A model's curve over the points (the USL fit), drawn thin and dashed.
+    pub fit: Vec<(u32, f64)>,
+    /// A second labelled point, drawn as a square (the fitted curve's knee).
+    pub knee: Option<(u32, f64, String)>,
 }
 
 impl Line {
@@ -110,6 +114,25 @@ where
                     .iter()
                     .map(|&(x, y)| Circle::new((x, y), 3, color.filled())),
             );
+            if line.fit.len() > 1 {
+                let _ = chart.draw_series(DashedLineSeries::new(
+                    line.fit.iter().copied(),
+                    6,
+                    4,
+                    color.mix(0.8).stroke_width(1),
+                ));
+            }
+            if let Some((x, y, label)) = &line.knee {
+                let _ = chart.draw_series(std::iter::once(
+                    EmptyElement::at((*x, *y))
+                        + Rectangle::new([(-5, -5), (5, 5)], color.stroke_width(2))
+                        + Text::new(
+                            label.clone(),
+                            (8, 6),
+                            ("sans-serif", 12).into_font().color(&color),
+                        ),
+                ));
+            }
             if let Some((x, y, label)) = &line.mark {
                 let _ = chart.draw_series(std::iter::once(Circle::new(
                     (*x, *y),
@@ -164,4 +187,86 @@ pub fn trend_svg(title: &str, y_label: &str, dates: &[String], lines: &[Line]) -
         // The lines run near 100 %: keep the legend below them.
         SeriesLabelPosition::LowerLeft,
     )
+}
+
+/// One line of an x–y chart with real axes.
+#[derive(Debug, Clone, Default)]
+pub struct XyLine {
+    pub name: String,
+    /// (x, y, label) in drawing order; the label (e.g. the thread count) is printed beside
+    /// the point.
+    pub points: Vec<(f64, f64, String)>,
+    /// A point to circle and label (the knee).
+    pub mark: Option<(f64, f64, String)>,
+}
+
+/// Latency against throughput (the "hockey stick"): one line per series through its thread
+/// counts, each point labelled with its thread count.
+pub fn xy_svg(title: &str, x_desc: &str, y_desc: &str, lines: &[XyLine]) -> String {
+    let all: Vec<&(f64, f64, String)> = lines.iter().flat_map(|l| l.points.iter()).collect();
+    if all.is_empty() {
+        return String::new();
+    }
+    let max_x = all.iter().map(|p| p.0).fold(0.0, f64::max).max(1e-9) * 1.08;
+    let max_y = all.iter().map(|p| p.1).fold(0.0, f64::max).max(1e-9) * 1.12;
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (720, 380)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        let Ok(mut chart) = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(64)
+            .build_cartesian_2d(0f64..max_x, 0f64..max_y)
+        else {
+            return String::new();
+        };
+        let _ = chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .x_labels(8)
+            .light_line_style(WHITE.mix(0.0))
+            .draw();
+        for (i, line) in lines.iter().enumerate() {
+            let color = COLORS[i % COLORS.len()];
+            if let Ok(series) = chart.draw_series(LineSeries::new(
+                line.points.iter().map(|p| (p.0, p.1)),
+                color.stroke_width(2),
+            )) {
+                series.label(line.name.as_str()).legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+                });
+            }
+            let _ = chart.draw_series(line.points.iter().map(|(x, y, label)| {
+                EmptyElement::at((*x, *y))
+                    + Circle::new((0, 0), 3, color.filled())
+                    + Text::new(
+                        label.clone(),
+                        (4, -14),
+                        ("sans-serif", 10).into_font().color(&color),
+                    )
+            }));
+            if let Some((x, y, label)) = &line.mark {
+                let _ = chart.draw_series(std::iter::once(
+                    EmptyElement::at((*x, *y))
+                        + Circle::new((0, 0), 8, color.stroke_width(2))
+                        + Text::new(
+                            label.clone(),
+                            (-60, -24),
+                            ("sans-serif", 12).into_font().color(&color),
+                        ),
+                ));
+            }
+        }
+        let _ = chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.3))
+            .position(SeriesLabelPosition::UpperLeft)
+            .draw();
+        let _ = root.present();
+    }
+    out
 }

@@ -6,23 +6,7 @@ use std::path::Path;
 
 /// Writes report.md and report.html for a run directory from its files alone.
 pub fn write(run: &Path, baseline: Option<&str>) -> anyhow::Result<()> {
-    let points = crate::pipeline::results::load_points(run)?;
-    let (name, description, spec_baseline) = sweep_header(run);
-    // Through results/<sweep>/latest the run is named by where the link points.
-    let real = std::fs::canonicalize(run).unwrap_or_else(|_| run.to_path_buf());
-    let run_id = real
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
-    let model = ReportModel::build(
-        &name,
-        &run_id,
-        &description,
-        &points,
-        baseline.or(spec_baseline.as_deref()),
-        &crate::pipeline::results::load_variables(run),
-        &crate::pipeline::results::load_tps_samples(run)?,
-    );
+    let model = model(run, baseline)?;
     crate::pipeline::results::write_atomic(
         &run.join("report.md"),
         render::markdown(&model)?.as_bytes(),
@@ -32,6 +16,27 @@ pub fn write(run: &Path, baseline: Option<&str>) -> anyhow::Result<()> {
         render::html(&model)?.as_bytes(),
     )?;
     Ok(())
+}
+
+/// The report's model of a run directory, from its files alone.
+pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> {
+    let points = crate::pipeline::results::load_points(run)?;
+    let (name, description, spec_baseline) = sweep_header(run);
+    // Through results/<sweep>/latest the run is named by where the link points.
+    let real = std::fs::canonicalize(run).unwrap_or_else(|_| run.to_path_buf());
+    let run_id = real
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    Ok(ReportModel::build(
+        &name,
+        &run_id,
+        &description,
+        &points,
+        baseline.or(spec_baseline.as_deref()),
+        &crate::pipeline::results::load_variables(run),
+        &crate::pipeline::results::load_tps_samples(run)?,
+    ))
 }
 
 /// name, description and baseline from the run's sweep.toml (leniently: the file may name

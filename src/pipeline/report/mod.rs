@@ -5,10 +5,11 @@ pub mod chart;
 mod files;
 pub mod render;
 
-pub use files::write;
+pub use files::{model, write};
 
 use crate::engine::metrics::{change_pct, median, spread_pct};
 use crate::pipeline::results::{PointRecord, PointStatus};
+use crate::pipeline::scaling::{self, Scaling};
 use crate::pipeline::verdict::{self, Method, Sides, Verdict};
 use std::collections::{BTreeMap, HashMap};
 
@@ -103,6 +104,12 @@ pub struct WorkloadSection {
     pub peaks: Vec<Peak>,
     pub scaling_svg: String,
     pub latency_svg: String,
+    /// p99 against throughput per series (the hockey stick).
+    pub hockey_svg: String,
+    /// The USL model of each series with ok points, in series order.
+    pub scaling: Vec<crate::pipeline::scaling::Scaling>,
+    /// How each series' coefficients differ from the baseline's.
+    pub scaling_notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -152,6 +159,7 @@ pub struct ReportModel {
     pub threshold_pct: f64,
     pub verdict_method: &'static str,
     pub client_bound_method: &'static str,
+    pub scaling_method: &'static str,
     pub points_total: usize,
     pub points_ok: usize,
 }
@@ -467,6 +475,7 @@ impl ReportModel {
             threshold_pct: THRESHOLD_PCT,
             verdict_method: verdict::METHOD,
             client_bound_method: CLIENT_BOUND_METHOD,
+            scaling_method: scaling::METHOD,
             points_total: records.len(),
             points_ok: records
                 .iter()
@@ -541,6 +550,25 @@ impl ReportModel {
                 p.tps_delta_pct = change_pct(p.tps, base);
             }
         }
+        let models: Vec<Scaling> = series
+            .iter()
+            .filter_map(|s| {
+                let recs: Vec<&PointRecord> = mine
+                    .iter()
+                    .filter(|r| series_of(r) == *s)
+                    .copied()
+                    .collect();
+                (!recs.is_empty()).then(|| scaling::analyse(s, workload, &recs))
+            })
+            .collect();
+        let scaling_notes = match models.first().filter(|m| m.series == series[0]) {
+            Some(base) => models
+                .iter()
+                .skip(1)
+                .filter_map(|m| scaling::compare(base, m))
+                .collect(),
+            None => Vec::new(),
+        };
         // One line per series; throughput also gets its repeats' min–max band and its peak.
         let lines = |f: fn(&Cell) -> f64, spread: bool| -> Vec<chart::Line> {
             series
@@ -566,6 +594,14 @@ impl ReportModel {
                             .iter()
                             .find(|p| p.series == *s)
                             .map(|p| (p.threads, p.tps, format!("peak {}", p.threads)));
+                        if let Some(m) = models.iter().find(|m| m.series == *s) {
+                            line.fit = m.curve.clone();
+                            line.knee = m.knee_threads.and_then(|k| {
+                                let n = k.round() as u32;
+                                let y = m.curve.iter().find(|c| c.0 == n)?.1;
+                                Some((n, y, format!("knee {n}")))
+                            });
+                        }
                     }
                     line
                 })
@@ -583,10 +619,55 @@ impl ReportModel {
                 "p95 latency (ms)",
                 &lines(|c| c.p95_ms, false),
             ),
+            hockey_svg: hockey(workload, &rows, series, &models),
             rows,
             peaks,
+            scaling: models,
+            scaling_notes,
         }
     }
+}
+
+/// p99 (p95 where a series has no p99) against throughput, one line per series through its
+/// thread counts, the latency knee circled.
+fn hockey(workload: &str, rows: &[Row], series: &[String], models: &[Scaling]) -> String {
+    let lines: Vec<chart::XyLine> = series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let points: Vec<(f64, f64, String)> = rows
+                .iter()
+                .filter_map(|r| {
+                    let c = r.cells[i].as_ref()?;
+                    Some((
+                        c.tps,
+                        c.p99_ms.unwrap_or(c.p95_ms),
+                        format!("{}", r.threads),
+                    ))
+                })
+                .collect();
+            let knee = models
+                .iter()
+                .find(|m| m.series == *s)
+                .and_then(|m| m.latency_knee_threads);
+            let mark = knee.and_then(|k| {
+                let r = rows.iter().find(|r| r.threads == k)?;
+                let c = r.cells[i].as_ref()?;
+                Some((c.tps, c.p99_ms.unwrap_or(c.p95_ms), format!("knee {k}")))
+            });
+            chart::XyLine {
+                name: s.clone(),
+                points,
+                mark,
+            }
+        })
+        .collect();
+    chart::xy_svg(
+        &format!("{workload}: p99 latency against throughput (labels: threads)"),
+        "transactions/s",
+        "p99 latency (ms)",
+        &lines,
+    )
 }
 
 #[cfg(test)]

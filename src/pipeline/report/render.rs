@@ -1,4 +1,5 @@
-//! Renders a `ReportModel` with the tera templates in templates/ (embedded at build time).
+//! Renders a `ReportModel` with the tera templates in templates/ (embedded at build time),
+//! or as JSON for scripts.
 
 use super::ReportModel;
 use anyhow::Context;
@@ -27,4 +28,16 @@ pub fn html(m: &ReportModel) -> anyhow::Result<String> {
     tera()?
         .render("report.html", &cx)
         .map_err(|e| anyhow::anyhow!("rendering report.html: {e:?}"))
+}
+
+/// The model as JSON (pretty), without the charts' SVG: every table, verdict and scaling
+/// model a report shows, for scripts.
+pub fn json(m: &ReportModel) -> anyhow::Result<String> {
+    let mut v = serde_json::to_value(m)?;
+    if let Some(ws) = v.get_mut("workloads").and_then(|w| w.as_array_mut()) {
+        for w in ws.iter_mut().filter_map(|w| w.as_object_mut()) {
+            w.retain(|k, _| !k.ends_with("_svg"));
+        }
+    }
+    Ok(serde_json::to_string_pretty(&v)?)
 }

@@ -206,7 +206,7 @@ fn markdown_and_html_render_the_tables() {
         "{html}"
     );
     assert!(html.contains("class=\"headline has-regressed\""), "{html}");
-    assert_eq!(html.matches("<svg").count(), 2);
+    assert_eq!(html.matches("<svg").count(), 3);
     // Self-contained: nothing loaded from elsewhere.
     assert!(!html.contains("<script src") && !html.contains("<link") && !html.contains("<img"));
 }

@@ -299,7 +299,14 @@ pub(crate) async fn ensure_data(spec: &SweepSpec, c: &ConnInfo, quiet: bool) -> 
 }
 
 /// `sweepbench report RUN_DIR`: re-renders report.md and report.html from the files.
-pub fn report(run: &Path, baseline: Option<&str>) -> anyhow::Result<Exit> {
+/// `report RUN`: re-renders report.md and report.html and prints their paths; with `json`,
+/// prints the report's model as JSON instead and writes nothing.
+pub fn report(run: &Path, baseline: Option<&str>, json: bool) -> anyhow::Result<Exit> {
+    if json {
+        let m = crate::pipeline::report::model(run, baseline)?;
+        println!("{}", crate::pipeline::report::render::json(&m)?);
+        return Ok(Exit::Ok);
+    }
     crate::pipeline::report::write(run, baseline)?;
     println!("{}", run.join("report.html").display());
     println!("{}", run.join("report.md").display());
