@@ -5,6 +5,7 @@
 //! the machine a run measured from, `import` turns saved sysbench logs into runs, `nightly`
 //! holds what unattended runs need.
 
+pub mod adaptive;
 pub mod compare;
 pub mod filters;
 pub mod history;

@@ -4,7 +4,9 @@ use crate::engine::workload::WorkloadKind;
 use crate::pipeline::spec::{Filter, Order, SweepSpec};
 use std::collections::BTreeMap;
 
-/// One measurement: a workload at a thread count on one target × config.
+/// One measurement: a workload at a thread count on one target × config. With
+/// `threads = "auto"` a plan holds one slot per series and repeat instead (`threads` 0, id
+/// `…/auto/r<repeat>`), which the runner expands into the thread counts it chooses.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Point {
     /// Stable id: `target/config/workload/t<threads>/r<repeat>`.
@@ -39,9 +41,19 @@ impl Plan {
     pub fn build(spec: &SweepSpec, only: &[Filter]) -> Plan {
         let keep = |t: &str, c: &str, w: WorkloadKind, n: u32| {
             let name = w.name();
+            if n == AUTO {
+                let m = |f: &Filter, ex: bool| f.matches_series(t, c, name, ex);
+                return (spec.include.is_empty() || spec.include.iter().any(|f| m(f, false)))
+                    && !spec.exclude.iter().any(|f| m(f, true))
+                    && only.iter().all(|f| m(f, false));
+            }
             (spec.include.is_empty() || spec.include.iter().any(|f| f.matches(t, c, name, n)))
                 && !spec.exclude.iter().any(|f| f.matches(t, c, name, n))
                 && only.iter().all(|f| f.matches(t, c, name, n))
+        };
+        let counts = match &spec.run.auto {
+            Some(_) => vec![AUTO],
+            None => spec.run.threads.clone(),
         };
         let mut blocks: Vec<Vec<Vec<Point>>> = Vec::new(); // block → repeat → points
         for t in &spec.targets {
@@ -55,7 +67,7 @@ impl Plan {
                         drivers.reverse();
                     }
                     for &w in &spec.run.workloads {
-                        for &n in &spec.run.threads {
+                        for &n in &counts {
                             if !keep(&t.name, &c.name, w, n) {
                                 continue;
                             }
@@ -65,9 +77,14 @@ impl Plan {
                                 } else {
                                     String::new()
                                 };
+                                let at = if n == AUTO {
+                                    "auto".to_string()
+                                } else {
+                                    format!("t{n}")
+                                };
                                 pts.push(Point {
                                     id: format!(
-                                        "{}/{}/{driver}{}/t{n}/r{r}",
+                                        "{}/{}/{driver}{}/{at}/r{r}",
                                         t.name,
                                         c.name,
                                         w.name()
@@ -104,8 +121,12 @@ impl Plan {
         }
         let mut connections = BTreeMap::new();
         for p in &points {
+            let most = match &spec.run.auto {
+                Some(a) if p.is_auto() => a.to,
+                _ => p.threads,
+            };
             let e = connections.entry(p.target.clone()).or_insert(0);
-            *e = (*e).max(p.threads);
+            *e = (*e).max(most);
         }
         Plan {
             points,
@@ -113,7 +134,17 @@ impl Plan {
         }
     }
 
-    /// Estimated seconds for the whole plan, including one prepare per target.
+    /// Points the plan may run: its fixed points, and at most `max_points` per auto slot.
+    pub fn max_points(&self, spec: &SweepSpec) -> u64 {
+        let per_slot = spec.run.auto.as_ref().map_or(1, |a| a.max_points as u64);
+        self.points
+            .iter()
+            .map(|p| if p.is_auto() { per_slot } else { 1 })
+            .sum()
+    }
+
+    /// Estimated seconds for the whole plan (auto slots at their most), including one
+    /// prepare per target.
     pub fn eta_s(&self, spec: &SweepSpec) -> u64 {
         let per_point = spec
             .run
@@ -122,10 +153,40 @@ impl Plan {
             .saturating_add(POINT_OVERHEAD_S);
         let rows = spec.data.tables as u64 * spec.data.table_size as u64;
         let prepare = rows.div_ceil(PREPARE_ROWS_PER_S) * self.connections.len() as u64;
-        (self.points.len() as u64)
+        self.max_points(spec)
             .saturating_mul(per_point)
             .saturating_add(prepare)
     }
+}
+
+/// The `threads` of an auto slot.
+pub const AUTO: u32 = 0;
+
+impl Point {
+    /// A slot of `threads = "auto"`, not a measurement.
+    pub fn is_auto(&self) -> bool {
+        self.threads == AUTO
+    }
+
+    /// The measurement at `threads` that an auto slot expands into.
+    pub fn at(&self, threads: u32) -> Point {
+        Point {
+            id: self.id.replace("/auto/", &format!("/t{threads}/")),
+            threads,
+            ..self.clone()
+        }
+    }
+
+    /// The series a point belongs to: its id without the thread count and repeat.
+    pub fn series(&self) -> String {
+        series_of(&self.id).to_string()
+    }
+}
+
+/// The series of a point id (`target/config/[driver/]workload`): the id without its thread
+/// count and repeat.
+pub fn series_of(id: &str) -> &str {
+    id.rsplitn(3, '/').last().unwrap_or(id)
 }
 
 /// `1h 02m 03s` style.
@@ -261,5 +322,57 @@ mod tests {
         assert_eq!(p.eta_s(&s), 12 * 17 + 2 * 4);
         assert_eq!(format_duration(3723), "1h 02m 03s");
         assert_eq!(format_duration(65), "1m 05s");
+    }
+
+    /// `threads = "auto"`: one slot per series and repeat, interleaved as fixed points are;
+    /// a slot expands into thread counts with the slot's id pattern; the ETA and the
+    /// connections budget take the search's limits.
+    #[test]
+    fn auto_threads_plan_one_slot_per_series_and_repeat() {
+        let text = |threads: &str| {
+            format!(
+                "name = \"p\"\n[data]\ntables = 2\ntable_size = 400000\n[run]\nworkloads = [\"oltp_read_only\"]\nthreads = {threads}\nduration = \"10s\"\nwarmup = \"5s\"\nrepeats = 2\norder = \"interleaved\"\n[[targets]]\nname = \"a\"\nurl = \"mysql://root@h\"\n[[targets]]\nname = \"b\"\nurl = \"mysql://root@h2\"\n[[exclude]]\ntarget = \"b\"\nthreads = [256]\n"
+            )
+        };
+        let s = SweepSpec::parse(Path::new("p.toml"), &text("\"auto\"")).unwrap();
+        let p = Plan::build(&s, &[]);
+        let ids: Vec<&str> = p.points.iter().map(|p| p.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "a/default/oltp_read_only/auto/r1",
+                "b/default/oltp_read_only/auto/r1",
+                "a/default/oltp_read_only/auto/r2",
+                "b/default/oltp_read_only/auto/r2",
+            ]
+        );
+        assert!(p.points.iter().all(Point::is_auto));
+        assert_eq!(p.points[0].at(12).id, "a/default/oltp_read_only/t12/r1");
+        assert_eq!(p.points[0].series(), "a/default/oltp_read_only");
+        assert_eq!(p.connections["a"], 1024);
+        assert_eq!(p.max_points(&s), 4 * 14);
+        assert_eq!(p.eta_s(&s), 4 * 14 * 17 + 2 * 4);
+        let s = SweepSpec::parse(
+            Path::new("p.toml"),
+            &text("{ from = 2, to = 64, max_points = 6, p99_ms = 20 }"),
+        )
+        .unwrap();
+        let a = s.run.auto.as_ref().unwrap();
+        assert_eq!(
+            (a.from, a.to, a.max_points, a.p99_ms),
+            (2, 64, 6, Some(20.0))
+        );
+        assert_eq!(s.run.threads, [2, 4, 8, 16, 32, 64]);
+        assert_eq!(Plan::build(&s, &[]).connections["b"], 64);
+        for (bad, says) in [
+            ("\"some\"", "neither a list"),
+            ("{ from = 8, to = 4 }", "1 ≤ from ≤ to"),
+            ("{ drop = 10 }", "fractions"),
+            ("{ step = 2 }", "step"),
+            ("[0, 2]", "not a thread count"),
+        ] {
+            let e = SweepSpec::parse(Path::new("p.toml"), &text(bad)).unwrap_err();
+            assert!(e.message.contains(says), "{bad}: {e}");
+        }
     }
 }

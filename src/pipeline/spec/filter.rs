@@ -18,6 +18,22 @@ impl Filter {
             && self.threads.as_ref().is_none_or(|t| t.contains(&threads))
     }
 
+    /// For a series whose thread counts are chosen while it runs (`threads = "auto"`): an
+    /// include rule ignores its thread list; an exclude rule with one never excludes the
+    /// whole series.
+    pub fn matches_series(
+        &self,
+        target: &str,
+        config: &str,
+        workload: &str,
+        exclude: bool,
+    ) -> bool {
+        (!exclude || self.threads.is_none())
+            && self.target.as_deref().is_none_or(|t| t == target)
+            && self.config.as_deref().is_none_or(|c| c == config)
+            && self.workload.as_deref().is_none_or(|w| w == workload)
+    }
+
     /// `key=value` from `--only` (threads may be a comma list).
     pub fn parse_only(s: &str) -> Result<Filter, String> {
         let mut f = Filter::default();

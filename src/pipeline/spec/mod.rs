@@ -10,6 +10,7 @@ pub mod target;
 pub use filter::Filter;
 
 use crate::engine::config::{self, ConnOptions, EngineConfig, Overrides, WorkloadKind};
+use crate::pipeline::adaptive::AutoThreads;
 use raw::RawSweep;
 use std::fmt;
 use std::ops::Range;
@@ -92,8 +93,10 @@ pub fn default_warmup_s(duration_s: u64) -> u64 {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RunSpec {
     pub workloads: Vec<WorkloadKind>,
-    /// Ascending, without duplicates.
+    /// Ascending, without duplicates; with `auto`, the doubling ladder up to `to`.
     pub threads: Vec<u32>,
+    /// `threads = "auto"` (or a table): thread counts chosen while the sweep runs.
+    pub auto: Option<crate::pipeline::adaptive::AutoThreads>,
     pub duration_s: u64,
     pub warmup_s: u64,
     pub repeats: u32,
@@ -193,6 +196,20 @@ pub fn parse_duration(s: &str) -> Option<u64> {
 }
 
 /// Adds "did you mean" to serde's unknown-field message.
+/// Where element `i` of the array at `span` of `text` is: the array re-read on its own
+/// (a `toml::Value` keeps no spans inside it).
+fn element_span(text: &str, span: Range<usize>, i: usize) -> Option<Range<usize>> {
+    #[derive(serde::Deserialize)]
+    struct One {
+        v: Vec<Spanned<toml::Value>>,
+    }
+    let prefix = "v = ";
+    let one: One = toml::from_str(&format!("{prefix}{}", text.get(span.clone())?)).ok()?;
+    let s = one.v.get(i)?.span();
+    let shift = span.start as isize - prefix.len() as isize;
+    Some((s.start as isize + shift) as usize..(s.end as isize + shift) as usize)
+}
+
 fn unknown_field_hint(message: &str) -> String {
     let Some(rest) = message.strip_prefix("unknown field `") else {
         return message.to_string();
@@ -401,18 +418,7 @@ impl SweepSpec {
         if workloads.is_empty() {
             return Err(cx.err(r.workloads.span(), "run.workloads is empty"));
         }
-        let mut threads: Vec<u32> = Vec::new();
-        for t in r.threads.get_ref() {
-            if *t.get_ref() == 0 {
-                return Err(cx.err(t.span(), "run.threads: thread counts start at 1"));
-            }
-            threads.push(*t.get_ref());
-        }
-        threads.sort_unstable();
-        threads.dedup();
-        if threads.is_empty() {
-            return Err(cx.err(r.threads.span(), "run.threads is empty"));
-        }
+        let (threads, auto) = Self::threads(cx, &r.threads)?;
         let dur = |v: &Option<Spanned<String>>,
                    key: &str,
                    default: u64|
@@ -459,6 +465,7 @@ impl SweepSpec {
         Ok(RunSpec {
             workloads,
             threads,
+            auto,
             duration_s,
             warmup_s: dur(&r.warmup, "warmup", default_warmup_s(duration_s))?,
             repeats,
@@ -489,6 +496,79 @@ impl SweepSpec {
                 }
             },
         })
+    }
+
+    /// `threads`: a list, "auto", or a table of the adaptive search's settings.
+    fn threads(
+        cx: &Ctx<'_>,
+        v: &Spanned<toml::Value>,
+    ) -> Result<(Vec<u32>, Option<AutoThreads>), SpecError> {
+        let bad = |m: String| cx.err(v.span(), format!("run.threads: {m}"));
+        let auto = match v.get_ref() {
+            toml::Value::Array(list) => {
+                let mut threads = Vec::new();
+                for (i, x) in list.iter().enumerate() {
+                    match x.as_integer() {
+                        Some(n) if (1..=u32::MAX as i64).contains(&n) => threads.push(n as u32),
+                        _ => {
+                            let at = element_span(cx.text, v.span(), i).unwrap_or(v.span());
+                            return Err(cx.err(
+                                at,
+                                format!("run.threads: {x} is not a thread count (1 or more)"),
+                            ));
+                        }
+                    }
+                }
+                threads.sort_unstable();
+                threads.dedup();
+                if threads.is_empty() {
+                    return Err(bad("the list is empty".into()));
+                }
+                return Ok((threads, None));
+            }
+            toml::Value::String(s) if s == "auto" => AutoThreads::default(),
+            toml::Value::Table(_) => {
+                let r: raw::RawAuto = v
+                    .get_ref()
+                    .clone()
+                    .try_into()
+                    .map_err(|e: toml::de::Error| bad(unknown_field_hint(e.message())))?;
+                let d = AutoThreads::default();
+                AutoThreads {
+                    from: r.from.unwrap_or(d.from),
+                    to: r.to.unwrap_or(d.to),
+                    drop: r.drop.unwrap_or(d.drop),
+                    p99_ms: r.p99_ms,
+                    resolution: r.resolution.unwrap_or(d.resolution),
+                    max_points: r.max_points.unwrap_or(d.max_points),
+                }
+            }
+            other => {
+                return Err(bad(format!(
+                    "{other} is neither a list of thread counts, \"auto\", nor a table such as {{ from = 1, to = 256 }}"
+                )))
+            }
+        };
+        let a = auto;
+        if a.from == 0 || a.to < a.from {
+            return Err(bad(format!(
+                "from = {} and to = {}: need 1 ≤ from ≤ to",
+                a.from, a.to
+            )));
+        }
+        let fraction = |x: f64| x > 0.0 && x < 1.0;
+        if !fraction(a.drop) || !fraction(a.resolution) {
+            return Err(bad(
+                "drop and resolution are fractions between 0 and 1 (0.1 is 10 %)".into(),
+            ));
+        }
+        if a.max_points < 3 {
+            return Err(bad("max_points must be at least 3".into()));
+        }
+        if a.p99_ms.is_some_and(|l| l.is_nan() || l <= 0.0) {
+            return Err(bad("p99_ms must be above 0".into()));
+        }
+        Ok((a.ladder(u32::MAX), Some(a)))
     }
 
     fn filter(

@@ -40,7 +40,8 @@ pub struct RawData {
 #[serde(deny_unknown_fields)]
 pub struct RawRun {
     pub workloads: Spanned<Vec<Spanned<String>>>,
-    pub threads: Spanned<Vec<Spanned<u32>>>,
+    /// A list of thread counts, "auto", or a table of `AutoThreads` settings.
+    pub threads: Spanned<toml::Value>,
     pub duration: Option<Spanned<String>>,
     pub warmup: Option<Spanned<String>>,
     pub repeats: Option<Spanned<u32>>,
@@ -49,6 +50,18 @@ pub struct RawRun {
     pub order: Option<Spanned<String>>,
     pub point_timeout: Option<Spanned<String>>,
     pub drivers: Option<Spanned<Vec<Spanned<String>>>>,
+}
+
+/// `threads = { from = 1, to = 1024, drop = 0.1, p99_ms = 50, resolution = 0.25, max_points = 14 }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAuto {
+    pub from: Option<u32>,
+    pub to: Option<u32>,
+    pub drop: Option<f64>,
+    pub p99_ms: Option<f64>,
+    pub resolution: Option<f64>,
+    pub max_points: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -2,6 +2,7 @@
 //! them before touching data, then measure each point with the engine and write it down
 //! before starting the next.
 
+mod auto;
 mod block;
 pub mod calibrate;
 mod gate;
@@ -57,7 +58,18 @@ fn load(a: &SweepArgs) -> anyhow::Result<(SweepSpec, Plan)> {
 /// `sweepbench plan`: every point, the connections each target needs, and an ETA.
 pub fn plan(a: &SweepArgs) -> anyhow::Result<Exit> {
     let (spec, plan) = load(a)?;
-    println!("sweep '{}': {} points", spec.name, plan.points.len());
+    match &spec.run.auto {
+        Some(a) => println!(
+            "sweep '{}': adaptive, at most {} points ({} slots of series × repeat, each choosing up to {} thread counts from {} to {} as it runs)",
+            spec.name,
+            plan.max_points(&spec),
+            plan.points.len(),
+            a.max_points,
+            a.from,
+            a.to
+        ),
+        None => println!("sweep '{}': {} points", spec.name, plan.points.len()),
+    }
     for (i, p) in plan.points.iter().enumerate() {
         println!("  {:>4}  {}", i + 1, p.id);
     }
@@ -77,9 +89,14 @@ pub fn plan(a: &SweepArgs) -> anyhow::Result<Exit> {
         spec.data.tables, spec.data.table_size, spec.data.prepare
     );
     println!(
-        "ETA: {} ({} points × ({}s warmup + {}s run + ~2s set-up) + prepare)",
+        "ETA: {}{} ({} points × ({}s warmup + {}s run + ~2s set-up) + prepare)",
+        if spec.run.auto.is_some() {
+            "at most "
+        } else {
+            ""
+        },
         format_duration(plan.eta_s(&spec)),
-        plan.points.len(),
+        plan.max_points(&spec),
         spec.run.warmup_s,
         spec.run.duration_s
     );

@@ -121,7 +121,9 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
         .filter(|f| f.severity == Severity::Blocking)
         .collect();
     let capacity_only = blocking.iter().all(|f| f.max_threads.is_some());
-    let skippable = a.on_capacity == OnCapacity::Skip && capacity_only;
+    // An adaptive search stops at what a target can take; for it a capacity limit is a
+    // ceiling, not a reason to refuse.
+    let skippable = (a.on_capacity == OnCapacity::Skip || spec.run.auto.is_some()) && capacity_only;
     if !blocking.is_empty() && !skippable {
         print_findings(&findings);
         anyhow::bail!(
@@ -166,7 +168,7 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
     let bar = if a.quiet {
         ProgressBar::hidden()
     } else {
-        ProgressBar::new(plan.points.len() as u64)
+        ProgressBar::new(plan.max_points(&spec))
     };
     bar.set_style(
         ProgressStyle::with_template(
@@ -199,13 +201,22 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
     } else {
         String::new()
     };
+    let planned = if spec.run.auto.is_some() {
+        // Adaptive searches end when they have found the peak: count what they ran.
+        format!(
+            "{} run (adaptive, at most {})",
+            t.ok + t.failed + t.skipped,
+            plan.max_points(&spec)
+        )
+    } else {
+        format!("{} planned", plan.points.len())
+    };
     println!(
-        "sweep '{}': {} ok, {} failed, {} skipped{not_run} of {} planned; results in {}{report}",
+        "sweep '{}': {} ok, {} failed, {} skipped{not_run} of {planned}; results in {}{report}",
         spec.name,
         t.ok,
         t.failed,
         t.skipped,
-        plan.points.len(),
         dir.path.display()
     );
     if !t.unwritten.is_empty() {
@@ -242,7 +253,7 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
 
 /// What happened to the points of a run.
 #[derive(Debug, Default)]
-struct Tally {
+pub(super) struct Tally {
     ok: u32,
     failed: u32,
     skipped: u32,
@@ -255,8 +266,9 @@ struct Tally {
     unwritten: Vec<String>,
 }
 
-/// Runs the plan's points in order. Points above a target's capacity limit (from
-/// `--on-capacity=skip`) are recorded as skipped in their place.
+/// Runs the plan's points in order, expanding `threads = "auto"` slots as they come (see
+/// `auto`). Points above a target's capacity limit (from `--on-capacity=skip`) are recorded
+/// as skipped in their place.
 async fn run_points(
     spec: &SweepSpec,
     plan: &Plan,
@@ -265,36 +277,103 @@ async fn run_points(
     bar: &ProgressBar,
     quiet: bool,
 ) -> Tally {
-    let mut t = Tally::default();
-    let mut st = match block::RunState::new(&dir.path, quiet) {
+    let st = match block::RunState::new(&dir.path, quiet) {
         Ok(s) => s,
         Err(e) => {
             say(bar, format!("error: {e:#}"));
-            t.failed = plan.points.len() as u32;
-            return t;
+            return Tally {
+                failed: plan.points.len() as u32,
+                ..Tally::default()
+            };
         }
     };
-    let mut current: Option<block::Block> = None;
+    let mut r = Runner {
+        spec,
+        plan,
+        limits,
+        dir,
+        bar,
+        quiet,
+        t: Tally::default(),
+        st,
+        current: None,
+    };
     crate::interrupt::install();
-    let mut processed = 0u32;
+    let mut left = plan.max_points(spec);
     for p in &plan.points {
-        if crate::interrupt::requested() {
-            t.interrupted = true;
+        let go_on = if p.is_auto() {
+            let per_slot = spec.run.auto.as_ref().map_or(1, |a| a.max_points as u64);
+            let (go_on, used) = super::auto::expand(&mut r, p).await;
+            // A search that ended early frees the rest of its share of the bar.
+            r.bar
+                .set_length(r.bar.length().unwrap_or(0).saturating_sub(per_slot - used));
+            left -= per_slot;
+            go_on
+        } else {
+            left -= 1;
+            r.point(p).await
+        };
+        if !go_on {
             break;
         }
+    }
+    if let Some(prev) = r.current.take() {
+        let k = prev.key.clone();
+        if let Err(e) = prev.close().await {
+            say(bar, format!("warning: closing {k}: {e:#}"));
+        }
+    }
+    r.t.not_run = left as u32;
+    r.t
+}
+
+/// What runs the points: the open block, the tally, where records go.
+pub(super) struct Runner<'a> {
+    pub spec: &'a SweepSpec,
+    plan: &'a Plan,
+    pub limits: &'a BTreeMap<String, u32>,
+    pub dir: &'a mut RunDir,
+    pub bar: &'a ProgressBar,
+    quiet: bool,
+    pub t: Tally,
+    st: block::RunState,
+    current: Option<block::Block>,
+}
+
+impl Runner<'_> {
+    /// Prints a line (above the bar on a terminal) unless quiet.
+    pub fn note(&self, line: String) {
+        if !self.quiet {
+            say(self.bar, line);
+        }
+    }
+
+    /// Measures one point (opening its block first when it is another target × config) and
+    /// appends its record. False when the run must stop (an interrupt, or records that can
+    /// no longer be written).
+    pub async fn point(&mut self, p: &Point) -> bool {
+        if crate::interrupt::requested() {
+            self.t.interrupted = true;
+            return false;
+        }
+        let (spec, bar, quiet) = (self.spec, self.bar, self.quiet);
         bar.set_message(p.id.clone());
-        let mut rec = record(&dir.run_id, p, "");
-        if limits.get(&p.target).is_some_and(|&max| p.threads > max) {
+        let mut rec = record(&self.dir.run_id, p, "");
+        if self
+            .limits
+            .get(&p.target)
+            .is_some_and(|&max| p.threads > max)
+        {
             rec.status = PointStatus::Skipped;
             rec.error = format!(
                 "{} cannot take {} threads (--on-capacity=skip)",
                 p.target, p.threads
             );
-            t.skipped += 1;
+            self.t.skipped += 1;
         } else {
             let key = format!("{}/{}", p.target, p.config);
-            if current.as_ref().map(|b| b.key.as_str()) != Some(key.as_str()) {
-                if let Some(prev) = current.take() {
+            if self.current.as_ref().map(|b| b.key.as_str()) != Some(key.as_str()) {
+                if let Some(prev) = self.current.take() {
                     let k = prev.key.clone();
                     if let Err(e) = prev.close().await {
                         say(bar, format!("warning: closing {k}: {e:#}"));
@@ -308,11 +387,13 @@ async fn run_points(
                 if !quiet {
                     say(bar, format!("starting {key}"));
                 }
-                current = Some(block::Block::open(spec, plan, &p.target, config, &mut st).await);
+                self.current = Some(
+                    block::Block::open(spec, self.plan, &p.target, config, &mut self.st).await,
+                );
             }
-            let b = current.as_mut().expect("block opened above");
+            let b = self.current.as_mut().expect("block opened above");
             rec.server_version = b.version.clone();
-            run_one(spec, p, b, &mut rec, dir, bar, quiet).await;
+            run_one(spec, p, b, &mut rec, self.dir, bar, quiet).await;
         }
         if rec.status == PointStatus::Failed && crate::interrupt::requested() {
             // The point failed because of the interrupt (a load cut short, say).
@@ -320,7 +401,7 @@ async fn run_points(
         }
         match rec.status {
             PointStatus::Ok => {
-                t.ok += 1;
+                self.t.ok += 1;
                 if !quiet {
                     say(
                         bar,
@@ -332,21 +413,20 @@ async fn run_points(
                 }
             }
             PointStatus::Failed => {
-                t.failed += 1;
+                self.t.failed += 1;
                 say(bar, format!("{}: failed: {}", p.id, rec.error));
             }
-            PointStatus::Interrupted => t.interrupted = true,
+            PointStatus::Interrupted => self.t.interrupted = true,
             PointStatus::Skipped => {}
         }
-        processed += 1;
-        if let Err(e) = dir.append_point(&rec) {
+        if let Err(e) = self.dir.append_point(&rec) {
             // The figures were measured: say them here, since the disk cannot take them,
             // and stop (every later point would be lost the same way).
             say(
                 bar,
                 format!("error: {}: measured, not written: {e:#}", p.id),
             );
-            t.unwritten.push(format!(
+            self.t.unwritten.push(format!(
                 "{} {}: {:.2} tps, {:.2} qps, p95 {:.2} ms, {} transactions in {:.1} s{}",
                 p.id,
                 rec.status,
@@ -361,21 +441,11 @@ async fn run_points(
                     format!(" ({})", rec.error)
                 }
             ));
-            break;
+            return false;
         }
         bar.inc(1);
-        if t.interrupted {
-            break;
-        }
+        !self.t.interrupted
     }
-    if let Some(prev) = current.take() {
-        let k = prev.key.clone();
-        if let Err(e) = prev.close().await {
-            say(bar, format!("warning: closing {k}: {e:#}"));
-        }
-    }
-    t.not_run = plan.points.len() as u32 - processed;
-    t
 }
 
 /// Measures one point on the open block and fills its record.

@@ -1,0 +1,97 @@
+//! `threads = "auto"` in a run: a slot becomes the thread counts its series' search chooses
+//! (repeat 1, one point at a time, from what that series measured so far, resumed runs
+//! included), or the counts repeat 1 chose (every later repeat). Each search's probes and why
+//! it stopped go to adaptive.json in the run directory.
+
+use super::run::Runner;
+use crate::pipeline::adaptive::{Next, Probe};
+use crate::pipeline::plan::{series_of, Point};
+use crate::pipeline::results::{PointRecord, PointStatus};
+use crate::pipeline::scaling::MAX_ERROR_SHARE;
+
+/// Repeat `repeat`'s records of `series`, in the order they ran.
+fn records<'a>(all: &'a [PointRecord], series: &str, repeat: u32) -> Vec<&'a PointRecord> {
+    all.iter()
+        .filter(|r| r.repeat == repeat && series_of(&r.point_id) == series)
+        .collect()
+}
+
+fn probe(r: &PointRecord) -> Probe {
+    let errors = r.transactions > 0 && r.errors as f64 > MAX_ERROR_SHARE * r.transactions as f64;
+    Probe {
+        threads: r.threads,
+        tps: r.tps,
+        p99_ms: r.lat_p99_ms,
+        clean: r.status == PointStatus::Ok && !errors,
+    }
+}
+
+/// Runs the points of one auto slot. Returns whether the run goes on, and how many points
+/// this call measured.
+pub(super) async fn expand(r: &mut Runner<'_>, slot: &Point) -> (bool, u64) {
+    let Some(auto) = r.spec.run.auto.clone() else {
+        return (true, 0);
+    };
+    let cap = r.limits.get(&slot.target).copied().unwrap_or(u32::MAX);
+    let series = slot.series();
+    let mut used = 0;
+    if slot.repeat == 1 {
+        loop {
+            let probes: Vec<Probe> = records(r.dir.points(), &series, 1)
+                .into_iter()
+                .map(probe)
+                .collect();
+            match auto.next(cap, &probes) {
+                Next::Probe(n) => {
+                    used += 1;
+                    if !r.point(&slot.at(n)).await {
+                        return (false, used);
+                    }
+                }
+                Next::Done(why) => {
+                    let taken: Vec<u32> = probes.iter().map(|p| p.threads).collect();
+                    r.note(format!(
+                        "{series}: adaptive search done after {} thread counts ({taken:?}): {why}",
+                        taken.len()
+                    ));
+                    if let Err(e) = log(r, &series, &taken, &why) {
+                        r.note(format!("warning: adaptive.json: {e:#}"));
+                    }
+                    return (true, used);
+                }
+            }
+        }
+    }
+    let mut counts: Vec<u32> = records(r.dir.points(), &series, 1)
+        .iter()
+        .map(|x| x.threads)
+        .collect();
+    counts.sort_unstable();
+    counts.dedup();
+    for n in counts {
+        let p = slot.at(n);
+        if r.dir.points().iter().any(|x| x.point_id == p.id) {
+            continue;
+        }
+        used += 1;
+        if !r.point(&p).await {
+            return (false, used);
+        }
+    }
+    (true, used)
+}
+
+/// Adds one series' search to adaptive.json: the thread counts in the order measured, and
+/// why the search stopped.
+fn log(r: &Runner<'_>, series: &str, taken: &[u32], why: &str) -> anyhow::Result<()> {
+    let path = r.dir.path.join("adaptive.json");
+    let mut all: serde_json::Map<String, serde_json::Value> = std::fs::read(&path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    all.insert(
+        series.to_string(),
+        serde_json::json!({ "threads": taken, "stopped": why }),
+    );
+    crate::pipeline::results::write_atomic(&path, serde_json::to_string_pretty(&all)?.as_bytes())
+}

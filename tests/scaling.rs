@@ -1,0 +1,126 @@
+//! The scaling curve on a real server: `threads = "auto"` against the fixed 1…256 list on the
+//! same throwaway MariaDB (fewer thread counts, a peak within one doubling of the list's),
+//! the search capped by what the server can take, and the USL model in
+//! `report --format json`.
+
+mod common;
+use common::text;
+use std::path::Path;
+use sweepbench::pipeline::results::{load_points, PointStatus};
+use sweepbench::pipeline::server::{ManagedServer, ServerSpec};
+use sweepbench::pipeline::sweep::latest_run;
+
+fn sweep(results: &Path, name: &str, threads: &str, port: u16) -> std::path::PathBuf {
+    let dir = results.parent().unwrap();
+    let f = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &f,
+        format!(
+            "name = \"{name}\"\n[data]\ntables = 2\ntable_size = 5000\n[run]\nworkloads = [\"oltp_read_only\"]\nthreads = {threads}\nduration = \"2s\"\nwarmup = \"1s\"\nrepeats = 1\n[[targets]]\nname = \"db\"\nurl = \"mysql://root@127.0.0.1:{port}/scaling\"\n"
+        ),
+    )
+    .unwrap();
+    let out = assert_cmd::Command::cargo_bin("sweepbench")
+        .unwrap()
+        .args(["run", f.to_str().unwrap(), "--results-dir"])
+        .arg(results)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{name}: {}", text(&out));
+    latest_run(results, name).unwrap()
+}
+
+/// The best (threads, tps) of a run, and its distinct thread counts.
+fn peak(run: &Path) -> ((u32, f64), Vec<u32>) {
+    let pts = load_points(run).unwrap();
+    assert!(pts.iter().all(|p| p.status == PointStatus::Ok), "{pts:?}");
+    let best = pts
+        .iter()
+        .max_by(|a, b| a.tps.total_cmp(&b.tps))
+        .map(|p| (p.threads, p.tps))
+        .unwrap();
+    let mut counts: Vec<u32> = pts.iter().map(|p| p.threads).collect();
+    counts.sort_unstable();
+    counts.dedup();
+    (best, counts)
+}
+
+#[test]
+fn auto_threads_find_the_fixed_lists_peak_with_fewer_points_and_report_a_model() {
+    // max_connections 300: the list's 256 threads fit; the search (to = 1024) runs with
+    // what the server can take as its ceiling instead of being refused.
+    let s = ManagedServer::start(&ServerSpec {
+        max_connections: 300,
+        ..ServerSpec::default()
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    let fixed = sweep(
+        &results,
+        "fixed",
+        "[1, 2, 4, 8, 16, 32, 64, 128, 256]",
+        s.port(),
+    );
+    let auto = sweep(&results, "auto", "\"auto\"", s.port());
+    let ((fixed_at, _), fixed_counts) = peak(&fixed);
+    let ((auto_at, _), auto_counts) = peak(&auto);
+    println!("list: peak at {fixed_at}; auto: peak at {auto_at}, measured {auto_counts:?}");
+    assert_eq!(fixed_counts.len(), 9);
+    assert!(
+        auto_counts.len() < 9,
+        "auto measured {auto_counts:?}, the list 9 counts"
+    );
+    let ratio = auto_at.max(fixed_at) as f64 / auto_at.min(fixed_at) as f64;
+    assert!(
+        ratio <= 2.0,
+        "auto's peak at {auto_at} threads, the list's at {fixed_at} ({auto_counts:?})"
+    );
+    let log: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(auto.join("adaptive.json")).unwrap()).unwrap();
+    let series = &log["db/default/oltp_read_only"];
+    assert_eq!(
+        series["threads"].as_array().unwrap().len(),
+        auto_counts.len(),
+        "{log}"
+    );
+    assert!(
+        series["stopped"].as_str().unwrap().contains("peak at"),
+        "{log}"
+    );
+
+    let out = assert_cmd::Command::cargo_bin("sweepbench")
+        .unwrap()
+        .args(["report", auto.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let m = &j["workloads"][0]["scaling"][0];
+    assert_eq!(m["series"], "db/default", "{m}");
+    for k in ["sigma", "kappa", "lambda", "r2"] {
+        assert!(m[k].is_f64(), "{k}: {m}");
+    }
+    assert!(
+        m.get("peak_threads").is_some() && m.get("peak_tps").is_some(),
+        "{m}"
+    );
+    assert_eq!(m["measured_peak_threads"], auto_at);
+    // Every point is fitted or listed as left out (client-bound ones, on a small machine).
+    let used = m["points"].as_u64().unwrap() as usize;
+    assert_eq!(
+        used + m["left_out"].as_array().unwrap().len(),
+        auto_counts.len(),
+        "{m}"
+    );
+    // No SVG in the JSON; the HTML has the fitted curve (dashed) and the hockey stick.
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("<svg"));
+    let html = std::fs::read_to_string(auto.join("report.html")).unwrap();
+    assert!(html.contains("Scaling model (USL)"));
+    assert!(html.contains("p99 latency against throughput"));
+    // The fitted curve: dashes, thin and translucent, in the series' colour.
+    let dashes = html
+        .matches("<polyline fill=\"none\" opacity=\"0.8\" stroke=\"#1F77B4\" stroke-width=\"1\"")
+        .count();
+    assert!(dashes >= 10, "{dashes} dashes of the fitted curve");
+}
