@@ -214,13 +214,22 @@ async fn preflight_all(
         if let Some(f) = &facts {
             all.extend(ineffective_findings(spec, target, Some(f.log_bin)));
         }
-        for f in &findings {
+        for mut f in findings {
             if let (Severity::Blocking, Some(max)) = (f.severity, f.max_threads) {
                 let e = limits.entry(target.clone()).or_insert(u32::MAX);
                 *e = (*e).min(max);
+                // An adaptive search stops at what the target can take: for it the limit is
+                // a ceiling, not a reason to refuse the sweep.
+                if spec.run.auto.is_some() {
+                    f.severity = Severity::Warning;
+                    f.message = format!(
+                        "{} — threads = \"auto\": the search stops at {max} threads on {target}",
+                        f.message
+                    );
+                }
             }
+            all.push(f);
         }
-        all.extend(findings);
     }
     Ok((all, limits))
 }

@@ -121,9 +121,7 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
         .filter(|f| f.severity == Severity::Blocking)
         .collect();
     let capacity_only = blocking.iter().all(|f| f.max_threads.is_some());
-    // An adaptive search stops at what a target can take; for it a capacity limit is a
-    // ceiling, not a reason to refuse.
-    let skippable = (a.on_capacity == OnCapacity::Skip || spec.run.auto.is_some()) && capacity_only;
+    let skippable = a.on_capacity == OnCapacity::Skip && capacity_only;
     if !blocking.is_empty() && !skippable {
         print_findings(&findings);
         anyhow::bail!(
@@ -142,14 +140,17 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
     let done: std::collections::BTreeSet<String> =
         dir.points().iter().map(|p| p.point_id.clone()).collect();
     let mut plan = plan;
-    let before = plan.points.len();
     plan.points.retain(|p| !done.contains(&p.id));
     if a.resume.is_some() && !a.quiet {
+        let left = if spec.run.auto.is_some() {
+            "the adaptive searches go on from there".to_string()
+        } else {
+            format!("{} to run", plan.points.len())
+        };
         println!(
-            "resuming {}: {} point(s) done, {} to run",
+            "resuming {}: {} point(s) done, {left}",
             dir.path.display(),
-            before - plan.points.len(),
-            plan.points.len()
+            done.len(),
         );
     }
     let started_at = chrono::Utc::now();
