@@ -217,3 +217,80 @@ fn a_compared_report_shows_verdicts_bands_peaks_and_a_headline() {
     screenshot(&run, &png);
     assert!(std::fs::metadata(&png).unwrap().len() > 10_000);
 }
+
+/// A run directory with two series on USL curves, three repeats of ten thread counts: `new`
+/// has three times the contention (σ 0.03 → 0.09).
+fn usl_run(dir: &Path) -> PathBuf {
+    use sweepbench::pipeline::results::{PointRecord, PointStatus};
+    let run = dir.join("usl");
+    std::fs::create_dir_all(&run).unwrap();
+    let mut w = csv::Writer::from_path(run.join("points.csv")).unwrap();
+    for (target, sigma) in [("old", 0.03), ("new", 0.09)] {
+        for threads in [1u32, 2, 4, 8, 12, 16, 24, 32, 48, 64] {
+            for repeat in 1..=3u32 {
+                let wobble = [1.0, 1.015, 0.985][repeat as usize - 1];
+                let n = threads as f64;
+                let tps = 1000.0 * n / (1.0 + sigma * (n - 1.0) + 0.0004 * n * (n - 1.0)) * wobble;
+                // Little's law, plus a tail.
+                let avg_ms = n / tps * 1e3;
+                w.serialize(PointRecord {
+                    point_id: format!("{target}/default/oltp_read_only/t{threads}/r{repeat}"),
+                    target: target.into(),
+                    config: "default".into(),
+                    workload: "oltp_read_only".into(),
+                    threads,
+                    repeat,
+                    status: PointStatus::Ok,
+                    transactions: (tps * 60.0) as u64,
+                    tps,
+                    qps: tps * 16.0,
+                    lat_avg_ms: avg_ms,
+                    lat_p95_ms: avg_ms * 1.8,
+                    lat_p99_ms: Some(avg_ms * 2.5),
+                    ..PointRecord::default()
+                })
+                .unwrap();
+            }
+        }
+    }
+    w.flush().unwrap();
+    sweepbench_ok(&[
+        "report".as_ref(),
+        run.as_os_str(),
+        "--baseline".as_ref(),
+        "old/default".as_ref(),
+    ]);
+    run
+}
+
+/// The scaling model in a browser: its table for both series, the comparison of their
+/// coefficients, and three charts (throughput with the fitted curve and its knee, p95, and
+/// p99 against throughput); a screenshot of it is a real page.
+#[test]
+fn the_scaling_model_renders_with_its_curve_knee_and_hockey_stick() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = usl_run(dir.path());
+    let (dom, log) = dump_dom(&run.join("report.html"));
+    assert!(dom.contains("<table class=\"scaling\">"), "{dom}");
+    assert!(
+        dom.contains("new/default vs old/default (oltp_read_only): σ 0.03")
+            && dom.contains("(more contention)"),
+        "{dom}"
+    );
+    assert_eq!(dom.matches("<svg").count(), 3, "three charts");
+    assert!(dom.contains("p99 latency against throughput"), "{dom}");
+    // The fitted curve's knee (a square) on the throughput chart and the latency knee on the
+    // hockey stick, for each series.
+    assert!(
+        dom.matches("\nknee ").count() >= 4,
+        "knees labelled on the charts"
+    );
+    assert!(!dom.contains("poor fit"), "a USL curve fits: {dom}");
+    assert!(!log.contains("Uncaught"), "{log}");
+    let png = dir.path().join("scaling.png");
+    screenshot(&run, &png);
+    assert!(std::fs::metadata(&png).unwrap().len() > 10_000);
+    if let Ok(keep) = std::env::var("SWEEPBENCH_KEEP_SCREENSHOT") {
+        std::fs::copy(&png, keep).unwrap();
+    }
+}
