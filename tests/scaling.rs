@@ -150,3 +150,75 @@ fn auto_threads_find_the_fixed_lists_peak_with_fewer_points_and_report_a_model()
         .count();
     assert!(dashes >= 10, "{dashes} dashes of the fitted curve");
 }
+
+/// `rates = "auto"` with a p99 SLA: after the closed-loop points, a bisection of open-loop
+/// rates under the series' peak returns a capacity whose point meets the SLA and whose next
+/// step up does not; the rate points stay out of the scaling tables.
+#[test]
+fn an_sla_search_returns_a_capacity_that_meets_it_and_a_step_above_that_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    let f = dir.path().join("sla.toml");
+    std::fs::write(
+        &f,
+        "name = \"sla\"\n[data]\ntables = 2\ntable_size = 5000\n[run]\nworkloads = [\"oltp_read_only\"]\nthreads = [1, 2, 4]\nduration = \"3s\"\nwarmup = \"1s\"\nrepeats = 1\nrates = \"auto\"\nsla = { p99_ms = 5 }\n[[targets]]\nname = \"local\"\nserver = {}\n",
+    )
+    .unwrap();
+    let out = assert_cmd::Command::cargo_bin("sweepbench")
+        .unwrap()
+        .args(["run", f.to_str().unwrap(), "--results-dir"])
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let run = latest_run(&results, "sla").unwrap();
+    let pts = load_points(&run).unwrap();
+    let rate_points: Vec<_> = pts.iter().filter(|p| p.rate > 0).collect();
+    assert!(!rate_points.is_empty(), "no rate was tried");
+    // The first rate tried is the closed-loop peak.
+    let peak = pts
+        .iter()
+        .filter(|p| p.rate == 0)
+        .map(|p| p.tps)
+        .fold(0.0, f64::max);
+    assert_eq!(rate_points[0].rate, peak.round() as u64);
+    let out = assert_cmd::Command::cargo_bin("sweepbench")
+        .unwrap()
+        .args(["report", run.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let m = &j["workloads"][0]["scaling"][0];
+    let sla = &m["sla"];
+    println!("{sla}");
+    assert_eq!(sla["p99_limit_ms"], 5.0);
+    let at = |rate: u64| {
+        pts.iter()
+            .find(|p| p.rate == rate)
+            .unwrap_or_else(|| panic!("no point at {rate}/s"))
+    };
+    let cap = sla["rate"].as_u64().expect("a rate met p99 ≤ 5 ms");
+    let p = at(cap);
+    assert!(p.lat_p99_ms.unwrap() <= 5.0, "{p:?}");
+    assert!(sweepbench::pipeline::scaling::meets_sla(p, 5.0));
+    let next = sla["next_rate"]
+        .as_u64()
+        .expect("open loop at the peak misses any SLA");
+    assert!(next > cap);
+    assert!(!sweepbench::pipeline::scaling::meets_sla(at(next), 5.0));
+    // Nothing measured between them met it: the capacity is the highest rate that did.
+    assert!(rate_points
+        .iter()
+        .filter(|p| p.rate > cap)
+        .all(|p| !sweepbench::pipeline::scaling::meets_sla(p, 5.0)));
+    // The rate points are not rows of the closed-loop table.
+    let rows: Vec<u64> = j["workloads"][0]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["threads"].as_u64().unwrap())
+        .collect();
+    assert_eq!(rows, [1, 2, 4]);
+    let md = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(md.contains("capacity at p99 ≤ 5 ms"), "{md}");
+}

@@ -4,6 +4,10 @@
 //! can take) is reached; then close in on the best point by golden-section steps until the
 //! bracket around it is within the resolution. Pure and stateless: the next probe is a
 //! function of the probes taken, so a resumed run continues where it stopped.
+//!
+//! `rates = "auto"` with `sla = { p99_ms = … }`: the highest open-loop arrival rate whose
+//! p99 (measured from each arrival, so queueing counts) meets the limit, by bisection under
+//! the series' closed-loop peak.
 
 /// The settings of an adaptive thread search (`threads = "auto"` or a table).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -44,9 +48,10 @@ pub struct Probe {
     pub clean: bool,
 }
 
+/// What to measure next: a thread count (or, for an SLA search, a rate), or nothing.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Next {
-    Probe(u32),
+pub enum Next<T = u32> {
+    Probe(T),
     /// The search is over, and why.
     Done(String),
 }
@@ -179,6 +184,76 @@ impl AutoThreads {
         Next::Done(format!(
             "{stopped}; peak at {b} threads, its measured neighbours within {tol}{flat}"
         ))
+    }
+}
+
+/// `sla = { p99_ms = 10, threads = 32, max_steps = 8, resolution = 0.05 }` with
+/// `rates = "auto"`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Sla {
+    pub p99_ms: f64,
+    /// Connections for the rate points; None: twice the series' peak thread count (at
+    /// least 4), so arrivals rarely wait for a free connection.
+    pub threads: Option<u32>,
+    pub max_steps: u32,
+    /// Stop when the rates that meet and miss are this fraction of the peak apart.
+    pub resolution: f64,
+}
+
+/// One rate point, judged.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Step {
+    pub rate: u64,
+    /// p99 within the limit, the rate achieved (99 %), no errors, the point ok.
+    pub meets: bool,
+}
+
+impl Sla {
+    /// Connections for a series whose closed-loop peak was at `peak_threads`.
+    pub fn threads_for(&self, peak_threads: u32) -> u32 {
+        self.threads.unwrap_or((peak_threads * 2).max(4))
+    }
+
+    /// The highest rate that met the limit, and the lowest above it that did not.
+    pub fn bracket(steps: &[Step]) -> (Option<u64>, Option<u64>) {
+        let lo = steps.iter().filter(|s| s.meets).map(|s| s.rate).max();
+        let hi = steps
+            .iter()
+            .filter(|s| !s.meets && Some(s.rate) > lo)
+            .map(|s| s.rate)
+            .min();
+        (lo, hi)
+    }
+
+    /// The next rate to try under a closed-loop peak of `peak` transactions/s.
+    pub fn next(&self, peak: f64, steps: &[Step]) -> Next<u64> {
+        let top = peak.round().max(1.0) as u64;
+        if steps.is_empty() {
+            return Next::Probe(top);
+        }
+        let (lo, hi) = Self::bracket(steps);
+        let Some(hi) = hi else {
+            return Next::Done(format!(
+                "p99 ≤ {} ms holds up to the closed-loop peak ({top}/s): throughput, not latency, limits it",
+                self.p99_ms
+            ));
+        };
+        let lo_v = lo.unwrap_or(0);
+        let close = (hi - lo_v) as f64 <= self.resolution * peak;
+        if close || steps.len() as u32 >= self.max_steps {
+            return Next::Done(match lo {
+                Some(l) => format!(
+                    "capacity {l}/s at p99 ≤ {} ms ({hi}/s misses it)",
+                    self.p99_ms
+                ),
+                None => format!("p99 ≤ {} ms is missed even at {hi}/s", self.p99_ms),
+            });
+        }
+        let mid = (lo_v + hi) / 2;
+        if mid == lo_v || steps.iter().any(|s| s.rate == mid) {
+            return Next::Done(format!("no rate left between {lo_v}/s and {hi}/s"));
+        }
+        Next::Probe(mid)
     }
 }
 
@@ -318,5 +393,50 @@ mod tests {
         let (probes, why) = search(&cfg, 1024, usl(0.01, 0.0001, 100.0), 0.0);
         assert_eq!(probes.len(), 5);
         assert!(why.contains("max_points"), "{why}");
+    }
+
+    /// Bisection against a server whose p99 passes the limit above 700/s: the capacity is
+    /// the highest rate probed that met it, and the next probed rate above it did not.
+    #[test]
+    fn sla_bisection_brackets_the_capacity() {
+        let sla = Sla {
+            p99_ms: 10.0,
+            threads: None,
+            max_steps: 8,
+            resolution: 0.05,
+        };
+        let mut steps: Vec<Step> = Vec::new();
+        let why = loop {
+            match sla.next(1000.0, &steps) {
+                Next::Probe(r) => steps.push(Step {
+                    rate: r,
+                    meets: r <= 700,
+                }),
+                Next::Done(why) => break why,
+            }
+        };
+        let rates: Vec<u64> = steps.iter().map(|s| s.rate).collect();
+        assert_eq!(rates[0], 1000, "the peak first: {rates:?}");
+        let (lo, hi) = Sla::bracket(&steps);
+        let (lo, hi) = (lo.unwrap(), hi.unwrap());
+        assert!(lo <= 700 && hi > 700 && hi - lo <= 50, "{rates:?}");
+        assert!(why.contains(&format!("capacity {lo}/s")), "{why}");
+        assert!(steps.len() <= 8);
+        // Met at the peak: throughput limits, one step.
+        assert!(matches!(
+            sla.next(1000.0, &[Step { rate: 1000, meets: true }]),
+            Next::Done(w) if w.contains("holds up to the closed-loop peak")
+        ));
+        // Never met.
+        let mut steps: Vec<Step> = Vec::new();
+        while let Next::Probe(r) = sla.next(1000.0, &steps) {
+            steps.push(Step {
+                rate: r,
+                meets: false,
+            });
+        }
+        assert_eq!(Sla::bracket(&steps).0, None);
+        assert_eq!(sla.threads_for(8), 16);
+        assert_eq!(sla.threads_for(1), 4);
     }
 }

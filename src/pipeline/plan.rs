@@ -19,6 +19,21 @@ pub struct Point {
     pub repeat: u32,
     /// "native" or "sysbench".
     pub driver: String,
+    /// Open-loop arrivals per second of an SLA search's point; 0 otherwise.
+    pub rate: u64,
+    pub slot: Slot,
+}
+
+/// What a plan entry stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum Slot {
+    /// One measurement.
+    Point,
+    /// `threads = "auto"`: the thread counts a search chooses (`…/auto/rR`).
+    AutoThreads,
+    /// `rates = "auto"`: the rates an SLA search chooses (`…/sla/r1`), after the series'
+    /// closed-loop points of repeat 1.
+    Sla,
 }
 
 /// The ordered points of a sweep plus what the servers must provide.
@@ -95,8 +110,39 @@ impl Plan {
                                     threads: n,
                                     repeat: r,
                                     driver: d.clone(),
+                                    rate: 0,
+                                    slot: if n == AUTO {
+                                        Slot::AutoThreads
+                                    } else {
+                                        Slot::Point
+                                    },
                                 });
                             }
+                        }
+                        // The SLA search of each native series, once its closed-loop points of
+                        // repeat 1 have given it a peak.
+                        let native = drivers.iter().any(|d| d == "native");
+                        if r == 1
+                            && spec.run.sla.is_some()
+                            && native
+                            && keep(&t.name, &c.name, w, AUTO)
+                        {
+                            let driver = if spec.run.driver_in_ids() {
+                                "native/"
+                            } else {
+                                ""
+                            };
+                            pts.push(Point {
+                                id: format!("{}/{}/{driver}{}/sla/r1", t.name, c.name, w.name()),
+                                target: t.name.clone(),
+                                config: c.name.clone(),
+                                workload: w,
+                                threads: AUTO,
+                                repeat: 1,
+                                driver: "native".into(),
+                                rate: 0,
+                                slot: Slot::Sla,
+                            });
                         }
                     }
                     per_repeat.push(pts);
@@ -121,8 +167,15 @@ impl Plan {
         }
         let mut connections = BTreeMap::new();
         for p in &points {
-            let most = match &spec.run.auto {
-                Some(a) if p.is_auto() => a.to,
+            let most = match (p.slot, &spec.run.auto, &spec.run.sla) {
+                (Slot::AutoThreads, Some(a), _) => a.to,
+                // Twice the series' peak by default: twice its largest possible thread count.
+                (Slot::Sla, auto, Some(s)) => s.threads.unwrap_or_else(|| {
+                    let top = auto
+                        .as_ref()
+                        .map_or(spec.run.threads.last().copied().unwrap_or(1), |a| a.to);
+                    (top * 2).max(4)
+                }),
                 _ => p.threads,
             };
             let e = connections.entry(p.target.clone()).or_insert(0);
@@ -134,13 +187,10 @@ impl Plan {
         }
     }
 
-    /// Points the plan may run: its fixed points, and at most `max_points` per auto slot.
+    /// Points the plan may run: its fixed points, at most `max_points` per auto slot and
+    /// `max_steps` per SLA search.
     pub fn max_points(&self, spec: &SweepSpec) -> u64 {
-        let per_slot = spec.run.auto.as_ref().map_or(1, |a| a.max_points as u64);
-        self.points
-            .iter()
-            .map(|p| if p.is_auto() { per_slot } else { 1 })
-            .sum()
+        self.points.iter().map(|p| p.max_points(spec)).sum()
     }
 
     /// Estimated seconds for the whole plan (auto slots at their most), including one
@@ -163,9 +213,32 @@ impl Plan {
 pub const AUTO: u32 = 0;
 
 impl Point {
-    /// A slot of `threads = "auto"`, not a measurement.
+    /// A slot (of `threads = "auto"` or an SLA search), not a measurement.
     pub fn is_auto(&self) -> bool {
-        self.threads == AUTO
+        self.slot != Slot::Point
+    }
+
+    /// How many measurements this entry may become.
+    pub fn max_points(&self, spec: &SweepSpec) -> u64 {
+        match self.slot {
+            Slot::Point => 1,
+            Slot::AutoThreads => spec.run.auto.as_ref().map_or(1, |a| a.max_points as u64),
+            Slot::Sla => spec.run.sla.as_ref().map_or(1, |s| s.max_steps as u64),
+        }
+    }
+
+    /// The open-loop measurement at `rate` arrivals/s over `threads` connections that an SLA
+    /// slot expands into: `…/rate<R>/t<threads>/r1`.
+    pub fn at_rate(&self, rate: u64, threads: u32) -> Point {
+        Point {
+            id: self
+                .id
+                .replace("/sla/", &format!("/rate{rate}/t{threads}/")),
+            threads,
+            rate,
+            slot: Slot::Point,
+            ..self.clone()
+        }
     }
 
     /// The measurement at `threads` that an auto slot expands into.
@@ -173,6 +246,7 @@ impl Point {
         Point {
             id: self.id.replace("/auto/", &format!("/t{threads}/")),
             threads,
+            slot: Slot::Point,
             ..self.clone()
         }
     }
@@ -184,9 +258,19 @@ impl Point {
 }
 
 /// The series of a point id (`target/config/[driver/]workload`): the id without its thread
-/// count and repeat.
+/// count and repeat (an SLA point's keeps its `rate<R>` part: it is not a closed-loop point).
 pub fn series_of(id: &str) -> &str {
     id.rsplitn(3, '/').last().unwrap_or(id)
+}
+
+/// The arrival rate of an SLA search's point id (`…/rate<R>/t<N>/r1`), None for others.
+pub fn sla_rate_of(id: &str) -> Option<u64> {
+    series_of(id)
+        .rsplit('/')
+        .next()?
+        .strip_prefix("rate")?
+        .parse()
+        .ok()
 }
 
 /// `1h 02m 03s` style.
@@ -373,6 +457,64 @@ mod tests {
         ] {
             let e = SweepSpec::parse(Path::new("p.toml"), &text(bad)).unwrap_err();
             assert!(e.message.contains(says), "{bad}: {e}");
+        }
+    }
+
+    /// `rates = "auto"`: one SLA slot per native series, right after its closed-loop points
+    /// of repeat 1; it expands into `…/rate<R>/t<N>/r1` points; `rates` and `sla` go together.
+    #[test]
+    fn an_sla_search_follows_each_series_first_repeat() {
+        let text = |run: &str| {
+            format!(
+                "name = \"p\"\n[run]\nworkloads = [\"oltp_read_only\", \"oltp_point_select\"]\nthreads = [1, 8]\nrepeats = 2\n{run}\n[[targets]]\nname = \"a\"\nurl = \"mysql://root@h\"\n"
+            )
+        };
+        let s = SweepSpec::parse(
+            Path::new("p.toml"),
+            &text("rates = \"auto\"\nsla = { p99_ms = 10 }"),
+        )
+        .unwrap();
+        let p = Plan::build(&s, &[]);
+        let ids: Vec<&str> = p.points.iter().map(|p| p.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "a/default/oltp_read_only/t1/r1",
+                "a/default/oltp_read_only/t8/r1",
+                "a/default/oltp_read_only/sla/r1",
+                "a/default/oltp_point_select/t1/r1",
+                "a/default/oltp_point_select/t8/r1",
+                "a/default/oltp_point_select/sla/r1",
+                "a/default/oltp_read_only/t1/r2",
+                "a/default/oltp_read_only/t8/r2",
+                "a/default/oltp_point_select/t1/r2",
+                "a/default/oltp_point_select/t8/r2",
+            ]
+        );
+        assert_eq!(p.points[2].slot, Slot::Sla);
+        let step = p.points[2].at_rate(1200, 16);
+        assert_eq!(step.id, "a/default/oltp_read_only/rate1200/t16/r1");
+        assert_eq!(sla_rate_of(&step.id), Some(1200));
+        assert_eq!(sla_rate_of("a/default/oltp_read_only/t16/r1"), None);
+        // 8 closed-loop points and 2 searches of at most 8 rates; 16 connections (2 × 8).
+        assert_eq!(p.max_points(&s), 8 + 2 * 8);
+        assert_eq!(p.connections["a"], 16);
+        for (run, says) in [
+            ("rates = \"auto\"", "needs run.sla"),
+            ("sla = { p99_ms = 10 }", "needs run.rates"),
+            (
+                "rates = \"fast\"\nsla = { p99_ms = 10 }",
+                "expected \"auto\"",
+            ),
+            ("rates = \"auto\"\nsla = { p99_ms = 0 }", "above 0"),
+            (
+                "rates = \"auto\"\nrate = 100\nsla = { p99_ms = 10 }",
+                "remove run.rate",
+            ),
+            ("rates = \"auto\"\nsla = { p95_ms = 10 }", "p95_ms"),
+        ] {
+            let e = SweepSpec::parse(Path::new("p.toml"), &text(run)).unwrap_err();
+            assert!(e.message.contains(says), "{run}: {e}");
         }
     }
 }

@@ -83,6 +83,10 @@ pub struct PointRecord {
     /// Ignored errors by server error code, "1213:5 1205:2".
     #[serde(default)]
     pub errors_by_code: String,
+    /// Open-loop arrivals per second asked for (`run.rate`, or an SLA search's step); 0 for
+    /// a closed loop.
+    #[serde(default)]
+    pub rate: u64,
 }
 
 /// One row of intervals.csv: a point's figures over one second (sysbench's interval line).
@@ -469,6 +473,7 @@ pub const POINT_COLUMNS: &[&str] = &[
     "client_cpu_pct",
     "server_cpu_s",
     "errors_by_code",
+    "rate",
 ];
 
 const INTERVAL_COLUMNS: &[&str] = &[

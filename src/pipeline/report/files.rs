@@ -21,14 +21,14 @@ pub fn write(run: &Path, baseline: Option<&str>) -> anyhow::Result<()> {
 /// The report's model of a run directory, from its files alone.
 pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> {
     let points = crate::pipeline::results::load_points(run)?;
-    let (name, description, spec_baseline) = sweep_header(run);
+    let (name, description, spec_baseline, sla_p99) = sweep_header(run);
     // Through results/<sweep>/latest the run is named by where the link points.
     let real = std::fs::canonicalize(run).unwrap_or_else(|_| run.to_path_buf());
     let run_id = real
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
-    Ok(ReportModel::build(
+    let mut m = ReportModel::build(
         &name,
         &run_id,
         &description,
@@ -36,12 +36,16 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
         baseline.or(spec_baseline.as_deref()),
         &crate::pipeline::results::load_variables(run),
         &crate::pipeline::results::load_tps_samples(run)?,
-    ))
+    );
+    if let Some(p99) = sla_p99 {
+        m.add_sla(&points, p99);
+    }
+    Ok(m)
 }
 
-/// name, description and baseline from the run's sweep.toml (leniently: the file may name
-/// basedirs that no longer exist).
-fn sweep_header(run: &Path) -> (String, String, Option<String>) {
+/// name, description, baseline and the SLA's p99 limit from the run's sweep.toml (leniently:
+/// the file may name basedirs that no longer exist).
+fn sweep_header(run: &Path) -> (String, String, Option<String>, Option<f64>) {
     let text = std::fs::read_to_string(run.join("sweep.toml")).unwrap_or_default();
     let v: toml::Value = toml::from_str(&text).unwrap_or(toml::Value::Table(Default::default()));
     let get = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
@@ -51,9 +55,15 @@ fn sweep_header(run: &Path) -> (String, String, Option<String>) {
             .map(|n| n.to_string_lossy().to_string())
             .unwrap_or_default()
     });
+    let sla = v
+        .get("run")
+        .and_then(|r| r.get("sla"))
+        .and_then(|s| s.get("p99_ms"))
+        .and_then(|x| x.as_float().or_else(|| x.as_integer().map(|i| i as f64)));
     (
         name,
         get("description").unwrap_or_default(),
         get("baseline"),
+        sla,
     )
 }

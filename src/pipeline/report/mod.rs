@@ -326,11 +326,19 @@ impl ReportModel {
         sweep: &str,
         run_id: &str,
         description: &str,
-        records: &[PointRecord],
+        all_records: &[PointRecord],
         baseline: Option<&str>,
         variables: &BTreeMap<String, BTreeMap<String, String>>,
         tps_samples: &HashMap<String, Vec<f64>>,
     ) -> ReportModel {
+        // An SLA search's open-loop points are not points of the scaling curve: they go to
+        // `add_sla`, not to the tables.
+        let closed: Vec<PointRecord> = all_records
+            .iter()
+            .filter(|r| crate::pipeline::plan::sla_rate_of(&r.point_id).is_none())
+            .cloned()
+            .collect();
+        let records = closed.as_slice();
         let key = series_of;
         let mut series: Vec<String> = Vec::new();
         for r in records {
@@ -476,8 +484,8 @@ impl ReportModel {
             verdict_method: verdict::METHOD,
             client_bound_method: CLIENT_BOUND_METHOD,
             scaling_method: scaling::METHOD,
-            points_total: records.len(),
-            points_ok: records
+            points_total: all_records.len(),
+            points_ok: all_records
                 .iter()
                 .filter(|r| r.status == PointStatus::Ok)
                 .count(),
@@ -624,6 +632,26 @@ impl ReportModel {
             peaks,
             scaling: models,
             scaling_notes,
+        }
+    }
+}
+
+impl ReportModel {
+    /// Adds each series' capacity at a p99 limit from the run's SLA search points (`rates =
+    /// "auto"`), beside its scaling model.
+    pub fn add_sla(&mut self, all_records: &[PointRecord], p99_ms: f64) {
+        for w in &mut self.workloads {
+            for m in &mut w.scaling {
+                let recs: Vec<&PointRecord> = all_records
+                    .iter()
+                    .filter(|r| {
+                        crate::pipeline::plan::sla_rate_of(&r.point_id).is_some()
+                            && r.workload == m.workload
+                            && series_of(r) == m.series
+                    })
+                    .collect();
+                m.sla = scaling::sla_capacity(&recs, p99_ms);
+            }
         }
     }
 }

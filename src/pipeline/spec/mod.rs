@@ -97,6 +97,8 @@ pub struct RunSpec {
     pub threads: Vec<u32>,
     /// `threads = "auto"` (or a table): thread counts chosen while the sweep runs.
     pub auto: Option<crate::pipeline::adaptive::AutoThreads>,
+    /// `rates = "auto"` with `sla`: each native series' capacity at a p99 limit.
+    pub sla: Option<crate::pipeline::adaptive::Sla>,
     pub duration_s: u64,
     pub warmup_s: u64,
     pub repeats: u32,
@@ -419,6 +421,7 @@ impl SweepSpec {
             return Err(cx.err(r.workloads.span(), "run.workloads is empty"));
         }
         let (threads, auto) = Self::threads(cx, &r.threads)?;
+        let sla = Self::sla(cx, r)?;
         let dur = |v: &Option<Spanned<String>>,
                    key: &str,
                    default: u64|
@@ -466,6 +469,7 @@ impl SweepSpec {
             workloads,
             threads,
             auto,
+            sla,
             duration_s,
             warmup_s: dur(&r.warmup, "warmup", default_warmup_s(duration_s))?,
             repeats,
@@ -496,6 +500,55 @@ impl SweepSpec {
                 }
             },
         })
+    }
+
+    /// `rates = "auto"` and `sla = { p99_ms = … }`, which go together.
+    fn sla(
+        cx: &Ctx<'_>,
+        r: &raw::RawRun,
+    ) -> Result<Option<crate::pipeline::adaptive::Sla>, SpecError> {
+        match (&r.rates, &r.sla) {
+            (None, None) => Ok(None),
+            (Some(x), _) if x.get_ref() != "auto" => Err(cx.err(
+                x.span(),
+                format!(
+                    "run.rates = \"{}\": expected \"auto\" (a fixed open-loop rate is run.rate)",
+                    x.get_ref()
+                ),
+            )),
+            (Some(x), None) => Err(cx.err(
+                x.span(),
+                "run.rates = \"auto\" needs run.sla, e.g. sla = { p99_ms = 10 }",
+            )),
+            (None, Some(v)) => Err(cx.err(v.span(), "run.sla needs run.rates = \"auto\"")),
+            (Some(_), Some(v)) => {
+                let bad = |m: String| cx.err(v.span(), format!("run.sla: {m}"));
+                if r.rate.is_some() {
+                    return Err(bad(
+                        "rates = \"auto\" chooses the rates: remove run.rate".into()
+                    ));
+                }
+                let s: raw::RawSla = v
+                    .get_ref()
+                    .clone()
+                    .try_into()
+                    .map_err(|e: toml::de::Error| bad(unknown_field_hint(e.message())))?;
+                let p99_ms = s.p99_ms.get();
+                if p99_ms.is_nan() || p99_ms <= 0.0 {
+                    return Err(bad("p99_ms must be above 0".into()));
+                }
+                let resolution = s.resolution.map_or(0.05, raw::Num::get);
+                if !(resolution > 0.0 && resolution < 1.0) {
+                    return Err(bad("resolution is a fraction between 0 and 1".into()));
+                }
+                Ok(Some(crate::pipeline::adaptive::Sla {
+                    p99_ms,
+                    threads: s.threads.filter(|&t| t > 0),
+                    max_steps: s.max_steps.unwrap_or(8).max(2),
+                    resolution,
+                }))
+            }
+        }
     }
 
     /// `threads`: a list, "auto", or a table of the adaptive search's settings.
@@ -537,9 +590,9 @@ impl SweepSpec {
                 AutoThreads {
                     from: r.from.unwrap_or(d.from),
                     to: r.to.unwrap_or(d.to),
-                    drop: r.drop.unwrap_or(d.drop),
-                    p99_ms: r.p99_ms,
-                    resolution: r.resolution.unwrap_or(d.resolution),
+                    drop: r.drop.map_or(d.drop, raw::Num::get),
+                    p99_ms: r.p99_ms.map(raw::Num::get),
+                    resolution: r.resolution.map_or(d.resolution, raw::Num::get),
                     max_points: r.max_points.unwrap_or(d.max_points),
                 }
             }

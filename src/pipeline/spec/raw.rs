@@ -50,6 +50,36 @@ pub struct RawRun {
     pub order: Option<Spanned<String>>,
     pub point_timeout: Option<Spanned<String>>,
     pub drivers: Option<Spanned<Vec<Spanned<String>>>>,
+    /// "auto": search the highest rate meeting `sla`.
+    pub rates: Option<Spanned<String>>,
+    pub sla: Option<Spanned<toml::Value>>,
+}
+
+/// `sla = { p99_ms = 10, threads = 32, max_steps = 8, resolution = 0.05 }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSla {
+    pub p99_ms: Num,
+    pub threads: Option<u32>,
+    pub max_steps: Option<u32>,
+    pub resolution: Option<Num>,
+}
+
+/// A number written as an integer or a float (`p99_ms = 10` or `10.5`).
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(untagged)]
+pub enum Num {
+    I(i64),
+    F(f64),
+}
+
+impl Num {
+    pub fn get(self) -> f64 {
+        match self {
+            Num::I(i) => i as f64,
+            Num::F(f) => f,
+        }
+    }
 }
 
 /// `threads = { from = 1, to = 1024, drop = 0.1, p99_ms = 50, resolution = 0.25, max_points = 14 }`.
@@ -58,9 +88,9 @@ pub struct RawRun {
 pub struct RawAuto {
     pub from: Option<u32>,
     pub to: Option<u32>,
-    pub drop: Option<f64>,
-    pub p99_ms: Option<f64>,
-    pub resolution: Option<f64>,
+    pub drop: Option<Num>,
+    pub p99_ms: Option<Num>,
+    pub resolution: Option<Num>,
     pub max_points: Option<u32>,
 }
 

@@ -4,7 +4,7 @@
 //! it stopped go to adaptive.json in the run directory.
 
 use super::run::Runner;
-use crate::pipeline::adaptive::{Next, Probe};
+use crate::pipeline::adaptive::{Next, Probe, Step};
 use crate::pipeline::plan::{series_of, Point};
 use crate::pipeline::results::{PointRecord, PointStatus};
 use crate::pipeline::scaling::MAX_ERROR_SHARE;
@@ -83,7 +83,12 @@ pub(super) async fn expand(r: &mut Runner<'_>, slot: &Point) -> (bool, u64) {
 
 /// Adds one series' search to adaptive.json: the thread counts in the order measured, and
 /// why the search stopped.
-fn log(r: &Runner<'_>, series: &str, taken: &[u32], why: &str) -> anyhow::Result<()> {
+fn log(
+    r: &Runner<'_>,
+    series: &str,
+    taken: &impl serde::Serialize,
+    why: &str,
+) -> anyhow::Result<()> {
     let path = r.dir.path.join("adaptive.json");
     let mut all: serde_json::Map<String, serde_json::Value> = std::fs::read(&path)
         .ok()
@@ -94,4 +99,64 @@ fn log(r: &Runner<'_>, series: &str, taken: &[u32], why: &str) -> anyhow::Result
         serde_json::json!({ "threads": taken, "stopped": why }),
     );
     crate::pipeline::results::write_atomic(&path, serde_json::to_string_pretty(&all)?.as_bytes())
+}
+
+/// Runs one SLA search: rates by bisection under the series' closed-loop peak, each an
+/// open-loop point. Returns whether the run goes on, and how many points it measured.
+pub(super) async fn sla(r: &mut Runner<'_>, slot: &Point) -> (bool, u64) {
+    let Some(sla) = r.spec.run.sla.clone() else {
+        return (true, 0);
+    };
+    let series = slot.series();
+    let closed: Vec<&PointRecord> = r
+        .dir
+        .points()
+        .iter()
+        .filter(|x| series_of(&x.point_id) == series && x.status == PointStatus::Ok)
+        .collect();
+    let Some(best) = closed.iter().max_by(|a, b| a.tps.total_cmp(&b.tps)) else {
+        r.note(format!(
+            "{series}: no closed-loop point ran ok: no SLA search"
+        ));
+        return (true, 0);
+    };
+    let (peak, peak_threads) = (best.tps, best.threads);
+    let cap = r.limits.get(&slot.target).copied().unwrap_or(u32::MAX);
+    let threads = sla.threads_for(peak_threads).min(cap);
+    let mut used = 0;
+    loop {
+        let steps: Vec<Step> = r
+            .dir
+            .points()
+            .iter()
+            .filter(|x| {
+                crate::pipeline::plan::sla_rate_of(&x.point_id).is_some()
+                    && series_of(&x.point_id).rsplit_once('/').map(|s| s.0) == Some(series.as_str())
+            })
+            .map(|x| Step {
+                rate: x.rate,
+                meets: crate::pipeline::scaling::meets_sla(x, sla.p99_ms),
+            })
+            .collect();
+        match sla.next(peak, &steps) {
+            Next::Probe(rate) => {
+                used += 1;
+                if !r.point(&slot.at_rate(rate, threads)).await {
+                    return (false, used);
+                }
+            }
+            Next::Done(why) => {
+                let rates: Vec<u64> = steps.iter().map(|s| s.rate).collect();
+                r.note(format!(
+                    "{series}: SLA search done after {} rates ({rates:?}): {why}",
+                    rates.len()
+                ));
+                let key = format!("{series} sla");
+                if let Err(e) = log(r, &key, &rates, &why) {
+                    r.note(format!("warning: adaptive.json: {e:#}"));
+                }
+                return (true, used);
+            }
+        }
+    }
 }

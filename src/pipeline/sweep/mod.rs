@@ -68,7 +68,18 @@ pub fn plan(a: &SweepArgs) -> anyhow::Result<Exit> {
             a.from,
             a.to
         ),
+        None if spec.run.sla.is_some() => println!(
+            "sweep '{}': at most {} points",
+            spec.name,
+            plan.max_points(&spec)
+        ),
         None => println!("sweep '{}': {} points", spec.name, plan.points.len()),
+    }
+    if let Some(s) = &spec.run.sla {
+        println!(
+            "SLA search per native series after its closed-loop points: the highest open-loop rate with p99 ≤ {} ms, at most {} rates",
+            s.p99_ms, s.max_steps
+        );
     }
     for (i, p) in plan.points.iter().enumerate() {
         println!("  {:>4}  {}", i + 1, p.id);

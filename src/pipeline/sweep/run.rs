@@ -8,7 +8,7 @@ use super::{
 use crate::engine::exec::{self, IntervalStats, Observer, RunReport};
 use crate::engine::metrics::LatencySummary;
 use crate::exit::Exit;
-use crate::pipeline::plan::{Plan, Point};
+use crate::pipeline::plan::{Plan, Point, Slot};
 use crate::pipeline::preflight::{Finding, OnCapacity, Severity};
 use crate::pipeline::results::{r4, PointRecord, PointStatus, RunDir};
 use crate::pipeline::spec::target::{ConnInfo, TargetKind};
@@ -202,8 +202,8 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
     } else {
         String::new()
     };
-    let planned = if spec.run.auto.is_some() {
-        // Adaptive searches end when they have found the peak: count what they ran.
+    let planned = if plan.points.iter().any(Point::is_auto) {
+        // Adaptive searches end when they have found what they look for: count what ran.
         format!(
             "{} run (adaptive, at most {})",
             t.ok + t.failed + t.skipped,
@@ -303,11 +303,15 @@ async fn run_points(
     let mut left = plan.max_points(spec);
     for p in &plan.points {
         let go_on = if p.is_auto() {
-            let per_slot = spec.run.auto.as_ref().map_or(1, |a| a.max_points as u64);
-            let (go_on, used) = super::auto::expand(&mut r, p).await;
+            let per_slot = p.max_points(spec);
+            let (go_on, used) = match p.slot {
+                Slot::Sla => super::auto::sla(&mut r, p).await,
+                _ => super::auto::expand(&mut r, p).await,
+            };
             // A search that ended early frees the rest of its share of the bar.
+            let unused = per_slot.saturating_sub(used);
             r.bar
-                .set_length(r.bar.length().unwrap_or(0).saturating_sub(per_slot - used));
+                .set_length(r.bar.length().unwrap_or(0).saturating_sub(unused));
             left -= per_slot;
             go_on
         } else {
@@ -459,6 +463,7 @@ async fn run_one(
     bar: &ProgressBar,
     quiet: bool,
 ) {
+    rec.rate = if p.rate > 0 { p.rate } else { spec.run.rate };
     rec.status = PointStatus::Failed;
     if let Some(e) = &b.error {
         rec.error = e.clone();
@@ -529,7 +534,10 @@ async fn run_native(
     bar: &ProgressBar,
     quiet: bool,
 ) -> bool {
-    let o = point_options(spec, p.workload, p.threads, c);
+    let mut o = point_options(spec, p.workload, p.threads, c);
+    if p.rate > 0 {
+        o.rate = p.rate;
+    }
     let mut obs = PointObserver {
         bar,
         quiet,

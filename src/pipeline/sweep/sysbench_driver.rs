@@ -200,6 +200,7 @@ pub async fn run_point(
     r.started_at = rec.started_at.clone();
     r.server_version = rec.server_version.clone();
     r.run_id = rec.run_id.clone();
+    r.rate = rec.rate;
     r.client_cpu_s = (cpu * 1e4).round() / 1e4;
     *rec = r;
     Ok(parsed.intervals)
