@@ -135,38 +135,18 @@ fn screenshot_script_writes_a_png() {
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
 }
 
-/// A run directory with two series, three repeats each: `new` is 25 % slower at 8 threads
-/// and the same at 1 and 2.
-fn two_series_run(dir: &Path) -> PathBuf {
-    use sweepbench::pipeline::results::{PointRecord, PointStatus};
-    let run = dir.join("two");
+/// A run directory `name` holding `records` as its points.csv, reported against
+/// `old/default`.
+fn run_of(
+    dir: &Path,
+    name: &str,
+    records: &[sweepbench::pipeline::results::PointRecord],
+) -> PathBuf {
+    let run = dir.join(name);
     std::fs::create_dir_all(&run).unwrap();
     let mut w = csv::Writer::from_path(run.join("points.csv")).unwrap();
-    for (target, slow) in [("old", 1.0), ("new", 0.75)] {
-        for threads in [1u32, 2, 8] {
-            for repeat in 1..=3u32 {
-                let wobble = [1.0, 1.01, 0.99][repeat as usize - 1];
-                let k = if threads == 8 { slow } else { 1.0 };
-                let tps = 100.0 * threads as f64 * k * wobble;
-                w.serialize(PointRecord {
-                    point_id: format!("{target}/default/oltp_read_only/t{threads}/r{repeat}"),
-                    target: target.into(),
-                    config: "default".into(),
-                    workload: "oltp_read_only".into(),
-                    threads,
-                    repeat,
-                    status: PointStatus::Ok,
-                    transactions: 20_000,
-                    tps,
-                    qps: tps * 16.0,
-                    lat_avg_ms: 10.0 / k,
-                    lat_p95_ms: 20.0 / k / wobble,
-                    lat_p99_ms: Some(30.0 / k / wobble),
-                    ..PointRecord::default()
-                })
-                .unwrap();
-            }
-        }
+    for r in records {
+        w.serialize(r).unwrap();
     }
     w.flush().unwrap();
     sweepbench_ok(&[
@@ -176,6 +156,58 @@ fn two_series_run(dir: &Path) -> PathBuf {
         "old/default".as_ref(),
     ]);
     run
+}
+
+/// One ok point of oltp_read_only with these figures (p95 and p99 from the average).
+fn ok_point(
+    target: &str,
+    threads: u32,
+    repeat: u32,
+    tps: f64,
+    avg_ms: f64,
+    tail: (f64, f64),
+) -> sweepbench::pipeline::results::PointRecord {
+    sweepbench::pipeline::results::PointRecord {
+        point_id: format!("{target}/default/oltp_read_only/t{threads}/r{repeat}"),
+        target: target.into(),
+        config: "default".into(),
+        workload: "oltp_read_only".into(),
+        threads,
+        repeat,
+        status: sweepbench::pipeline::results::PointStatus::Ok,
+        transactions: 20_000,
+        tps,
+        qps: tps * 16.0,
+        lat_avg_ms: avg_ms,
+        lat_p95_ms: avg_ms * tail.0,
+        lat_p99_ms: Some(avg_ms * tail.1),
+        ..Default::default()
+    }
+}
+
+/// A run directory with two series, three repeats each: `new` is 25 % slower at 8 threads
+/// and the same at 1 and 2.
+fn two_series_run(dir: &Path) -> PathBuf {
+    let mut recs = Vec::new();
+    for (target, slow) in [("old", 1.0), ("new", 0.75)] {
+        for threads in [1u32, 2, 8] {
+            for repeat in 1..=3u32 {
+                let wobble = [1.0, 1.01, 0.99][repeat as usize - 1];
+                let k = if threads == 8 { slow } else { 1.0 };
+                let tps = 100.0 * threads as f64 * k * wobble;
+                // p95 = 20 / k / wobble and p99 = 30 / k / wobble, around an average of 10 / k.
+                recs.push(ok_point(
+                    target,
+                    threads,
+                    repeat,
+                    tps,
+                    10.0 / k,
+                    (2.0 / wobble, 3.0 / wobble),
+                ));
+            }
+        }
+    }
+    run_of(dir, "two", &recs)
 }
 
 #[test]
@@ -221,46 +253,26 @@ fn a_compared_report_shows_verdicts_bands_peaks_and_a_headline() {
 /// A run directory with two series on USL curves, three repeats of ten thread counts: `new`
 /// has three times the contention (σ 0.03 → 0.09).
 fn usl_run(dir: &Path) -> PathBuf {
-    use sweepbench::pipeline::results::{PointRecord, PointStatus};
-    let run = dir.join("usl");
-    std::fs::create_dir_all(&run).unwrap();
-    let mut w = csv::Writer::from_path(run.join("points.csv")).unwrap();
+    let mut recs = Vec::new();
     for (target, sigma) in [("old", 0.03), ("new", 0.09)] {
         for threads in [1u32, 2, 4, 8, 12, 16, 24, 32, 48, 64] {
             for repeat in 1..=3u32 {
                 let wobble = [1.0, 1.015, 0.985][repeat as usize - 1];
                 let n = threads as f64;
                 let tps = 1000.0 * n / (1.0 + sigma * (n - 1.0) + 0.0004 * n * (n - 1.0)) * wobble;
-                // Little's law, plus a tail.
-                let avg_ms = n / tps * 1e3;
-                w.serialize(PointRecord {
-                    point_id: format!("{target}/default/oltp_read_only/t{threads}/r{repeat}"),
-                    target: target.into(),
-                    config: "default".into(),
-                    workload: "oltp_read_only".into(),
+                // Little's law for the average, and a tail.
+                recs.push(ok_point(
+                    target,
                     threads,
                     repeat,
-                    status: PointStatus::Ok,
-                    transactions: (tps * 60.0) as u64,
                     tps,
-                    qps: tps * 16.0,
-                    lat_avg_ms: avg_ms,
-                    lat_p95_ms: avg_ms * 1.8,
-                    lat_p99_ms: Some(avg_ms * 2.5),
-                    ..PointRecord::default()
-                })
-                .unwrap();
+                    n / tps * 1e3,
+                    (1.8, 2.5),
+                ));
             }
         }
     }
-    w.flush().unwrap();
-    sweepbench_ok(&[
-        "report".as_ref(),
-        run.as_os_str(),
-        "--baseline".as_ref(),
-        "old/default".as_ref(),
-    ]);
-    run
+    run_of(dir, "usl", &recs)
 }
 
 /// The scaling model in a browser: its table for both series, the comparison of their

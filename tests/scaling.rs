@@ -45,8 +45,12 @@ fn peak(run: &Path) -> ((u32, f64), Vec<u32>) {
     (best, counts)
 }
 
+/// The two tests measure: one at a time, or each loads the other's server.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn auto_threads_find_the_fixed_lists_peak_with_fewer_points_and_report_a_model() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     // max_connections 300: the list's 256 threads fit; the search (to = 1024) runs with
     // what the server can take as its ceiling instead of being refused.
     let s = ManagedServer::start(&ServerSpec {
@@ -71,10 +75,20 @@ fn auto_threads_find_the_fixed_lists_peak_with_fewer_points_and_report_a_model()
         auto_counts.len() < 9,
         "auto measured {auto_counts:?}, the list 9 counts"
     );
-    let ratio = auto_at.max(fixed_at) as f64 / auto_at.min(fixed_at) as f64;
+    // A flat top has no single peak: the list's peak is every count within 5 % of its best
+    // (one run's noise), and auto's must lie within one doubling of that range.
+    let pts = load_points(&fixed).unwrap();
+    let best = pts.iter().map(|p| p.tps).fold(0.0, f64::max);
+    let top: Vec<u32> = pts
+        .iter()
+        .filter(|p| p.tps >= 0.95 * best)
+        .map(|p| p.threads)
+        .collect();
+    let (lo, hi) = (*top.iter().min().unwrap(), *top.iter().max().unwrap());
+    println!("list's top (within 5 %): {lo}..{hi}");
     assert!(
-        ratio <= 2.0,
-        "auto's peak at {auto_at} threads, the list's at {fixed_at} ({auto_counts:?})"
+        auto_at * 2 >= lo && auto_at <= hi * 2,
+        "auto's peak at {auto_at} threads, the list's top at {lo}..{hi} ({auto_counts:?})"
     );
     let log: serde_json::Value =
         serde_json::from_slice(&std::fs::read(auto.join("adaptive.json")).unwrap()).unwrap();
@@ -156,6 +170,7 @@ fn auto_threads_find_the_fixed_lists_peak_with_fewer_points_and_report_a_model()
 /// step up does not; the rate points stay out of the scaling tables.
 #[test]
 fn an_sla_search_returns_a_capacity_that_meets_it_and_a_step_above_that_does_not() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("results");
     let f = dir.path().join("sla.toml");

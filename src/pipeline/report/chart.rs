@@ -38,6 +38,34 @@ impl Line {
     }
 }
 
+/// The frame every chart shares: a caption and room for the axes' labels.
+fn frame<'a, 'b, DB: DrawingBackend>(
+    root: &'a DrawingArea<DB, plotters::coord::Shift>,
+    title: &'b str,
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut b = ChartBuilder::on(root);
+    b.caption(title, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(36)
+        .y_label_area_size(64);
+    b
+}
+
+/// The legend every chart shares, at `at`.
+fn draw_legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    at: SeriesLabelPosition,
+) where
+    DB::ErrorType: 'static,
+{
+    let _ = chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.3))
+        .position(at)
+        .draw();
+}
+
 /// Draws `lines` on `x_range` with markers, bands, marks and a legend; empty when there is
 /// nothing to draw. `x_label` formats the x axis' ticks (at most 10 of them).
 fn plot<X>(
@@ -70,12 +98,7 @@ where
     {
         let root = SVGBackend::with_string(&mut out, (720, 380)).into_drawing_area();
         let _ = root.fill(&WHITE);
-        let Ok(mut chart) = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(36)
-            .y_label_area_size(64)
-            .build_cartesian_2d(x_range(max_x), 0f64..max_y)
+        let Ok(mut chart) = frame(&root, title).build_cartesian_2d(x_range(max_x), 0f64..max_y)
         else {
             return String::new();
         };
@@ -151,12 +174,7 @@ where
                 ));
             }
         }
-        let _ = chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.3))
-            .position(legend)
-            .draw();
+        draw_legend(&mut chart, legend);
         let _ = root.present();
     }
     out
@@ -213,13 +231,7 @@ pub fn xy_svg(title: &str, x_desc: &str, y_desc: &str, lines: &[XyLine]) -> Stri
     {
         let root = SVGBackend::with_string(&mut out, (720, 380)).into_drawing_area();
         let _ = root.fill(&WHITE);
-        let Ok(mut chart) = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(36)
-            .y_label_area_size(64)
-            .build_cartesian_2d(0f64..max_x, 0f64..max_y)
-        else {
+        let Ok(mut chart) = frame(&root, title).build_cartesian_2d(0f64..max_x, 0f64..max_y) else {
             return String::new();
         };
         let _ = chart
@@ -260,12 +272,7 @@ pub fn xy_svg(title: &str, x_desc: &str, y_desc: &str, lines: &[XyLine]) -> Stri
                 ));
             }
         }
-        let _ = chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.3))
-            .position(SeriesLabelPosition::UpperLeft)
-            .draw();
+        draw_legend(&mut chart, SeriesLabelPosition::UpperLeft);
         let _ = root.present();
     }
     out

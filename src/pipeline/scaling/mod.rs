@@ -5,6 +5,7 @@
 
 pub mod usl;
 
+use crate::engine::metrics::median;
 use crate::pipeline::results::{PointRecord, PointStatus};
 use usl::Usl;
 
@@ -124,18 +125,6 @@ pub struct Scaling {
     pub curve: Vec<(u32, f64)>,
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n == 0 {
-        0.0
-    } else if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 /// Per thread count (ascending): median tps and median p99 (p95 where no p99), over ok points.
 fn medians(recs: &[&PointRecord]) -> Vec<(u32, f64, f64)> {
     let mut threads: Vec<u32> = recs.iter().map(|r| r.threads).collect();
@@ -145,12 +134,12 @@ fn medians(recs: &[&PointRecord]) -> Vec<(u32, f64, f64)> {
         .into_iter()
         .map(|t| {
             let at: Vec<&&PointRecord> = recs.iter().filter(|r| r.threads == t).collect();
-            let mut tps: Vec<f64> = at.iter().map(|r| r.tps).collect();
-            let mut lat: Vec<f64> = at
+            let tps: Vec<f64> = at.iter().map(|r| r.tps).collect();
+            let lat: Vec<f64> = at
                 .iter()
                 .map(|r| r.lat_p99_ms.unwrap_or(r.lat_p95_ms))
                 .collect();
-            (t, median(&mut tps), median(&mut lat))
+            (t, median(&tps), median(&lat))
         })
         .collect()
 }
