@@ -16,8 +16,8 @@ pub const MAX_ERROR_SHARE: f64 = 0.01;
 /// How the model is fitted and judged, stated in reports.
 pub const METHOD: &str = "Scaling model: the Universal Scalability Law X(N) = λN / (1 + σ(N−1) + \
 κN(N−1)) fitted by bounded least squares (λ > 0, 0 ≤ σ < 1, κ ≥ 0) to every ok point, repeats \
-included; client-bound points and points with ignored errors above 1 % of transactions are left \
-out. σ is contention (serialised work), κ coherency (crosstalk); the peak N* = √((1−σ)/κ). \
+included; points with ignored errors above 1 % of transactions are left out, and client-bound \
+points too unless fewer than 3 thread counts would remain (then kept, and flagged). σ is contention (serialised work), κ coherency (crosstalk); the peak N* = √((1−σ)/κ). \
 Intervals: 95 %, residual bootstrap (200 resamples). Fewer than 6 thread counts, R² below 0.9, a \
 peak beyond twice the largest thread count, σ held at 0 and a plateau after the peak are flagged. \
 Knee: where the fitted curve bends most (Kneedle). Latency knee: the first thread count whose \
@@ -224,13 +224,33 @@ pub fn analyse(series: &str, workload: &str, records: &[&PointRecord]) -> Scalin
         .collect();
     let mut left_out = Vec::new();
     let mut used: Vec<&PointRecord> = Vec::new();
+    let mut bound: Vec<&PointRecord> = Vec::new();
     for r in &ok {
-        let bound = r.client_cpu_pct >= crate::pipeline::report::CLIENT_BOUND_PCT;
         let errs = r.transactions > 0 && r.errors as f64 > MAX_ERROR_SHARE * r.transactions as f64;
-        match (bound, errs) {
-            (true, _) => left_out.push(format!("t{} r{}: client-bound", r.threads, r.repeat)),
-            (_, true) => left_out.push(format!("t{} r{}: errors above 1 %", r.threads, r.repeat)),
-            _ => used.push(r),
+        if errs {
+            left_out.push(format!("t{} r{}: errors above 1 %", r.threads, r.repeat));
+        } else if r.client_cpu_pct >= crate::pipeline::report::CLIENT_BOUND_PCT {
+            bound.push(r);
+        } else {
+            used.push(r);
+        }
+    }
+    // Client-bound points are left out while enough others remain to fit; where the client
+    // shares a small machine with the server nearly every point is, and the fit keeps them
+    // with a warning rather than say nothing.
+    let mut kept_bound = false;
+    let levels_of = |v: &[&PointRecord]| {
+        let mut l: Vec<u32> = v.iter().map(|r| r.threads).collect();
+        l.sort_unstable();
+        l.dedup();
+        l.len()
+    };
+    if levels_of(&used) < 3 && !bound.is_empty() {
+        used.extend(bound.iter().copied());
+        kept_bound = true;
+    } else {
+        for r in &bound {
+            left_out.push(format!("t{} r{}: client-bound", r.threads, r.repeat));
         }
     }
     let failed = records.len() - ok.len();
@@ -284,6 +304,12 @@ pub fn analyse(series: &str, workload: &str, records: &[&PointRecord]) -> Scalin
     (s.sigma, s.kappa, s.lambda, s.r2) = (Some(m.sigma), Some(m.kappa), Some(m.lambda), Some(r2));
     if let Some((sc, kc)) = intervals(&m, &data) {
         (s.sigma_ci, s.kappa_ci) = (Some(sc), Some(kc));
+    }
+    if kept_bound {
+        s.warnings.push(format!(
+            "fitted with {} client-bound point(s): without them fewer than 3 thread counts remain, and the client may have limited them",
+            bound.len()
+        ));
     }
     if levels.len() < MIN_LEVELS {
         s.warnings.push(format!(
@@ -453,8 +479,8 @@ mod tests {
         assert_eq!(
             s.left_out,
             [
-                "t1 r1: client-bound",
                 "t1 r2: errors above 1 %",
+                "t1 r1: client-bound",
                 "1 point(s) that did not run ok"
             ]
         );
@@ -591,5 +617,30 @@ mod tests {
         let c = sla_capacity(&refs, 10.0).unwrap();
         assert_eq!((c.rate, c.next_rate, c.steps), (Some(750), Some(875), 4));
         assert_eq!(c.p99_ms, Some(8.0));
+    }
+
+    #[test]
+    fn client_bound_points_are_kept_with_a_warning_when_too_few_remain() {
+        let truth = Usl {
+            sigma: 0.05,
+            kappa: 0.001,
+            lambda: 1000.0,
+        };
+        let mut recs = curve(&truth, &[1, 2, 4, 8], 0.01);
+        for r in recs.iter_mut().filter(|r| r.threads <= 4) {
+            r.client_cpu_pct = 70.0;
+        }
+        let refs: Vec<&PointRecord> = recs.iter().collect();
+        let s = analyse("a", "w", &refs);
+        assert!(s.sigma.is_some(), "{s:?}");
+        assert_eq!(s.points, 8);
+        assert!(s.left_out.is_empty(), "{:?}", s.left_out);
+        assert!(
+            s.warnings
+                .iter()
+                .any(|w| w.contains("fitted with 6 client-bound")),
+            "{:?}",
+            s.warnings
+        );
     }
 }
