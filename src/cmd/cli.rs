@@ -63,6 +63,10 @@ pub struct SweepFileArgs {
     /// Repeat to combine.
     #[arg(long, value_parser = crate::pipeline::spec::Filter::parse_only)]
     pub only: Vec<crate::pipeline::spec::Filter>,
+    /// Run the I-th of N disjoint parts of the plan (e.g. 1/4): whole target × config blocks,
+    /// an external target's blocks all in one part; `sweepbench merge` joins the parts' runs.
+    #[arg(long, value_parser = crate::pipeline::plan::parse_shard)]
+    pub shard: Option<(u32, u32)>,
 }
 
 pub use crate::pipeline::compare::Against;
@@ -257,6 +261,16 @@ pub enum Command {
         /// (tables, verdicts, scaling models) on stdout and write nothing.
         #[arg(long, value_enum, default_value = "files")]
         format: ReportFormat,
+    },
+    /// Join the run directories of the parts of one sharded sweep (`run --shard I/N`) into
+    /// one run that report, compare and history read as any other.
+    Merge {
+        /// The parts' run directories, every part once.
+        #[arg(required = true)]
+        run_dirs: Vec<PathBuf>,
+        /// The merged run directory to create.
+        #[arg(long)]
+        out: PathBuf,
     },
     /// Turn saved sysbench output (1.0.x, 0.5, 0.4) into a run directory that can be reported
     /// and compared like a live run.

@@ -40,6 +40,7 @@ fn sweep_args(
         file: sweep.file.unwrap_or_else(|| PathBuf::from("--url")),
         inline,
         only: sweep.only,
+        shard: sweep.shard,
         on_capacity: match on_capacity {
             cli::OnCapacity::Fail => preflight::OnCapacity::Fail,
             cli::OnCapacity::Skip => preflight::OnCapacity::Skip,
@@ -75,6 +76,18 @@ pub async fn run(cli: Cli) -> i32 {
                 threshold,
             )
             .await,
+        ),
+        Command::Merge { run_dirs, out } => finish(
+            "merge",
+            crate::pipeline::merge::merge(&run_dirs, &out).map(|()| {
+                println!(
+                    "merged {} parts into {}; report: {}",
+                    run_dirs.len(),
+                    out.display(),
+                    out.join("report.html").display()
+                );
+                Exit::Ok
+            }),
         ),
         Command::Import {
             logs,

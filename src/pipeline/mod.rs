@@ -11,6 +11,7 @@ pub mod filters;
 pub mod history;
 pub mod host;
 pub mod import;
+pub mod merge;
 pub mod nightly;
 pub mod plan;
 pub mod preflight;

@@ -209,6 +209,60 @@ impl Plan {
     }
 }
 
+/// `--shard I/N`: 1 ≤ I ≤ N.
+pub fn parse_shard(s: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("'{s}': expected I/N with 1 ≤ I ≤ N, e.g. 1/4");
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let (i, n): (u32, u32) = (
+        i.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if i == 0 || i > n {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
+impl Plan {
+    /// Keeps the `i`-th (1-based) of `n` disjoint parts: whole groups, dealt round-robin in
+    /// plan order. A managed target × config block is a group (each part starts its own
+    /// server); an external target is one group with all its configs, so two parts never load
+    /// one database at once. Returns how many groups there were.
+    pub fn shard(&mut self, spec: &SweepSpec, i: u32, n: u32) -> usize {
+        let managed = |t: &str| {
+            spec.targets.iter().any(|x| {
+                x.name == t
+                    && matches!(
+                        x.kind,
+                        crate::pipeline::spec::target::TargetKind::Managed(_)
+                    )
+            })
+        };
+        let group = |p: &Point| {
+            if managed(&p.target) {
+                format!("{}/{}", p.target, p.config)
+            } else {
+                p.target.clone()
+            }
+        };
+        let mut order: Vec<String> = Vec::new();
+        for p in &self.points {
+            let g = group(p);
+            if !order.contains(&g) {
+                order.push(g);
+            }
+        }
+        self.points.retain(|p| {
+            let k = order.iter().position(|g| *g == group(p)).unwrap_or(0);
+            k as u32 % n == i - 1
+        });
+        let kept: std::collections::BTreeSet<&str> =
+            self.points.iter().map(|p| p.target.as_str()).collect();
+        self.connections.retain(|t, _| kept.contains(t.as_str()));
+        order.len()
+    }
+}
+
 /// The `threads` of an auto slot.
 pub const AUTO: u32 = 0;
 
@@ -285,6 +339,7 @@ pub fn format_duration(s: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
     use std::path::Path;
 
     fn spec(extra_run: &str, tail: &str) -> SweepSpec {
@@ -515,6 +570,40 @@ mod tests {
         ] {
             let e = SweepSpec::parse(Path::new("p.toml"), &text(run)).unwrap_err();
             assert!(e.message.contains(says), "{run}: {e}");
+        }
+    }
+
+    /// `--shard I/N`: an external target's configs stay in one part (one database is never
+    /// loaded by two parts at once); a managed target's blocks are dealt one by one.
+    #[test]
+    fn shards_deal_whole_blocks_and_keep_an_external_target_together() {
+        let text = "name = \"p\"\n[run]\nworkloads = [\"oltp_read_only\"]\nthreads = [1, 8]\nrepeats = 1\n[[targets]]\nname = \"x\"\nurl = \"mysql://root@h\"\n[[targets]]\nname = \"m\"\nserver = {}\n[[configs]]\nname = \"c1\"\n[[configs]]\nname = \"c2\"\n";
+        let s = SweepSpec::parse(Path::new("p.toml"), text).unwrap();
+        let part = |i: u32, n: u32| {
+            let mut p = Plan::build(&s, &[]);
+            let groups = p.shard(&s, i, n);
+            let blocks: BTreeSet<String> = p
+                .points
+                .iter()
+                .map(|p| format!("{}/{}", p.target, p.config))
+                .collect();
+            (
+                groups,
+                blocks.into_iter().collect::<Vec<_>>(),
+                p.connections,
+            )
+        };
+        let (groups, one, conns) = part(1, 2);
+        assert_eq!(groups, 3);
+        assert_eq!(one, ["m/c2", "x/c1", "x/c2"]);
+        assert_eq!(conns.keys().collect::<Vec<_>>(), ["m", "x"]);
+        let (_, two, conns) = part(2, 2);
+        assert_eq!(two, ["m/c1"]);
+        assert_eq!(conns.keys().collect::<Vec<_>>(), ["m"]);
+        assert!(part(3, 3).1 == ["m/c2"]);
+        assert_eq!(parse_shard("2/4"), Ok((2, 4)));
+        for bad in ["0/2", "3/2", "1", "a/b", "1/0"] {
+            assert!(parse_shard(bad).is_err(), "{bad}");
         }
     }
 }

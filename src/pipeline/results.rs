@@ -215,6 +215,17 @@ fn csv_bytes<T: serde::Serialize>(header: &[&str], rows: &[T]) -> anyhow::Result
     w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))
 }
 
+/// points.csv and intervals.csv of `records` and `intervals`, as a run writes them.
+pub fn points_and_intervals_csv(
+    records: &[PointRecord],
+    intervals: &[IntervalRow],
+) -> anyhow::Result<(Vec<u8>, Vec<u8>)> {
+    Ok((
+        csv_bytes(POINT_COLUMNS, records)?,
+        csv_bytes(INTERVAL_COLUMNS, intervals)?,
+    ))
+}
+
 /// A point id as a file name.
 pub fn file_stem(point_id: &str) -> String {
     point_id.replace('/', "__")

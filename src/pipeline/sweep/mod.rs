@@ -29,6 +29,8 @@ pub struct SweepArgs {
     /// The sweep file's text when it comes from the command line (`run --url`), not a file.
     pub inline: Option<String>,
     pub only: Vec<Filter>,
+    /// `--shard I/N`: run only this part of the plan.
+    pub shard: Option<(u32, u32)>,
     pub on_capacity: OnCapacity,
     pub results_dir: PathBuf,
     pub quiet: bool,
@@ -48,7 +50,15 @@ pub(crate) fn load_spec(a: &SweepArgs) -> anyhow::Result<SweepSpec> {
 
 fn load(a: &SweepArgs) -> anyhow::Result<(SweepSpec, Plan)> {
     let spec = load_spec(a)?;
-    let plan = Plan::build(&spec, &a.only);
+    let mut plan = Plan::build(&spec, &a.only);
+    if let Some((i, n)) = a.shard {
+        let groups = plan.shard(&spec, i, n);
+        if plan.points.is_empty() {
+            anyhow::bail!(
+                "--shard {i}/{n}: the plan has {groups} block(s) to share out, so part {i} is empty; use at most {groups} parts"
+            );
+        }
+    }
     if plan.points.is_empty() {
         anyhow::bail!("{}: the filters leave no point to run", a.file.display());
     }

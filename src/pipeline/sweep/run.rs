@@ -165,6 +165,7 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
         (started_at, None),
         &host,
         None,
+        a.shard,
     ))?;
     let bar = if a.quiet {
         ProgressBar::hidden()
@@ -186,6 +187,7 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
         (started_at, Some(chrono::Utc::now())),
         &host,
         Some(&t),
+        a.shard,
     );
     if let Err(e) = dir.write_manifest(&end) {
         eprintln!("sweepbench run: {e:#}");
@@ -598,6 +600,7 @@ fn manifest(
     ),
     host: &serde_json::Value,
     t: Option<&Tally>,
+    shard: Option<(u32, u32)>,
 ) -> serde_json::Value {
     let targets: Vec<serde_json::Value> = spec
         .targets
@@ -627,6 +630,8 @@ fn manifest(
         "configs": spec.configs,
         "baseline": spec.baseline,
         "plan": plan.points.iter().map(|p| p.id.as_str()).collect::<Vec<_>>(),
+        // `--shard I/N`: this run is part I of N; `merge` checks the parts against this.
+        "shard": shard.map(|(i, n)| serde_json::json!({"index": i, "of": n})),
         "summary": t.map(|t| serde_json::json!({"ok": t.ok, "failed": t.failed, "skipped": t.skipped, "not_run": t.not_run, "interrupted": t.interrupted, "not_written": t.unwritten})),
     })
 }

@@ -1,0 +1,200 @@
+//! `sweepbench merge RUN_DIR… --out DIR`: the run directories of the parts of one sharded
+//! sweep (`run --shard I/N`) joined into one run that `report`, `compare` and `history` read
+//! as any other. Refuses parts of different sweep files, a missing, repeated or foreign part,
+//! and a point measured twice; writes nothing unless the whole merge succeeds.
+
+use crate::pipeline::results::{self, load_intervals, load_points};
+use anyhow::{bail, Context};
+use std::path::{Path, PathBuf};
+
+/// One part: its directory, manifest and sweep file.
+struct Part {
+    dir: PathBuf,
+    manifest: serde_json::Value,
+    sweep: String,
+    index: u64,
+    of: u64,
+}
+
+fn part(dir: &Path) -> anyhow::Result<Part> {
+    let read = |f: &str| {
+        std::fs::read(dir.join(f))
+            .with_context(|| format!("{}: no {f} (is it a run directory?)", dir.display()))
+    };
+    let manifest: serde_json::Value = serde_json::from_slice(&read("manifest.json")?)
+        .with_context(|| format!("{}: manifest.json", dir.display()))?;
+    let sweep = String::from_utf8_lossy(&read("sweep.toml")?).into_owned();
+    let shard = &manifest["shard"];
+    let (Some(index), Some(of)) = (shard["index"].as_u64(), shard["of"].as_u64()) else {
+        bail!(
+            "{}: not a part of a sharded sweep (its manifest has no shard; run it with --shard I/N)",
+            dir.display()
+        );
+    };
+    Ok(Part {
+        dir: dir.to_path_buf(),
+        manifest,
+        sweep,
+        index,
+        of,
+    })
+}
+
+/// Checks that `parts` are all the parts of one sweep, once each.
+fn check(parts: &[Part]) -> anyhow::Result<()> {
+    let first = &parts[0];
+    for p in &parts[1..] {
+        if p.sweep != first.sweep {
+            bail!(
+                "{} and {} were run from different sweep files (their sweep.toml differ): parts of one sweep only",
+                first.dir.display(),
+                p.dir.display()
+            );
+        }
+        if p.of != first.of {
+            bail!(
+                "{} is part {}/{} and {} part {}/{}: parts of one split only",
+                first.dir.display(),
+                first.index,
+                first.of,
+                p.dir.display(),
+                p.index,
+                p.of
+            );
+        }
+    }
+    for i in 1..=first.of {
+        let n = parts.iter().filter(|p| p.index == i).count();
+        if n == 0 {
+            bail!(
+                "part {i} of {} is missing: give every part's run directory",
+                first.of
+            );
+        }
+        if n > 1 {
+            bail!("part {i} of {} is given {n} times", first.of);
+        }
+    }
+    Ok(())
+}
+
+/// Copies every file under `from` into `to` (created), refusing to overwrite one.
+fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
+    let Ok(entries) = std::fs::read_dir(from) else {
+        return Ok(());
+    };
+    std::fs::create_dir_all(to).with_context(|| format!("creating {}", to.display()))?;
+    for e in entries {
+        let e = e?;
+        let dest = to.join(e.file_name());
+        if e.file_type()?.is_dir() {
+            copy_tree(&e.path(), &dest)?;
+        } else {
+            if dest.exists() {
+                bail!("{} comes from two parts", dest.display());
+            }
+            std::fs::copy(e.path(), &dest)
+                .with_context(|| format!("copying {}", e.path().display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Merges the run directories `dirs` into a new run directory `out`.
+pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<()> {
+    if out.exists() {
+        bail!(
+            "{} exists: give a new directory for the merged run",
+            out.display()
+        );
+    }
+    let mut parts = dirs
+        .iter()
+        .map(|d| part(d))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    check(&parts)?;
+    parts.sort_by_key(|p| p.index);
+    let mut points = Vec::new();
+    let mut intervals = Vec::new();
+    for p in &parts {
+        for r in load_points(&p.dir)? {
+            if points
+                .iter()
+                .any(|x: &results::PointRecord| x.point_id == r.point_id)
+            {
+                bail!("point {} was measured by two parts", r.point_id);
+            }
+            points.push(r);
+        }
+        intervals.extend(load_intervals(&p.dir)?);
+    }
+    // Built beside `out` and renamed into place: a failed merge leaves nothing.
+    let parent = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+    let work = tempfile::Builder::new()
+        .prefix(".merge-")
+        .tempdir_in(parent)
+        .with_context(|| format!("creating a directory in {}", parent.display()))?;
+    let w = work.path();
+    for p in &parts {
+        copy_tree(&p.dir.join("histograms"), &w.join("histograms"))?;
+        copy_tree(&p.dir.join("servers"), &w.join("servers"))?;
+    }
+    let (pcsv, icsv) = results::points_and_intervals_csv(&points, &intervals)?;
+    results::write_atomic(&w.join("points.csv"), &pcsv)?;
+    results::write_atomic(&w.join("intervals.csv"), &icsv)?;
+    results::write_atomic(&w.join("sweep.toml"), parts[0].sweep.as_bytes())?;
+    let mut manifest = parts[0].manifest.clone();
+    manifest["shard"] = serde_json::Value::Null;
+    manifest["run_id"] = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+        .into();
+    manifest["plan"] = parts
+        .iter()
+        .flat_map(|p| p.manifest["plan"].as_array().cloned().unwrap_or_default())
+        .collect::<Vec<_>>()
+        .into();
+    manifest["started_at"] = parts
+        .iter()
+        .filter_map(|p| p.manifest["started_at"].as_str())
+        .min()
+        .into();
+    manifest["ended_at"] = parts
+        .iter()
+        .filter_map(|p| p.manifest["ended_at"].as_str())
+        .max()
+        .into();
+    manifest["summary"] = serde_json::Value::Null;
+    manifest["shards"] = parts
+        .iter()
+        .map(|p| {
+            serde_json::json!({
+                "index": p.index,
+                "of": p.of,
+                "run_dir": p.dir.display().to_string(),
+                "run_id": p.manifest["run_id"],
+                "host": p.manifest["host"],
+                "summary": p.manifest["summary"],
+            })
+        })
+        .collect::<Vec<_>>()
+        .into();
+    results::write_atomic(
+        &w.join("manifest.json"),
+        serde_json::to_string_pretty(&manifest)?.as_bytes(),
+    )?;
+    let kept = work.keep();
+    std::fs::rename(&kept, out)
+        .with_context(|| format!("moving the merged run to {}", out.display()))?;
+    // The report names the run by its directory, so it is rendered in place.
+    if let Err(e) = crate::pipeline::report::write(out, None) {
+        let _ = std::fs::remove_dir_all(out);
+        return Err(e.context("rendering the merged run's report"));
+    }
+    Ok(())
+}
