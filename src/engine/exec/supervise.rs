@@ -156,6 +156,17 @@ impl<'a> Supervisor<'a> {
         hists: &mut mpsc::UnboundedReceiver<WorkerHist>,
         observer: &mut dyn Observer,
     ) {
+        // The deadline's own tick is left to the run's end (`report`): workers leaving at the
+        // deadline hand their last samples over only as they end, so a line printed now would
+        // count their events but show none of their latencies (a p95 of 0).
+        if self.o.time_s > 0
+            && self
+                .ctx
+                .deadline
+                .is_some_and(|d| Instant::now() + self.period / 4 >= d)
+        {
+            return;
+        }
         let now = self.handover(hists).await;
         // At the deadline's own tick workers are leaving because time is up, not because
         // they failed: report them as running, as sysbench does.
