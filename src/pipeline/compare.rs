@@ -21,7 +21,7 @@ pub struct Run {
 impl Run {
     pub fn load(dir: &Path) -> anyhow::Result<Run> {
         Ok(Run {
-            points: crate::pipeline::results::load_points(dir)?,
+            points: crate::pipeline::results::load_curve_points(dir)?,
             tps_samples: crate::pipeline::results::load_tps_samples(dir)?,
             host: crate::pipeline::host::load(dir),
         })

@@ -3,7 +3,7 @@
 
 use crate::engine::metrics::median;
 use crate::pipeline::nightly::runs;
-use crate::pipeline::results::{load_points, PointRecord, PointStatus};
+use crate::pipeline::results::{load_curve_points, PointRecord, PointStatus};
 use crate::pipeline::verdict::changepoint::{self, Shift};
 use crate::pipeline::verdict::ALPHA;
 use anyhow::bail;
@@ -88,7 +88,7 @@ pub fn history(
     let mut per_run: BTreeMap<Key, Vec<Option<f64>>> = BTreeMap::new();
     for (i, d) in dirs.iter().enumerate() {
         let mut groups: BTreeMap<Key, Vec<f64>> = BTreeMap::new();
-        for p in load_points(d)?
+        for p in load_curve_points(d)?
             .iter()
             .filter(|p| p.status == PointStatus::Ok)
         {

@@ -417,6 +417,15 @@ pub fn load_points(run: &Path) -> anyhow::Result<Vec<PointRecord>> {
 
 /// Per-second throughput samples of each point of a run (intervals.csv), keyed by point id.
 /// Empty when the run has none (imported logs, runs from before per-second sampling).
+/// The points of a run's scaling curves: every point but an SLA search's open-loop steps
+/// (`…/rate<R>/t<N>/r1`), which measure another thing at the same thread counts and must not
+/// be compared with closed-loop points.
+pub fn load_curve_points(run: &Path) -> anyhow::Result<Vec<PointRecord>> {
+    let mut v = load_points(run)?;
+    v.retain(|p| crate::pipeline::plan::sla_rate_of(&p.point_id).is_none());
+    Ok(v)
+}
+
 pub fn load_tps_samples(run: &Path) -> anyhow::Result<std::collections::HashMap<String, Vec<f64>>> {
     let mut out: std::collections::HashMap<String, Vec<f64>> = Default::default();
     for r in load_intervals(run)? {
@@ -558,6 +567,25 @@ mod tests {
             load_tps_samples(&dir.path).unwrap()["a/default/w/t2/r1"].len(),
             2
         );
+    }
+
+    /// compare and history read the scaling curve only: an SLA search's open-loop step at
+    /// 4 threads is not a closed-loop point at 4 threads.
+    #[test]
+    fn curve_points_leave_out_sla_steps() {
+        let d = tempfile::tempdir().unwrap();
+        let rec = |id: &str| PointRecord {
+            point_id: id.into(),
+            threads: 4,
+            ..PointRecord::default()
+        };
+        let recs = [rec("a/default/w/t4/r1"), rec("a/default/w/rate900/t4/r1")];
+        let (p, _) = points_and_intervals_csv(&recs, &[]).unwrap();
+        std::fs::write(d.path().join("points.csv"), p).unwrap();
+        assert_eq!(load_points(d.path()).unwrap().len(), 2);
+        let curve = load_curve_points(d.path()).unwrap();
+        assert_eq!(curve.len(), 1);
+        assert_eq!(curve[0].point_id, "a/default/w/t4/r1");
     }
 
     #[test]
