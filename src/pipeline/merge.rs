@@ -116,12 +116,10 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<()> {
     parts.sort_by_key(|p| p.index);
     let mut points = Vec::new();
     let mut intervals = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for p in &parts {
         for r in load_points(&p.dir)? {
-            if points
-                .iter()
-                .any(|x: &results::PointRecord| x.point_id == r.point_id)
-            {
+            if !seen.insert(r.point_id.clone()) {
                 bail!("point {} was measured by two parts", r.point_id);
             }
             points.push(r);

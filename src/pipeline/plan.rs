@@ -268,7 +268,7 @@ pub const AUTO: u32 = 0;
 
 impl Point {
     /// A slot (of `threads = "auto"` or an SLA search), not a measurement.
-    pub fn is_auto(&self) -> bool {
+    pub fn is_slot(&self) -> bool {
         self.slot != Slot::Point
     }
 
@@ -485,7 +485,7 @@ mod tests {
                 "b/default/oltp_read_only/auto/r2",
             ]
         );
-        assert!(p.points.iter().all(Point::is_auto));
+        assert!(p.points.iter().all(Point::is_slot));
         assert_eq!(p.points[0].at(12).id, "a/default/oltp_read_only/t12/r1");
         assert_eq!(p.points[0].series(), "a/default/oltp_read_only");
         assert_eq!(p.connections["a"], 1024);

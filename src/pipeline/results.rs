@@ -89,6 +89,13 @@ pub struct PointRecord {
     pub rate: u64,
 }
 
+impl PointRecord {
+    /// An SLA search's open-loop step (`…/rate<R>/t<N>/r1`), not a point of a scaling curve.
+    pub fn is_sla_step(&self) -> bool {
+        crate::pipeline::plan::sla_rate_of(&self.point_id).is_some()
+    }
+}
+
 /// One row of intervals.csv: a point's figures over one second (sysbench's interval line).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct IntervalRow {
@@ -422,7 +429,7 @@ pub fn load_points(run: &Path) -> anyhow::Result<Vec<PointRecord>> {
 /// be compared with closed-loop points.
 pub fn load_curve_points(run: &Path) -> anyhow::Result<Vec<PointRecord>> {
     let mut v = load_points(run)?;
-    v.retain(|p| crate::pipeline::plan::sla_rate_of(&p.point_id).is_none());
+    v.retain(|p| !p.is_sla_step());
     Ok(v)
 }
 

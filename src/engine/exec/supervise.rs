@@ -158,27 +158,17 @@ impl<'a> Supervisor<'a> {
     ) {
         // The deadline's own tick is left to the run's end (`report`): workers leaving at the
         // deadline hand their last samples over only as they end, so a line printed now would
-        // count their events but show none of their latencies (a p95 of 0).
-        if self.o.time_s > 0
-            && self
-                .ctx
-                .deadline
-                .is_some_and(|d| Instant::now() + self.period / 4 >= d)
+        // count their events but show none of their latencies (a p95 of 0). `report` also
+        // counts the leaving workers as running, as sysbench does.
+        if self
+            .ctx
+            .deadline
+            .is_some_and(|d| Instant::now() + self.period / 4 >= d)
         {
             return;
         }
         let now = self.handover(hists).await;
-        // At the deadline's own tick workers are leaving because time is up, not because
-        // they failed: report them as running, as sysbench does.
-        let running = if self
-            .ctx
-            .deadline
-            .is_some_and(|d| now + self.period / 4 >= d)
-        {
-            self.threads
-        } else {
-            self.threads - self.finished
-        };
+        let running = self.threads - self.finished;
         let s = self
             .iv
             .report(now, &self.ctx.live, running as u32, self.ctx.pacer.as_ref());

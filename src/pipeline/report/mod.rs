@@ -335,7 +335,7 @@ impl ReportModel {
         // `add_sla`, not to the tables.
         let closed: Vec<PointRecord> = all_records
             .iter()
-            .filter(|r| crate::pipeline::plan::sla_rate_of(&r.point_id).is_none())
+            .filter(|r| !r.is_sla_step())
             .cloned()
             .collect();
         let records = closed.as_slice();
@@ -645,9 +645,7 @@ impl ReportModel {
                 let recs: Vec<&PointRecord> = all_records
                     .iter()
                     .filter(|r| {
-                        crate::pipeline::plan::sla_rate_of(&r.point_id).is_some()
-                            && r.workload == m.workload
-                            && series_of(r) == m.series
+                        r.is_sla_step() && r.workload == m.workload && series_of(r) == m.series
                     })
                     .collect();
                 m.sla = scaling::sla_capacity(&recs, p99_ms);

@@ -13,6 +13,12 @@ use usl::Usl;
 pub const MIN_LEVELS: usize = 6;
 /// A point with ignored errors above this share of its transactions is left out of the fit.
 pub const MAX_ERROR_SHARE: f64 = 0.01;
+/// A point whose ignored errors pass `MAX_ERROR_SHARE` of its transactions: left out of a
+/// fit, and not meeting an SLA.
+pub fn too_many_errors(r: &PointRecord) -> bool {
+    r.transactions > 0 && r.errors as f64 > MAX_ERROR_SHARE * r.transactions as f64
+}
+
 /// How the model is fitted and judged, stated in reports.
 pub const METHOD: &str = "Scaling model: the Universal Scalability Law X(N) = λN / (1 + σ(N−1) + \
 κN(N−1)) fitted by bounded least squares (λ > 0, 0 ≤ σ < 1, κ ≥ 0) to every ok point, repeats \
@@ -46,11 +52,10 @@ pub struct SlaCapacity {
 /// are a Poisson stream, so "kept up" allows three standard deviations of their count below
 /// the rate (5 % at 1,000/s for 3 s, 1.2 % for 60 s) and never more than 1 % on top.
 pub fn meets_sla(r: &PointRecord, p99_ms: f64) -> bool {
-    let errors = r.transactions > 0 && r.errors as f64 > MAX_ERROR_SHARE * r.transactions as f64;
     let expected = r.rate as f64 * r.duration_s.max(1e-9);
     let slack = (3.0 / expected.sqrt()).max(0.01);
     r.status == PointStatus::Ok
-        && !errors
+        && !too_many_errors(r)
         && r.rate > 0
         && r.tps >= r.rate as f64 * (1.0 - slack)
         && r.lat_p99_ms.is_some_and(|l| l <= p99_ms)
@@ -185,16 +190,13 @@ fn quantile(v: &[f64], p: f64) -> f64 {
 /// residuals (a fixed seed, so a report is reproducible).
 fn intervals(m: &Usl, data: &[(f64, f64)]) -> Option<([f64; 2], [f64; 2])> {
     let resid: Vec<f64> = data.iter().map(|&(n, x)| x - m.throughput(n)).collect();
-    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut rng = crate::engine::workload::rand::Rng::seeded(1);
     let (mut s, mut k) = (Vec::new(), Vec::new());
     for _ in 0..RESAMPLES {
         let sample: Vec<(f64, f64)> = data
             .iter()
             .map(|&(n, _)| {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                let r = resid[(seed % resid.len() as u64) as usize];
+                let r = resid[(rng.next_u64() % resid.len() as u64) as usize];
                 (n, (m.throughput(n) + r).max(f64::MIN_POSITIVE))
             })
             .collect();
@@ -226,8 +228,7 @@ pub fn analyse(series: &str, workload: &str, records: &[&PointRecord]) -> Scalin
     let mut used: Vec<&PointRecord> = Vec::new();
     let mut bound: Vec<&PointRecord> = Vec::new();
     for r in &ok {
-        let errs = r.transactions > 0 && r.errors as f64 > MAX_ERROR_SHARE * r.transactions as f64;
-        if errs {
+        if too_many_errors(r) {
             left_out.push(format!("t{} r{}: errors above 1 %", r.threads, r.repeat));
         } else if r.client_cpu_pct >= crate::pipeline::report::CLIENT_BOUND_PCT {
             bound.push(r);

@@ -212,6 +212,11 @@ fn element_span(text: &str, span: Range<usize>, i: usize) -> Option<Range<usize>
     Some((s.start as isize + shift) as usize..(s.end as isize + shift) as usize)
 }
 
+/// A share strictly between 0 and 1 (a sweep file's `drop`, `resolution`).
+fn fraction(x: f64) -> bool {
+    x > 0.0 && x < 1.0
+}
+
 fn unknown_field_hint(message: &str) -> String {
     let Some(rest) = message.strip_prefix("unknown field `") else {
         return message.to_string();
@@ -538,7 +543,7 @@ impl SweepSpec {
                     return Err(bad("p99_ms must be above 0".into()));
                 }
                 let resolution = s.resolution.map_or(0.05, raw::Num::get);
-                if !(resolution > 0.0 && resolution < 1.0) {
+                if !fraction(resolution) {
                     return Err(bad("resolution is a fraction between 0 and 1".into()));
                 }
                 Ok(Some(crate::pipeline::adaptive::Sla {
@@ -609,7 +614,6 @@ impl SweepSpec {
                 a.from, a.to
             )));
         }
-        let fraction = |x: f64| x > 0.0 && x < 1.0;
         if !fraction(a.drop) || !fraction(a.resolution) {
             return Err(bad(
                 "drop and resolution are fractions between 0 and 1 (0.1 is 10 %)".into(),

@@ -7,7 +7,6 @@ use super::run::Runner;
 use crate::pipeline::adaptive::{Next, Probe, Step};
 use crate::pipeline::plan::{series_of, Point};
 use crate::pipeline::results::{PointRecord, PointStatus};
-use crate::pipeline::scaling::MAX_ERROR_SHARE;
 
 /// Repeat `repeat`'s records of `series`, in the order they ran.
 fn records<'a>(all: &'a [PointRecord], series: &str, repeat: u32) -> Vec<&'a PointRecord> {
@@ -17,12 +16,11 @@ fn records<'a>(all: &'a [PointRecord], series: &str, repeat: u32) -> Vec<&'a Poi
 }
 
 fn probe(r: &PointRecord) -> Probe {
-    let errors = r.transactions > 0 && r.errors as f64 > MAX_ERROR_SHARE * r.transactions as f64;
     Probe {
         threads: r.threads,
         tps: r.tps,
         p99_ms: r.lat_p99_ms,
-        clean: r.status == PointStatus::Ok && !errors,
+        clean: r.status == PointStatus::Ok && !crate::pipeline::scaling::too_many_errors(r),
     }
 }
 
@@ -130,7 +128,7 @@ pub(super) async fn sla(r: &mut Runner<'_>, slot: &Point) -> (bool, u64) {
             .points()
             .iter()
             .filter(|x| {
-                crate::pipeline::plan::sla_rate_of(&x.point_id).is_some()
+                x.is_sla_step()
                     && series_of(&x.point_id).rsplit_once('/').map(|s| s.0) == Some(series.as_str())
             })
             .map(|x| Step {

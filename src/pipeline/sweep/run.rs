@@ -204,7 +204,7 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
     } else {
         String::new()
     };
-    let planned = if plan.points.iter().any(Point::is_auto) {
+    let planned = if plan.points.iter().any(Point::is_slot) {
         // Adaptive searches end when they have found what they look for: count what ran.
         format!(
             "{} run (adaptive, at most {})",
@@ -304,7 +304,7 @@ async fn run_points(
     crate::interrupt::install();
     let mut left = plan.max_points(spec);
     for p in &plan.points {
-        let go_on = if p.is_auto() {
+        let go_on = if p.is_slot() {
             let per_slot = p.max_points(spec);
             let (go_on, used) = match p.slot {
                 Slot::Sla => super::auto::sla(&mut r, p).await,
