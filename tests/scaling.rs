@@ -237,3 +237,38 @@ fn an_sla_search_returns_a_capacity_that_meets_it_and_a_step_above_that_does_not
     let md = std::fs::read_to_string(run.join("report.md")).unwrap();
     assert!(md.contains("capacity at p99 ≤ 5 ms"), "{md}");
 }
+
+/// An SLA step far above what its threads can serve overflows the arrival queue (sysbench's
+/// FATAL): the search takes it as a miss and the sweep does not fail for it.
+#[test]
+fn an_sla_step_that_overflows_the_arrival_queue_is_a_miss_not_a_failed_sweep() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    let f = dir.path().join("slaq.toml");
+    // The peak is measured at 16 threads; the first step asks one thread for it for 12 s,
+    // so arrivals pile up far beyond the 131,072 the queue holds.
+    std::fs::write(
+        &f,
+        "name = \"slaq\"\n[data]\ntables = 1\ntable_size = 10000\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [16]\nduration = \"12s\"\nwarmup = \"1s\"\nrepeats = 1\nrates = \"auto\"\nsla = { p99_ms = 1000, threads = 1, max_steps = 2 }\n[[targets]]\nname = \"local\"\nserver = {}\n",
+    )
+    .unwrap();
+    let out = assert_cmd::Command::cargo_bin("sweepbench")
+        .unwrap()
+        .args(["run", f.to_str().unwrap(), "--results-dir"])
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let pts = load_points(&latest_run(&results, "slaq").unwrap()).unwrap();
+    let first = pts.iter().find(|p| p.rate > 0).expect("an SLA step ran");
+    assert_eq!(first.status, PointStatus::Failed, "{first:?}");
+    assert!(first.error.contains("event queue is full"), "{first:?}");
+    assert!(!sweepbench::pipeline::scaling::meets_sla(first, 1000.0));
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains(" 0 failed ("), "{s}");
+    assert!(
+        s.contains("SLA step(s) overloaded the server: misses, not failures"),
+        "{s}"
+    );
+}

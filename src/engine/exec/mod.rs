@@ -20,6 +20,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
+/// The FATAL line of a `--rate` run whose arrivals outrun the workers (sysbench's words).
+pub const QUEUE_FULL: &str = "FATAL: The event queue is full. This means the worker threads are unable to keep up with the specified event generation rate";
+
 /// Figures of one report interval (sysbench's interval line).
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct IntervalStats {

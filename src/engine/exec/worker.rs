@@ -155,7 +155,7 @@ fn run(
                 }
                 let now = Instant::now();
                 if p.overflowed((now - ctx.start).as_nanos() as u64) {
-                    ctx.set_fatal("FATAL: The event queue is full. This means the worker threads are unable to keep up with the specified event generation rate".into());
+                    ctx.set_fatal(super::QUEUE_FULL.into());
                     break;
                 }
                 sleep_until(&ctx, at);

@@ -204,18 +204,26 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
     } else {
         String::new()
     };
+    let overloaded = if t.overloaded > 0 {
+        format!(
+            " ({} SLA step(s) overloaded the server: misses, not failures)",
+            t.overloaded
+        )
+    } else {
+        String::new()
+    };
     let planned = if plan.points.iter().any(Point::is_slot) {
         // Adaptive searches end when they have found what they look for: count what ran.
         format!(
             "{} run (adaptive, at most {})",
-            t.ok + t.failed + t.skipped,
+            t.ok + t.failed + t.overloaded + t.skipped,
             plan.max_points(&spec)
         )
     } else {
         format!("{} planned", plan.points.len())
     };
     println!(
-        "sweep '{}': {} ok, {} failed, {} skipped{not_run} of {planned}; results in {}{report}",
+        "sweep '{}': {} ok, {} failed{overloaded}, {} skipped{not_run} of {planned}; results in {}{report}",
         spec.name,
         t.ok,
         t.failed,
@@ -264,6 +272,9 @@ pub(super) struct Tally {
     /// writable).
     not_run: u32,
     interrupted: bool,
+    /// SLA search steps whose arrivals overflowed the queue: recorded failed (they miss the
+    /// SLA) but not counted as failed points.
+    overloaded: u32,
     /// Points measured whose record could not be written (a full disk): their figures, kept
     /// for the summary so they are not lost.
     unwritten: Vec<String>,
@@ -418,6 +429,15 @@ impl Runner<'_> {
                         ),
                     );
                 }
+            }
+            PointStatus::Failed if p.rate > 0 && rec.error == exec::QUEUE_FULL => {
+                // An SLA step the server could not keep up with: the search's answer "too
+                // fast", not a broken point.
+                self.t.overloaded += 1;
+                self.note(format!(
+                    "{}: {} arrivals/s overflowed the arrival queue: misses the SLA",
+                    p.id, p.rate
+                ));
             }
             PointStatus::Failed => {
                 self.t.failed += 1;
@@ -632,6 +652,6 @@ fn manifest(
         "plan": plan.points.iter().map(|p| p.id.as_str()).collect::<Vec<_>>(),
         // `--shard I/N`: this run is part I of N; `merge` checks the parts against this.
         "shard": shard.map(|(i, n)| serde_json::json!({"index": i, "of": n})),
-        "summary": t.map(|t| serde_json::json!({"ok": t.ok, "failed": t.failed, "skipped": t.skipped, "not_run": t.not_run, "interrupted": t.interrupted, "not_written": t.unwritten})),
+        "summary": t.map(|t| serde_json::json!({"ok": t.ok, "failed": t.failed, "sla_overloaded": t.overloaded, "skipped": t.skipped, "not_run": t.not_run, "interrupted": t.interrupted, "not_written": t.unwritten})),
     })
 }
