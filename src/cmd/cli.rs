@@ -308,6 +308,21 @@ pub enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
         command: Vec<String>,
     },
+    /// One client process of a multi-client point (`[run] clients`): started by `run`
+    /// (its task on standard input) or as a Kubernetes Job's pod (`--tasks`); speaks JSON lines.
+    #[command(hide = true)]
+    Agent {
+        /// A JSON list of every client's task (a mounted ConfigMap); default: the task is read
+        /// from standard input.
+        #[arg(long, requires = "start_file")]
+        tasks: Option<PathBuf>,
+        /// This client's index in --tasks; default: $JOB_COMPLETION_INDEX.
+        #[arg(long, requires = "tasks")]
+        index: Option<u32>,
+        /// A file that will hold the start instant (Unix ns), written by the controller.
+        #[arg(long, requires = "tasks")]
+        start_file: Option<PathBuf>,
+    },
     /// Print a shell completion script, e.g. `sweepbench completions bash >
     /// /etc/bash_completion.d/sweepbench`.
     Completions {
@@ -346,7 +361,8 @@ mod tests {
             .unwrap();
         let man = String::from_utf8(man).unwrap();
         assert!(man.contains(".TH sweepbench 1"), "{man}");
-        for sub in Cli::command().get_subcommands() {
+        // Internal commands (agent) are hidden from the manual, as from --help.
+        for sub in Cli::command().get_subcommands().filter(|s| !s.is_hide_set()) {
             let name = sub.get_name();
             assert!(
                 bash.contains(&format!("sweepbench__subcmd__{name}")),

@@ -77,6 +77,39 @@ pub async fn run(cli: Cli) -> i32 {
             )
             .await,
         ),
+        Command::Agent {
+            tasks,
+            index,
+            start_file,
+        } => {
+            use crate::pipeline::clients::agent::{serve, Source};
+            let from = match (tasks, start_file) {
+                (Some(tasks), Some(start)) => {
+                    let index = index.or_else(|| {
+                        std::env::var("JOB_COMPLETION_INDEX")
+                            .ok()
+                            .and_then(|v| v.parse().ok())
+                    });
+                    match index {
+                        Some(index) => Source::Files {
+                            tasks,
+                            index,
+                            start,
+                        },
+                        None => {
+                            return finish(
+                                "agent",
+                                Err(anyhow::anyhow!(
+                                    "--tasks needs --index or $JOB_COMPLETION_INDEX"
+                                )),
+                            )
+                        }
+                    }
+                }
+                _ => Source::Stdin,
+            };
+            finish("agent", serve(from).await)
+        }
         Command::Merge { run_dirs, out } => finish(
             "merge",
             crate::pipeline::merge::merge(&run_dirs, &out).map(|()| {

@@ -65,6 +65,8 @@ struct Key {
     /// Native points and sysbench-driven ones are different series.
     driver: String,
     workload: String,
+    /// Client processes per point: another client count is another series.
+    clients: u32,
     threads: u32,
 }
 
@@ -75,8 +77,12 @@ impl Key {
         } else {
             format!("{}/", self.driver)
         };
+        let c = match self.clients {
+            1 => String::new(),
+            k => format!("c{k}/"),
+        };
         format!(
-            "{}/{}/{d}{}/t{}",
+            "{}/{}/{d}{}/{c}t{}",
             self.target, self.config, self.workload, self.threads
         )
     }
@@ -120,6 +126,7 @@ fn sides(run: &Run, map: &[(String, String)]) -> BTreeMap<Key, Sides> {
                     String::new()
                 },
                 workload: r.workload.clone(),
+                clients: r.client_count(),
                 threads: r.threads,
             })
             .or_default();

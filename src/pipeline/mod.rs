@@ -6,6 +6,7 @@
 //! holds what unattended runs need.
 
 pub mod adaptive;
+pub mod clients;
 pub mod compare;
 pub mod filters;
 pub mod history;

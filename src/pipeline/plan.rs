@@ -22,6 +22,9 @@ pub struct Point {
     /// Open-loop arrivals per second of an SLA search's point; 0 otherwise.
     pub rate: u64,
     pub slot: Slot,
+    /// Client processes the threads are split over (`[run] clients`); ids name it when
+    /// above 1 (`…/workload/c2/t8/r1`), so each client count is its own series.
+    pub clients: u32,
 }
 
 /// What a plan entry stands for.
@@ -82,10 +85,19 @@ impl Plan {
                         drivers.reverse();
                     }
                     for &w in &spec.run.workloads {
-                        for &n in &counts {
-                            if !keep(&t.name, &c.name, w, n) {
+                        for (&n, &k) in counts
+                            .iter()
+                            .flat_map(|n| spec.run.clients.iter().map(move |k| (n, k)))
+                        {
+                            // Every client process needs a thread.
+                            if !keep(&t.name, &c.name, w, n) || (n != AUTO && n < k) {
                                 continue;
                             }
+                            let cl = if k > 1 {
+                                format!("c{k}/")
+                            } else {
+                                String::new()
+                            };
                             for d in &drivers {
                                 let driver = if spec.run.driver_in_ids() {
                                     format!("{d}/")
@@ -99,7 +111,7 @@ impl Plan {
                                 };
                                 pts.push(Point {
                                     id: format!(
-                                        "{}/{}/{driver}{}/{at}/r{r}",
+                                        "{}/{}/{driver}{}/{cl}{at}/r{r}",
                                         t.name,
                                         c.name,
                                         w.name()
@@ -116,6 +128,7 @@ impl Plan {
                                     } else {
                                         Slot::Point
                                     },
+                                    clients: k,
                                 });
                             }
                         }
@@ -132,17 +145,30 @@ impl Plan {
                             } else {
                                 ""
                             };
-                            pts.push(Point {
-                                id: format!("{}/{}/{driver}{}/sla/r1", t.name, c.name, w.name()),
-                                target: t.name.clone(),
-                                config: c.name.clone(),
-                                workload: w,
-                                threads: AUTO,
-                                repeat: 1,
-                                driver: "native".into(),
-                                rate: 0,
-                                slot: Slot::Sla,
-                            });
+                            for &k in &spec.run.clients {
+                                let cl = if k > 1 {
+                                    format!("c{k}/")
+                                } else {
+                                    String::new()
+                                };
+                                pts.push(Point {
+                                    id: format!(
+                                        "{}/{}/{driver}{}/{cl}sla/r1",
+                                        t.name,
+                                        c.name,
+                                        w.name()
+                                    ),
+                                    target: t.name.clone(),
+                                    config: c.name.clone(),
+                                    workload: w,
+                                    threads: AUTO,
+                                    repeat: 1,
+                                    driver: "native".into(),
+                                    rate: 0,
+                                    slot: Slot::Sla,
+                                    clients: k,
+                                });
+                            }
                         }
                     }
                     per_repeat.push(pts);

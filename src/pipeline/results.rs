@@ -87,9 +87,21 @@ pub struct PointRecord {
     /// a closed loop.
     #[serde(default)]
     pub rate: u64,
+    /// Client processes that measured the point together (`[run] clients`); 0 in files
+    /// written before the column existed, which means one.
+    #[serde(default)]
+    pub clients: u32,
+    /// With several clients: the spread of their actual start instants, ms.
+    #[serde(default)]
+    pub start_skew_ms: Option<f64>,
 }
 
 impl PointRecord {
+    /// Client processes that measured the point (1 for files without the column).
+    pub fn client_count(&self) -> u32 {
+        self.clients.max(1)
+    }
+
     /// An SLA search's open-loop step (`…/rate<R>/t<N>/r1`), not a point of a scaling curve.
     pub fn is_sla_step(&self) -> bool {
         crate::pipeline::plan::sla_rate_of(&self.point_id).is_some()
@@ -501,6 +513,8 @@ pub const POINT_COLUMNS: &[&str] = &[
     "server_cpu_s",
     "errors_by_code",
     "rate",
+    "clients",
+    "start_skew_ms",
 ];
 
 const INTERVAL_COLUMNS: &[&str] = &[

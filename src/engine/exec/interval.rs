@@ -42,6 +42,14 @@ impl Intervals {
         metrics::merge(&mut self.total, h);
     }
 
+    /// The last closed interval and its histogram.
+    pub fn last(&self) -> (&IntervalStats, &TotalHist) {
+        (
+            self.series.last().expect("an interval was closed"),
+            self.hists.last().expect("an interval was closed"),
+        )
+    }
+
     /// Seconds since the last report.
     pub fn since_last(&self, now: Instant) -> f64 {
         now.saturating_duration_since(self.last_t).as_secs_f64()

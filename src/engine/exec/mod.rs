@@ -24,7 +24,7 @@ use tokio::sync::mpsc;
 pub const QUEUE_FULL: &str = "FATAL: The event queue is full. This means the worker threads are unable to keep up with the specified event generation rate";
 
 /// Figures of one report interval (sysbench's interval line).
-#[derive(Debug, Clone, Default, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct IntervalStats {
     /// Seconds since measurement started, at the tick.
     pub t_s: f64,
@@ -76,6 +76,10 @@ pub struct RunReport {
 pub trait Observer {
     fn threads_started(&mut self) {}
     fn interval(&mut self, _s: &IntervalStats) {}
+    /// An interval with the histogram of its events alone (what a client process streams).
+    fn interval_hist(&mut self, s: &IntervalStats, _h: &TotalHist) {
+        self.interval(s)
+    }
     /// A `--report-checkpoints` report at `t_s` seconds: figures since the previous one.
     fn checkpoint(&mut self, _t_s: f64, _r: &RunReport) {}
 }
@@ -199,6 +203,17 @@ impl Drop for Teardown {
 /// Runs the workload as `o` describes and returns what was measured. Errors before the start
 /// (connect, prepare) are returned as errors; a fatal error during the run is in the report.
 pub async fn run(o: &EngineConfig, observer: &mut dyn Observer) -> anyhow::Result<RunReport> {
+    run_at(o, observer, async { Ok(()) }).await
+}
+
+/// As `run`, but once every connection is open and prepared the workers wait for `start`
+/// before the clock starts: the client processes of one point start together. An error from
+/// `start` ends the run before any event.
+pub async fn run_at(
+    o: &EngineConfig,
+    observer: &mut dyn Observer,
+    start: impl std::future::Future<Output = anyhow::Result<()>>,
+) -> anyhow::Result<RunReport> {
     crate::interrupt::install();
     let seed = crate::engine::workload::rand::effective_seed(o.rand_seed);
     let stop = Arc::new(AtomicBool::new(false));
@@ -217,6 +232,7 @@ pub async fn run(o: &EngineConfig, observer: &mut dyn Observer) -> anyhow::Resul
     };
     let mut inbox = start_workers(&cfg, &go, seed, threads)?;
     inbox.wait_ready(threads).await?;
+    start.await?;
     let start = Instant::now();
     let measure_start = start + Duration::from_secs(o.warmup_s);
     let ctx = Arc::new(RunCtx {

@@ -169,10 +169,10 @@ impl<'a> Supervisor<'a> {
         }
         let now = self.handover(hists).await;
         let running = self.threads - self.finished;
-        let s = self
-            .iv
+        self.iv
             .report(now, &self.ctx.live, running as u32, self.ctx.pacer.as_ref());
-        observer.interval(s);
+        let (s, h) = self.iv.last();
+        observer.interval_hist(s, h);
     }
 
     /// A `--report-checkpoints` report: everything since the previous one, which it resets.
@@ -256,10 +256,10 @@ impl<'a> Supervisor<'a> {
         if o.report_interval_s > 0
             && (ends_on_tick || self.iv.since_last(end) >= period.as_secs_f64() * 0.95)
         {
-            let s = self
-                .iv
+            self.iv
                 .report(end, &ctx.live, threads as u32, ctx.pacer.as_ref());
-            observer.interval(s);
+            let (s, h) = self.iv.last();
+            observer.interval_hist(s, h);
         }
         let (mut report, _) = self.base.report(ctx, self.iv.total, end);
         if let Some(n) = self.unfinished {

@@ -34,7 +34,7 @@ pub fn merge(into: &mut TotalHist, from: &WorkerHist) {
 }
 
 /// Statement and event counts (sysbench's counters, spec §4) plus latency sums.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Counts {
     /// Completed events ("transactions").
     pub events: u64,

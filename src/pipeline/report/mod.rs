@@ -165,12 +165,17 @@ pub struct ReportModel {
 }
 
 /// The column a record belongs to: `target/config`, plus `/driver` for a load generator other
-/// than the native engine (sysbench-driven or imported points).
+/// than the native engine (sysbench-driven or imported points), plus `/c<K>` for points that
+/// K client processes measured together.
 pub fn series_of(r: &PointRecord) -> String {
-    if r.driver.is_empty() || r.driver == "native" || r.driver.starts_with("sysbench ") {
+    let base = if r.driver.is_empty() || r.driver == "native" || r.driver.starts_with("sysbench ") {
         format!("{}/{}", r.target, r.config)
     } else {
         format!("{}/{}/{}", r.target, r.config, r.driver)
+    };
+    match r.client_count() {
+        1 => base,
+        k => format!("{base}/c{k}"),
     }
 }
 

@@ -1,6 +1,8 @@
 //! Sweep files: TOML → validated `SweepSpec`. Every error names file:line:column and the key,
 //! and unknown keys are refused with the nearest valid name.
 
+mod adaptive;
+pub mod distributed;
 mod filter;
 pub mod quick;
 pub mod raw;
@@ -10,7 +12,6 @@ pub mod target;
 pub use filter::Filter;
 
 use crate::engine::config::{self, ConnOptions, EngineConfig, Overrides, WorkloadKind};
-use crate::pipeline::adaptive::AutoThreads;
 use raw::RawSweep;
 use std::fmt;
 use std::ops::Range;
@@ -111,6 +112,8 @@ pub struct RunSpec {
     pub point_timeout_s: u64,
     /// Load generators: "native" (the engine) and/or "sysbench" (the sysbench binary).
     pub drivers: Vec<String>,
+    /// Client processes each point's threads are split over; ascending (an axis).
+    pub clients: Vec<u32>,
 }
 
 impl RunSpec {
@@ -153,6 +156,8 @@ pub struct SweepSpec {
     pub configs: Vec<Config>,
     pub include: Vec<Filter>,
     pub exclude: Vec<Filter>,
+    /// Where client processes run.
+    pub executor: distributed::Executor,
 }
 
 struct Ctx<'a> {
@@ -307,6 +312,8 @@ impl SweepSpec {
         }
         let data = Self::data(&cx, &raw)?;
         let run = Self::run(&cx, &raw)?;
+        Self::check_clients(&cx, &raw, &run)?;
+        let executor = Self::executor(&cx, &raw)?;
         if raw.targets.is_empty() {
             return Err(cx.err(0..0, "no [[targets]]: add at least one target"));
         }
@@ -332,6 +339,7 @@ impl SweepSpec {
             configs,
             include,
             exclude,
+            executor,
         };
         Ok(spec)
     }
@@ -470,7 +478,9 @@ impl SweepSpec {
                 "run.repeats must be at least 1",
             ));
         }
+        let clients = Self::clients(cx, raw)?;
         Ok(RunSpec {
+            clients,
             workloads,
             threads,
             auto,
@@ -505,127 +515,6 @@ impl SweepSpec {
                 }
             },
         })
-    }
-
-    /// `rates = "auto"` and `sla = { p99_ms = … }`, which go together.
-    fn sla(
-        cx: &Ctx<'_>,
-        r: &raw::RawRun,
-    ) -> Result<Option<crate::pipeline::adaptive::Sla>, SpecError> {
-        match (&r.rates, &r.sla) {
-            (None, None) => Ok(None),
-            (Some(x), _) if x.get_ref() != "auto" => Err(cx.err(
-                x.span(),
-                format!(
-                    "run.rates = \"{}\": expected \"auto\" (a fixed open-loop rate is run.rate)",
-                    x.get_ref()
-                ),
-            )),
-            (Some(x), None) => Err(cx.err(
-                x.span(),
-                "run.rates = \"auto\" needs run.sla, e.g. sla = { p99_ms = 10 }",
-            )),
-            (None, Some(v)) => Err(cx.err(v.span(), "run.sla needs run.rates = \"auto\"")),
-            (Some(_), Some(v)) => {
-                let bad = |m: String| cx.err(v.span(), format!("run.sla: {m}"));
-                if r.rate.is_some() {
-                    return Err(bad(
-                        "rates = \"auto\" chooses the rates: remove run.rate".into()
-                    ));
-                }
-                let s: raw::RawSla = v
-                    .get_ref()
-                    .clone()
-                    .try_into()
-                    .map_err(|e: toml::de::Error| bad(unknown_field_hint(e.message())))?;
-                let p99_ms = s.p99_ms.get();
-                if p99_ms.is_nan() || p99_ms <= 0.0 {
-                    return Err(bad("p99_ms must be above 0".into()));
-                }
-                let resolution = s.resolution.map_or(0.05, raw::Num::get);
-                if !fraction(resolution) {
-                    return Err(bad("resolution is a fraction between 0 and 1".into()));
-                }
-                Ok(Some(crate::pipeline::adaptive::Sla {
-                    p99_ms,
-                    threads: s.threads.filter(|&t| t > 0),
-                    max_steps: s.max_steps.unwrap_or(8).max(2),
-                    resolution,
-                }))
-            }
-        }
-    }
-
-    /// `threads`: a list, "auto", or a table of the adaptive search's settings.
-    fn threads(
-        cx: &Ctx<'_>,
-        v: &Spanned<toml::Value>,
-    ) -> Result<(Vec<u32>, Option<AutoThreads>), SpecError> {
-        let bad = |m: String| cx.err(v.span(), format!("run.threads: {m}"));
-        let auto = match v.get_ref() {
-            toml::Value::Array(list) => {
-                let mut threads = Vec::new();
-                for (i, x) in list.iter().enumerate() {
-                    match x.as_integer() {
-                        Some(n) if (1..=u32::MAX as i64).contains(&n) => threads.push(n as u32),
-                        _ => {
-                            let at = element_span(cx.text, v.span(), i).unwrap_or(v.span());
-                            return Err(cx.err(
-                                at,
-                                format!("run.threads: {x} is not a thread count (1 or more)"),
-                            ));
-                        }
-                    }
-                }
-                threads.sort_unstable();
-                threads.dedup();
-                if threads.is_empty() {
-                    return Err(bad("the list is empty".into()));
-                }
-                return Ok((threads, None));
-            }
-            toml::Value::String(s) if s == "auto" => AutoThreads::default(),
-            toml::Value::Table(_) => {
-                let r: raw::RawAuto = v
-                    .get_ref()
-                    .clone()
-                    .try_into()
-                    .map_err(|e: toml::de::Error| bad(unknown_field_hint(e.message())))?;
-                let d = AutoThreads::default();
-                AutoThreads {
-                    from: r.from.unwrap_or(d.from),
-                    to: r.to.unwrap_or(d.to),
-                    drop: r.drop.map_or(d.drop, raw::Num::get),
-                    p99_ms: r.p99_ms.map(raw::Num::get),
-                    resolution: r.resolution.map_or(d.resolution, raw::Num::get),
-                    max_points: r.max_points.unwrap_or(d.max_points),
-                }
-            }
-            other => {
-                return Err(bad(format!(
-                    "{other} is neither a list of thread counts, \"auto\", nor a table such as {{ from = 1, to = 256 }}"
-                )))
-            }
-        };
-        let a = auto;
-        if a.from == 0 || a.to < a.from {
-            return Err(bad(format!(
-                "from = {} and to = {}: need 1 ≤ from ≤ to",
-                a.from, a.to
-            )));
-        }
-        if !fraction(a.drop) || !fraction(a.resolution) {
-            return Err(bad(
-                "drop and resolution are fractions between 0 and 1 (0.1 is 10 %)".into(),
-            ));
-        }
-        if a.max_points < 3 {
-            return Err(bad("max_points must be at least 3".into()));
-        }
-        if a.p99_ms.is_some_and(|l| l.is_nan() || l <= 0.0) {
-            return Err(bad("p99_ms must be above 0".into()));
-        }
-        Ok((a.ladder(u32::MAX), Some(a)))
     }
 
     fn filter(

@@ -25,6 +25,9 @@ pub struct RawSweep {
     pub include: Vec<Spanned<BTreeMap<String, toml::Value>>>,
     #[serde(default)]
     pub exclude: Vec<Spanned<BTreeMap<String, toml::Value>>>,
+    /// `kind = "local"` or `"kubernetes"` with its settings (spec/distributed.rs).
+    #[serde(default)]
+    pub executor: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -53,6 +56,8 @@ pub struct RawRun {
     /// "auto": search the highest rate meeting `sla`.
     pub rates: Option<Spanned<String>>,
     pub sla: Option<Spanned<toml::Value>>,
+    /// Client processes per point: a count or a list (an axis).
+    pub clients: Option<Spanned<toml::Value>>,
 }
 
 /// `sla = { p99_ms = 10, threads = 32, max_steps = 8, resolution = 0.05 }`.

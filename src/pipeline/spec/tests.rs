@@ -304,3 +304,75 @@ fn mutated_sweep_files_never_panic() {
         assert!(r.is_ok(), "parse panicked on:\n{text}");
     }
 }
+
+#[test]
+fn clients_are_an_axis_and_what_they_cannot_do_is_refused_at_its_line() {
+    let s = parse(&GOOD.replace("repeats = 2", "repeats = 2\nclients = [2, 1]")).unwrap();
+    assert_eq!(s.run.clients, [1, 2]);
+    assert_eq!(parse(GOOD).unwrap().run.clients, [1]);
+    let e = err(&GOOD.replace("repeats = 2", "repeats = 2\nclients = 0"));
+    assert!(
+        e.message
+            .contains("run.clients: 0 is not a number of client processes"),
+        "{e}"
+    );
+    assert_eq!(e.line, 16, "{e}");
+    // 16 threads at most cannot be split over 32 processes; 1 thread over 2 is left out of
+    // the plan.
+    let e = err(&GOOD.replace("repeats = 2", "repeats = 2\nclients = 32"));
+    assert!(
+        e.message
+            .contains("16 thread(s) at most cannot be split over 32 client processes"),
+        "{e}"
+    );
+    let s = parse(&GOOD.replace("repeats = 2", "repeats = 2\nclients = [1, 2]")).unwrap();
+    let plan = crate::pipeline::plan::Plan::build(&s, &[]);
+    assert!(plan.points.iter().all(|p| p.threads >= p.clients));
+    assert!(plan
+        .points
+        .iter()
+        .any(|p| p.id == "a/default/oltp_read_only/c2/t4/r1"));
+    assert!(plan
+        .points
+        .iter()
+        .any(|p| p.id == "a/default/oltp_read_only/t1/r1"));
+    assert!(!plan.points.iter().any(|p| p.id.contains("/c2/t1/")));
+    let e = err(&GOOD
+        .replace(
+            "repeats = 2",
+            "repeats = 2\nclients = 2\ndrivers = [\"native\", \"sysbench\"]",
+        )
+        .replace("threads = [16, 1, 4, 4]", "threads = [4]"));
+    assert!(e.message.contains("native engine only"), "{e}");
+}
+
+#[test]
+fn an_executor_is_local_by_default_and_kubernetes_settings_are_checked() {
+    use crate::pipeline::spec::distributed::Executor;
+    assert_eq!(parse(GOOD).unwrap().executor, Executor::Local);
+    let k = parse(&format!(
+        "{GOOD}\n[executor]\nkind = \"kubernetes\"\nimage = \"reg/sweepbench:1\"\nnamespace = \"bench\"\ncpu = \"2\"\nnode_selector = {{ pool = \"clients\" }}\npassword_secret = {{ name = \"db\", key = \"password\" }}\n"
+    ))
+    .unwrap();
+    let Executor::Kubernetes(k) = k.executor else {
+        panic!("kubernetes")
+    };
+    assert_eq!(
+        (k.image.as_str(), k.namespace.as_str()),
+        ("reg/sweepbench:1", "bench")
+    );
+    assert_eq!(k.node_selector["pool"], "clients");
+    assert_eq!(k.password_secret.unwrap().key, "password");
+    let e = err(&format!("{GOOD}\n[executor]\nkind = \"slurm\"\n"));
+    assert!(
+        e.message
+            .contains("kind = \"slurm\": expected \"local\" or \"kubernetes\""),
+        "{e}"
+    );
+    let e = err(&format!(
+        "{GOOD}\n[executor]\nkind = \"kubernetes\"\nimage = \"i\"\nnamespace = \"Bench_1\"\n"
+    ));
+    assert!(e.message.contains("namespace 'Bench_1'"), "{e}");
+    let e = err(&format!("{GOOD}\n[executor]\nkind = \"kubernetes\"\n"));
+    assert!(e.message.contains("image"), "{e}");
+}

@@ -27,9 +27,11 @@ fn probe(r: &PointRecord) -> Probe {
 /// Runs the points of one auto slot. Returns whether the run goes on, and how many points
 /// this call measured.
 pub(super) async fn expand(r: &mut Runner<'_>, slot: &Point) -> (bool, u64) {
-    let Some(auto) = r.spec.run.auto.clone() else {
+    let Some(mut auto) = r.spec.run.auto.clone() else {
         return (true, 0);
     };
+    // Every client process of the slot needs a thread.
+    auto.from = auto.from.max(slot.clients);
     let cap = r.limits.get(&slot.target).copied().unwrap_or(u32::MAX);
     let series = slot.series();
     let mut used = 0;
@@ -120,7 +122,7 @@ pub(super) async fn sla(r: &mut Runner<'_>, slot: &Point) -> (bool, u64) {
     };
     let (peak, peak_threads) = (best.tps, best.threads);
     let cap = r.limits.get(&slot.target).copied().unwrap_or(u32::MAX);
-    let threads = sla.threads_for(peak_threads).min(cap);
+    let threads = sla.threads_for(peak_threads).min(cap).max(slot.clients);
     let mut used = 0;
     loop {
         let steps: Vec<Step> = r

@@ -173,7 +173,7 @@ fn needs(spec: &SweepSpec, plan: &Plan, target: &str) -> Needs {
 }
 
 /// The engine options of one point (the spec was validated, so building cannot fail).
-fn point_options(
+pub(crate) fn point_options(
     spec: &SweepSpec,
     w: crate::engine::workload::WorkloadKind,
     threads: u32,

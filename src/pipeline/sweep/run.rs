@@ -58,6 +58,7 @@ fn record(run_id: &str, p: &Point, version: &str) -> PointRecord {
         workload: p.workload.name().into(),
         threads: p.threads,
         repeat: p.repeat,
+        clients: p.clients,
         started_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         ..PointRecord::default()
     }
@@ -568,14 +569,26 @@ async fn run_native(
         print_every: spec.run.report_interval_s,
     };
     let cpu0 = crate::usage::self_cpu_seconds();
-    let r = match exec::run(&o, &mut obs).await {
+    let measured = if p.clients > 1 {
+        crate::pipeline::clients::local::run(spec, p, c, o.percentile.max(1), &mut obs)
+            .await
+            .map(|m| {
+                rec.start_skew_ms = Some(r4(m.skew_ms));
+                (m.report, m.cpu_s)
+            })
+    } else {
+        exec::run(&o, &mut obs)
+            .await
+            .map(|r| (r, crate::usage::self_cpu_seconds() - cpu0))
+    };
+    let (r, cpu_s) = match measured {
         Ok(r) => r,
         Err(e) => {
             rec.error = format!("{e:#}");
             return false;
         }
     };
-    fill(rec, &r, crate::usage::self_cpu_seconds() - cpu0);
+    fill(rec, &r, cpu_s);
     if let Err(e) = dir.append_intervals(&p.id, &r.intervals) {
         say(
             bar,

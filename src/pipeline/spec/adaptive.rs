@@ -1,0 +1,130 @@
+//! The adaptive keys of `[run]`: `threads` (a list, "auto", or the search's table) and
+//! `rates = "auto"` with its `sla`.
+
+use super::raw;
+use super::{element_span, fraction, unknown_field_hint, Ctx, SpecError, SweepSpec};
+use crate::pipeline::adaptive::AutoThreads;
+use toml::Spanned;
+
+impl SweepSpec {
+    /// `rates = "auto"` and `sla = { p99_ms = … }`, which go together.
+    pub(super) fn sla(
+        cx: &Ctx<'_>,
+        r: &raw::RawRun,
+    ) -> Result<Option<crate::pipeline::adaptive::Sla>, SpecError> {
+        match (&r.rates, &r.sla) {
+            (None, None) => Ok(None),
+            (Some(x), _) if x.get_ref() != "auto" => Err(cx.err(
+                x.span(),
+                format!(
+                    "run.rates = \"{}\": expected \"auto\" (a fixed open-loop rate is run.rate)",
+                    x.get_ref()
+                ),
+            )),
+            (Some(x), None) => Err(cx.err(
+                x.span(),
+                "run.rates = \"auto\" needs run.sla, e.g. sla = { p99_ms = 10 }",
+            )),
+            (None, Some(v)) => Err(cx.err(v.span(), "run.sla needs run.rates = \"auto\"")),
+            (Some(_), Some(v)) => {
+                let bad = |m: String| cx.err(v.span(), format!("run.sla: {m}"));
+                if r.rate.is_some() {
+                    return Err(bad(
+                        "rates = \"auto\" chooses the rates: remove run.rate".into()
+                    ));
+                }
+                let s: raw::RawSla = v
+                    .get_ref()
+                    .clone()
+                    .try_into()
+                    .map_err(|e: toml::de::Error| bad(unknown_field_hint(e.message())))?;
+                let p99_ms = s.p99_ms.get();
+                if p99_ms.is_nan() || p99_ms <= 0.0 {
+                    return Err(bad("p99_ms must be above 0".into()));
+                }
+                let resolution = s.resolution.map_or(0.05, raw::Num::get);
+                if !fraction(resolution) {
+                    return Err(bad("resolution is a fraction between 0 and 1".into()));
+                }
+                Ok(Some(crate::pipeline::adaptive::Sla {
+                    p99_ms,
+                    threads: s.threads.filter(|&t| t > 0),
+                    max_steps: s.max_steps.unwrap_or(8).max(2),
+                    resolution,
+                }))
+            }
+        }
+    }
+
+    /// `threads`: a list, "auto", or a table of the adaptive search's settings.
+    pub(super) fn threads(
+        cx: &Ctx<'_>,
+        v: &Spanned<toml::Value>,
+    ) -> Result<(Vec<u32>, Option<AutoThreads>), SpecError> {
+        let bad = |m: String| cx.err(v.span(), format!("run.threads: {m}"));
+        let auto = match v.get_ref() {
+            toml::Value::Array(list) => {
+                let mut threads = Vec::new();
+                for (i, x) in list.iter().enumerate() {
+                    match x.as_integer() {
+                        Some(n) if (1..=u32::MAX as i64).contains(&n) => threads.push(n as u32),
+                        _ => {
+                            let at = element_span(cx.text, v.span(), i).unwrap_or(v.span());
+                            return Err(cx.err(
+                                at,
+                                format!("run.threads: {x} is not a thread count (1 or more)"),
+                            ));
+                        }
+                    }
+                }
+                threads.sort_unstable();
+                threads.dedup();
+                if threads.is_empty() {
+                    return Err(bad("the list is empty".into()));
+                }
+                return Ok((threads, None));
+            }
+            toml::Value::String(s) if s == "auto" => AutoThreads::default(),
+            toml::Value::Table(_) => {
+                let r: raw::RawAuto = v
+                    .get_ref()
+                    .clone()
+                    .try_into()
+                    .map_err(|e: toml::de::Error| bad(unknown_field_hint(e.message())))?;
+                let d = AutoThreads::default();
+                AutoThreads {
+                    from: r.from.unwrap_or(d.from),
+                    to: r.to.unwrap_or(d.to),
+                    drop: r.drop.map_or(d.drop, raw::Num::get),
+                    p99_ms: r.p99_ms.map(raw::Num::get),
+                    resolution: r.resolution.map_or(d.resolution, raw::Num::get),
+                    max_points: r.max_points.unwrap_or(d.max_points),
+                }
+            }
+            other => {
+                return Err(bad(format!(
+                    "{other} is neither a list of thread counts, \"auto\", nor a table such as {{ from = 1, to = 256 }}"
+                )))
+            }
+        };
+        let a = auto;
+        if a.from == 0 || a.to < a.from {
+            return Err(bad(format!(
+                "from = {} and to = {}: need 1 ≤ from ≤ to",
+                a.from, a.to
+            )));
+        }
+        if !fraction(a.drop) || !fraction(a.resolution) {
+            return Err(bad(
+                "drop and resolution are fractions between 0 and 1 (0.1 is 10 %)".into(),
+            ));
+        }
+        if a.max_points < 3 {
+            return Err(bad("max_points must be at least 3".into()));
+        }
+        if a.p99_ms.is_some_and(|l| l.is_nan() || l <= 0.0) {
+            return Err(bad("p99_ms must be above 0".into()));
+        }
+        Ok((a.ladder(u32::MAX), Some(a)))
+    }
+}
