@@ -362,7 +362,10 @@ mod tests {
         let man = String::from_utf8(man).unwrap();
         assert!(man.contains(".TH sweepbench 1"), "{man}");
         // Internal commands (agent) are hidden from the manual, as from --help.
-        for sub in Cli::command().get_subcommands().filter(|s| !s.is_hide_set()) {
+        for sub in Cli::command()
+            .get_subcommands()
+            .filter(|s| !s.is_hide_set())
+        {
             let name = sub.get_name();
             assert!(
                 bash.contains(&format!("sweepbench__subcmd__{name}")),

@@ -1,0 +1,168 @@
+//! Multi-client points on a real server: `clients = 2` against the same point with one
+//! client (same server, interleaved repeats), and a client killed mid-point.
+
+mod common;
+use common::text;
+use std::path::Path;
+use sweepbench::pipeline::results::{load_points, PointStatus};
+use sweepbench::pipeline::sweep::latest_run;
+
+fn sweep_file(
+    dir: &Path,
+    name: &str,
+    clients: &str,
+    duration: &str,
+    repeats: u32,
+) -> std::path::PathBuf {
+    let f = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &f,
+        format!(
+            "name = \"{name}\"\n[data]\ntables = 2\ntable_size = 5000\n[run]\nworkloads = [\"oltp_read_only\"]\nthreads = [8]\nclients = {clients}\nduration = \"{duration}\"\nwarmup = \"1s\"\nrepeats = {repeats}\norder = \"interleaved\"\n[[targets]]\nname = \"local\"\nserver = {{}}\n"
+        ),
+    )
+    .unwrap();
+    f
+}
+
+/// The same point measured by one client and by two (threads split 4 + 4), repeats
+/// interleaved: two clients give one ok point of 8 threads whose throughput the verdict
+/// method cannot tell from one client's.
+#[test]
+fn two_clients_give_one_point_within_the_noise_of_one_client() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    let f = sweep_file(dir.path(), "two", "[1, 2]", "4s", 3);
+    let out = assert_cmd::Command::cargo_bin("sweepbench")
+        .unwrap()
+        .args(["run", f.to_str().unwrap(), "--results-dir"])
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let run = latest_run(&results, "two").unwrap();
+    let pts = load_points(&run).unwrap();
+    assert_eq!(pts.len(), 6);
+    assert!(pts.iter().all(|p| p.status == PointStatus::Ok), "{pts:?}");
+    let two: Vec<_> = pts.iter().filter(|p| p.clients == 2).collect();
+    assert_eq!(two.len(), 3);
+    for p in &two {
+        assert_eq!(p.threads, 8);
+        assert!(p.point_id.contains("/c2/t8/"), "{}", p.point_id);
+        assert!(p.transactions > 0 && p.qps > 0.0);
+        let skew = p.start_skew_ms.expect("a skew for two clients");
+        assert!(
+            skew < sweepbench::pipeline::clients::LATE_LIMIT_MS,
+            "{skew}"
+        );
+        assert!(p.client_cpu_s > 0.0);
+    }
+    // Per-second samples of the merged point: every second of the window, 8 threads.
+    let intervals = std::fs::read_to_string(run.join("intervals.csv")).unwrap();
+    let c2_rows: Vec<&str> = intervals
+        .lines()
+        .filter(|l| l.starts_with("local/default/oltp_read_only/c2/t8/r1,"))
+        .collect();
+    assert!(c2_rows.len() >= 3, "{intervals}");
+    assert!(
+        c2_rows.iter().all(|l| l.split(',').nth(2) == Some("8")),
+        "{c2_rows:?}"
+    );
+    let hlogs: Vec<String> = std::fs::read_dir(run.join("histograms"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        hlogs.iter().filter(|n| n.contains("c2")).count(),
+        3,
+        "{hlogs:?}"
+    );
+    // Within the noise: the report's verdict on the two-client column against one client.
+    let out = assert_cmd::Command::cargo_bin("sweepbench")
+        .unwrap()
+        .args(["report", run.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cells = &j["workloads"][0]["rows"][0]["cells"];
+    assert_eq!(cells.as_array().unwrap().len(), 2, "{j}");
+    let v = cells[1]["tps_verdict"].as_str().unwrap();
+    assert!(
+        v == "inconclusive" || v == "unchanged",
+        "two clients vs one: {v} ({})",
+        cells[1]
+    );
+}
+
+/// The pids of `sweepbench agent` processes whose parent is `parent`.
+fn agents_of(parent: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let ppid = stat
+            .rsplit(')')
+            .next()
+            .and_then(|s| s.split_whitespace().nth(1))
+            .and_then(|s| s.parse::<u32>().ok());
+        let args: Vec<&[u8]> = cmd.split(|&b| b == 0).collect();
+        if ppid == Some(parent) && args.get(1) == Some(&b"agent".as_slice()) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// A client that dies mid-point fails the point with which client and why; the other client
+/// does not go on loading the server.
+#[test]
+fn a_client_killed_mid_point_fails_the_point_and_leaves_no_client_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    let f = sweep_file(dir.path(), "kill", "2", "30s", 1);
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+        .args(["run", f.to_str().unwrap(), "--results-dir"])
+        .arg(&results)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut agents = Vec::new();
+    common::wait_for(
+        "two client processes",
+        std::time::Duration::from_secs(180),
+        || {
+            agents = agents_of(pid);
+            agents.len() == 2
+        },
+    );
+    // Into the measured window (connect, prepare, 1 s warmup), then one dies.
+    std::thread::sleep(std::time::Duration::from_secs(5));
+    unsafe { libc::kill(agents[1] as i32, libc::SIGKILL) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let pts = load_points(&latest_run(&results, "kill").unwrap()).unwrap();
+    let p = pts
+        .iter()
+        .find(|p| p.clients == 2)
+        .expect("the two-client point ran");
+    assert_eq!(p.status, PointStatus::Failed);
+    assert!(p.error.contains("died during the point"), "{}", p.error);
+    assert!(p.error.contains("of 2"), "{}", p.error);
+    assert!(agents_of(pid).is_empty());
+    for a in agents {
+        assert!(
+            !Path::new(&format!("/proc/{a}/cmdline")).exists() || {
+                // A zombie reaped late still has a /proc entry with no command line.
+                std::fs::read(format!("/proc/{a}/cmdline"))
+                    .unwrap_or_default()
+                    .is_empty()
+            },
+            "client {a} still runs"
+        );
+    }
+}
