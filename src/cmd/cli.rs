@@ -144,6 +144,21 @@ pub enum OnCapacity {
     Raise,
 }
 
+/// `sweepbench k8s …`.
+#[derive(Debug, Subcommand)]
+pub enum K8sCommand {
+    /// Print the ConfigMap and Indexed Job of every multi-client point of a sweep (or, with
+    /// --shards, of the sweep run as N parts) as multi-document YAML, for kubectl or GitOps.
+    Render {
+        #[command(flatten)]
+        sweep: SweepFileArgs,
+        /// Render the Indexed Job that runs the sweep as this many parts (`run --shard`),
+        /// one pod each with its own managed servers.
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        shards: Option<u32>,
+    },
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Print every point of a sweep, the connections each target needs, and an ETA (and what
@@ -307,6 +322,11 @@ pub enum Command {
         /// The command to run, after `--`.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
         command: Vec<String>,
+    },
+    /// Kubernetes: print the manifests a sweep becomes on a cluster.
+    K8s {
+        #[command(subcommand)]
+        what: K8sCommand,
     },
     /// One client process of a multi-client point (`[run] clients`): started by `run`
     /// (its task on standard input) or as a Kubernetes Job's pod (`--tasks`); speaks JSON lines.

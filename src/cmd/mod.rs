@@ -77,6 +77,15 @@ pub async fn run(cli: Cli) -> i32 {
             )
             .await,
         ),
+        Command::K8s {
+            what: cli::K8sCommand::Render { sweep, shards },
+        } => finish(
+            "k8s render",
+            sweep::k8s_render(
+                &sweep_args(sweep, cli::OnCapacity::Fail, PathBuf::from("results"), true),
+                shards,
+            ),
+        ),
         Command::Agent {
             tasks,
             index,

@@ -12,6 +12,7 @@ pub mod filters;
 pub mod history;
 pub mod host;
 pub mod import;
+pub mod k8s;
 pub mod merge;
 pub mod nightly;
 pub mod plan;

@@ -40,6 +40,10 @@ pub struct Kube {
     pub password_secret: Option<SecretRef>,
     #[serde(default)]
     pub image_pull_policy: Option<String>,
+    /// A PersistentVolumeClaim for the run directories of a sharded sweep's pods (mounted at
+    /// /results); without it they are lost with the pods.
+    #[serde(default)]
+    pub results_claim: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

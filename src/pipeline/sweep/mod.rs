@@ -65,6 +65,14 @@ fn load(a: &SweepArgs) -> anyhow::Result<(SweepSpec, Plan)> {
     Ok((spec, plan))
 }
 
+/// `sweepbench k8s render`: the manifests of the sweep's multi-client points (or of its
+/// `shards` parts) on standard output.
+pub fn k8s_render(a: &SweepArgs, shards: Option<u32>) -> anyhow::Result<Exit> {
+    let (spec, plan) = load(a)?;
+    print!("{}", crate::pipeline::k8s::render(&spec, &plan, shards)?);
+    Ok(Exit::Ok)
+}
+
 /// `sweepbench plan`: every point, the connections each target needs, and an ETA.
 pub fn plan(a: &SweepArgs) -> anyhow::Result<Exit> {
     let (spec, plan) = load(a)?;
