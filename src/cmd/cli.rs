@@ -219,6 +219,10 @@ pub enum Command {
         /// run directory.
         #[arg(long, default_value = "previous", value_parser = parse_against)]
         against: Against,
+        /// With [executor] kind = "kubernetes": leave each point's Job and ConfigMap on the
+        /// cluster (for kubectl describe/logs) instead of deleting them.
+        #[arg(long)]
+        keep_k8s: bool,
     },
     /// Compare two runs point by point (live or imported); exit 3 when something regressed.
     Compare {

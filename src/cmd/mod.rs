@@ -37,6 +37,7 @@ fn sweep_args(
     sweep::SweepArgs {
         resume: None,
         fail_on_regression: None,
+        keep_k8s: false,
         file: sweep.file.unwrap_or_else(|| PathBuf::from("--url")),
         inline,
         only: sweep.only,
@@ -174,9 +175,11 @@ pub async fn run(cli: Cli) -> i32 {
             fail_on_regression,
             threshold,
             against,
+            keep_k8s,
         } => {
             let mut a = sweep_args(sweep, capacity.on_capacity, results_dir, quiet);
             a.resume = resume;
+            a.keep_k8s = keep_k8s;
             a.fail_on_regression = fail_on_regression.then_some((threshold, against));
             finish("run", sweep::run(&a).await)
         }

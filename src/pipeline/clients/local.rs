@@ -28,7 +28,8 @@ pub struct Outcome {
 /// line to reach every process.
 const LEAD: Duration = Duration::from_millis(300);
 
-enum Event {
+/// What the controller hears from a client process.
+pub enum Event {
     Line(u32, Msg),
     /// Standard output closed: the process ended (its standard error, cut to the end).
     Gone(u32, String),
@@ -98,43 +99,14 @@ pub async fn run(
         clients.push(Client { child, stdin });
     }
     drop(tx);
-    let name = |i: u32| format!("client {} of {k}", i + 1);
     // Connected and prepared, every one, or none starts.
     let ready_limit = Duration::from_secs(60u64.max(p.threads as u64 / 20));
-    let mut ready = 0;
-    let waited = tokio::time::timeout(ready_limit, async {
-        while ready < k {
-            match rx.recv().await {
-                Some(Event::Line(_, Msg::Ready { .. })) => ready += 1,
-                Some(Event::Line(i, Msg::Error { message })) => {
-                    anyhow::bail!("{}: {message}", name(i))
-                }
-                Some(Event::Gone(i, why)) => {
-                    anyhow::bail!("{} ended before it was ready: {why}", name(i))
-                }
-                Some(Event::Garbled(i, line)) => {
-                    anyhow::bail!("{} said something unexpected: {line}", name(i))
-                }
-                Some(Event::Line(i, m)) => anyhow::bail!("{} spoke out of turn: {m:?}", name(i)),
-                None => anyhow::bail!("every client ended before the start"),
-            }
-        }
-        Ok(())
-    })
-    .await;
+    let waited = await_ready(&mut rx, k, ready_limit).await;
     let go = match waited {
-        Ok(Ok(())) => Go::StartAt(unix_ns() + LEAD.as_nanos() as u64),
-        Ok(Err(e)) => {
+        Ok(()) => Go::StartAt(unix_ns() + LEAD.as_nanos() as u64),
+        Err(e) => {
             abort(&mut clients).await;
             return Err(e);
-        }
-        Err(_) => {
-            abort(&mut clients).await;
-            anyhow::bail!(
-                "{} of {k} clients were ready after {} s: the point did not start",
-                ready,
-                ready_limit.as_secs()
-            );
         }
     };
     let line = format!("{}\n", serde_json::to_string(&go)?);
@@ -157,11 +129,20 @@ pub async fn run(
     for c in &mut clients {
         let _ = c.child.wait().await;
     }
+    conclude(parts, k, percentile)
+}
+
+/// The point from its clients' parts: refused when one started late, merged otherwise.
+pub fn conclude(
+    parts: Vec<((u32, u64, f64), Part)>,
+    k: u32,
+    percentile: u32,
+) -> anyhow::Result<Outcome> {
     let (starts, parts): (Vec<(u32, u64, f64)>, Vec<Part>) = parts.into_iter().unzip();
     if let Some((i, _, late)) = starts.iter().find(|s| s.2 > LATE_LIMIT_MS) {
         anyhow::bail!(
-            "{} started {late:.0} ms after the common instant (limit {LATE_LIMIT_MS:.0} ms): its seconds do not line up with the others'",
-            name(*i)
+            "client {} of {k} started {late:.0} ms after the common instant (limit {LATE_LIMIT_MS:.0} ms): its seconds do not line up with the others'",
+            i + 1
         );
     }
     let at = starts.iter().map(|s| s.1);
@@ -174,6 +155,43 @@ pub async fn run(
     })
 }
 
+/// Waits until all `k` clients are connected and prepared, at most `limit`.
+pub async fn await_ready(
+    rx: &mut mpsc::UnboundedReceiver<Event>,
+    k: u32,
+    limit: Duration,
+) -> anyhow::Result<()> {
+    let name = |i: u32| format!("client {} of {k}", i + 1);
+    let mut ready = 0;
+    let waited = tokio::time::timeout(limit, async {
+        while ready < k {
+            match rx.recv().await {
+                Some(Event::Line(_, Msg::Ready { .. })) => ready += 1,
+                Some(Event::Line(i, Msg::Error { message })) => {
+                    anyhow::bail!("{}: {message}", name(i))
+                }
+                Some(Event::Gone(i, why)) => {
+                    anyhow::bail!("{} ended before it was ready: {why}", name(i))
+                }
+                Some(Event::Garbled(i, line)) => {
+                    anyhow::bail!("{} said something unexpected: {line}", name(i))
+                }
+                Some(Event::Line(i, m)) => anyhow::bail!("{} spoke out of turn: {m:?}", name(i)),
+                None => anyhow::bail!("every client ended before the start"),
+            }
+        }
+        Ok(())
+    })
+    .await;
+    match waited {
+        Ok(r) => r,
+        Err(_) => anyhow::bail!(
+            "{ready} of {k} clients were ready after {} s: the point did not start",
+            limit.as_secs()
+        ),
+    }
+}
+
 /// Tells every client the point is off; each then ends on its own.
 async fn abort(clients: &mut [Client]) {
     let line = serde_json::to_string(&Go::Abort).unwrap_or_default() + "\n";
@@ -184,7 +202,7 @@ async fn abort(clients: &mut [Client]) {
 
 /// Reads every client's seconds and end. Each client's start (index, Unix ns, lateness) is
 /// returned with its part, in client order.
-async fn gather(
+pub async fn gather(
     rx: &mut mpsc::UnboundedReceiver<Event>,
     k: u32,
     percentile: u32,

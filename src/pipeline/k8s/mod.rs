@@ -1,9 +1,9 @@
 //! Kubernetes: what a multi-client point and a sharded sweep become on a cluster — typed
 //! objects (k8s-openapi: a ConfigMap and an Indexed Job), their YAML for kubectl and GitOps
-//! (`sweepbench k8s render`), and the API calls the executor makes (calls.rs, kube-core's
-//! typed requests). docs/distributed.md says what of this has met a real cluster.
+//! (`sweepbench k8s render`), and the executor that submits them with kube's client
+//! (executor.rs). docs/distributed.md says what of this has met a real cluster.
 
-pub mod calls;
+pub mod executor;
 mod objects;
 
 pub use objects::{point_objects, shard_objects, Objects};
@@ -53,6 +53,7 @@ fn kube_of(spec: &SweepSpec) -> (Kube, Option<&'static str>) {
                 password_secret: None,
                 image_pull_policy: None,
                 results_claim: None,
+                start_lead_s: 90,
             },
             Some("the sweep file has no [executor] kind = \"kubernetes\": image and namespace are placeholders"),
         ),
@@ -98,6 +99,32 @@ pub fn render(spec: &SweepSpec, plan: &Plan, shards: Option<u32>) -> anyhow::Res
         out.push_str(&serde_yaml_ng::to_string(&o.job)?);
     }
     Ok(out)
+}
+
+/// Runs multi-client point `p` as an Indexed Job on the cluster of the current kubeconfig
+/// (or the pod's service account).
+pub async fn run_point(
+    spec: &SweepSpec,
+    k: &Kube,
+    p: &crate::pipeline::plan::Point,
+    run_id: &str,
+    (percentile, keep): (u32, bool),
+    observer: &mut dyn crate::engine::exec::Observer,
+) -> anyhow::Result<crate::pipeline::clients::local::Outcome> {
+    let objects = point_objects(spec, k, p, run_id)?;
+    let client = kube::Client::try_default()
+        .await
+        .map_err(|e| anyhow::anyhow!("no Kubernetes cluster to run clients on: {e} (a kubeconfig, $KUBECONFIG, or a pod's service account)"))?;
+    let settings = executor::Settings {
+        ready_limit: std::time::Duration::from_secs(600),
+        lead: std::time::Duration::from_secs(k.start_lead_s),
+        run_limit: std::time::Duration::from_secs(
+            spec.run.warmup_s + spec.run.duration_s + spec.run.point_timeout_s + 60,
+        ),
+        keep,
+        percentile,
+    };
+    executor::run_point(client, &objects, p.clients, &settings, observer).await
 }
 
 #[cfg(test)]

@@ -41,15 +41,28 @@ fn meta(name: &str, k: &Kube, labels: &BTreeMap<String, String>) -> ObjectMeta {
 
 fn labels(job: &str, component: &str) -> BTreeMap<String, String> {
     BTreeMap::from([
-        ("app.kubernetes.io/name".to_string(), "sweepbench".to_string()),
-        ("app.kubernetes.io/component".to_string(), component.to_string()),
+        (
+            "app.kubernetes.io/name".to_string(),
+            "sweepbench".to_string(),
+        ),
+        (
+            "app.kubernetes.io/component".to_string(),
+            component.to_string(),
+        ),
         ("sweepbench/job".to_string(), job.to_string()),
     ])
 }
 
 /// The pod every index runs: `args` in the image's sweepbench, the ConfigMap at MOUNT, the
 /// password from the Secret, spread one per node where the cluster allows.
-fn job(name: &str, k: &Kube, n: u32, args: Vec<String>, extra: Option<(Volume, VolumeMount)>, component: &str) -> Job {
+fn job(
+    name: &str,
+    k: &Kube,
+    n: u32,
+    args: Vec<String>,
+    extra: Option<(Volume, VolumeMount)>,
+    component: &str,
+) -> Job {
     let labels = labels(name, component);
     let quantity = |q: &Option<String>| q.as_ref().map(|v| Quantity(v.clone()));
     let mut amounts = BTreeMap::new();
@@ -150,7 +163,12 @@ fn job(name: &str, k: &Kube, n: u32, args: Vec<String>, extra: Option<(Volume, V
 
 /// The ConfigMap and Indexed Job of one multi-client point: `tasks.json` holds every
 /// client's task, `start` the instant the controller writes once all are ready.
-pub fn point_objects(spec: &SweepSpec, k: &Kube, p: &Point, run_id: &str) -> anyhow::Result<Objects> {
+pub fn point_objects(
+    spec: &SweepSpec,
+    k: &Kube,
+    p: &Point,
+    run_id: &str,
+) -> anyhow::Result<Objects> {
     let target = spec
         .targets
         .iter()
@@ -186,7 +204,10 @@ pub fn point_objects(spec: &SweepSpec, k: &Kube, p: &Point, run_id: &str) -> any
     let config_map = ConfigMap {
         metadata: cm_meta,
         data: Some(BTreeMap::from([
-            ("tasks.json".to_string(), serde_json::to_string_pretty(&tasks)?),
+            (
+                "tasks.json".to_string(),
+                serde_json::to_string_pretty(&tasks)?,
+            ),
             (START_KEY.to_string(), String::new()),
         ])),
         ..ConfigMap::default()
@@ -221,7 +242,10 @@ pub fn shard_objects(spec: &SweepSpec, k: &Kube, n: u32) -> anyhow::Result<Objec
     let labels = labels(&name, "shard");
     let config_map = ConfigMap {
         metadata: meta(&name, k, &labels),
-        data: Some(BTreeMap::from([("sweep.toml".to_string(), spec.source.clone())])),
+        data: Some(BTreeMap::from([(
+            "sweep.toml".to_string(),
+            spec.source.clone(),
+        )])),
         ..ConfigMap::default()
     };
     let mut notes = Vec::new();

@@ -44,6 +44,14 @@ pub struct Kube {
     /// /results); without it they are lost with the pods.
     #[serde(default)]
     pub results_claim: Option<String>,
+    /// Seconds between "every client is ready" and the start: the kubelet refreshes a
+    /// mounted ConfigMap within its sync period (60 s by default) plus its cache's TTL.
+    #[serde(default = "default_lead")]
+    pub start_lead_s: u64,
+}
+
+fn default_lead() -> u64 {
+    90
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -126,6 +134,25 @@ impl SweepSpec {
             .map_or(run.threads.iter().copied().max().unwrap_or(1), |a| a.to);
         if top < most {
             return Err(cx.err(span, format!("run.clients: {top} thread(s) at most cannot be split over {most} client processes: every client needs at least one thread")));
+        }
+        Ok(())
+    }
+
+    /// Multi-client points on a cluster need targets the pods can reach.
+    pub(super) fn check_executor(
+        cx: &Ctx<'_>,
+        raw: &RawSweep,
+        spec_targets: &[super::Target],
+        run: &RunSpec,
+        executor: &Executor,
+    ) -> Result<(), SpecError> {
+        if !matches!(executor, Executor::Kubernetes(_)) || run.clients.iter().all(|&k| k == 1) {
+            return Ok(());
+        }
+        for (t, r) in spec_targets.iter().zip(&raw.targets) {
+            if matches!(t.kind, super::target::TargetKind::Managed(_)) {
+                return Err(cx.err(r.name.span(), format!("target '{}' is a managed server, which listens on this machine's loopback only: client pods on the cluster cannot reach it; give it a url, or run the multi-client points with [executor] kind = \"local\"", t.name)));
+            }
         }
         Ok(())
     }

@@ -318,6 +318,7 @@ impl SweepSpec {
             return Err(cx.err(0..0, "no [[targets]]: add at least one target"));
         }
         let targets = Self::targets(&cx, &raw)?;
+        Self::check_executor(&cx, &raw, &targets, &run, &executor)?;
         Self::sysbench_tls(&cx, &raw, &targets, &run)?;
         let configs = Self::configs(&cx, &raw)?;
         let filters = |list: &[Spanned<std::collections::BTreeMap<String, toml::Value>>]| -> Result<Vec<Filter>, SpecError> {

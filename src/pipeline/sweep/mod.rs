@@ -38,6 +38,8 @@ pub struct SweepArgs {
     pub resume: Option<PathBuf>,
     /// Threshold (percent) and what a one-series sweep is compared with.
     pub fail_on_regression: Option<(f64, crate::pipeline::compare::Against)>,
+    /// Leave Kubernetes Jobs and ConfigMaps on the cluster.
+    pub keep_k8s: bool,
 }
 
 /// The sweep, from its file or from the command line.

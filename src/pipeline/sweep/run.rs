@@ -11,6 +11,7 @@ use crate::exit::Exit;
 use crate::pipeline::plan::{Plan, Point, Slot};
 use crate::pipeline::preflight::{Finding, OnCapacity, Severity};
 use crate::pipeline::results::{r4, PointRecord, PointStatus, RunDir};
+use crate::pipeline::spec::distributed::Executor;
 use crate::pipeline::spec::target::{ConnInfo, TargetKind};
 use crate::pipeline::spec::SweepSpec;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -179,7 +180,7 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
         )
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let t = run_points(&spec, &plan, &limits, &mut dir, &bar, a.quiet).await;
+    let t = run_points(&spec, &plan, &limits, &mut dir, &bar, (a.quiet, a.keep_k8s)).await;
     bar.finish_and_clear();
     let end = manifest(
         &spec,
@@ -290,7 +291,7 @@ async fn run_points(
     limits: &BTreeMap<String, u32>,
     dir: &mut RunDir,
     bar: &ProgressBar,
-    quiet: bool,
+    (quiet, keep_k8s): (bool, bool),
 ) -> Tally {
     let st = match block::RunState::new(&dir.path, quiet) {
         Ok(s) => s,
@@ -312,6 +313,7 @@ async fn run_points(
         t: Tally::default(),
         st,
         current: None,
+        keep_k8s,
     };
     crate::interrupt::install();
     let mut left = plan.max_points(spec);
@@ -357,6 +359,8 @@ pub(super) struct Runner<'a> {
     pub t: Tally,
     st: block::RunState,
     current: Option<block::Block>,
+    /// --keep-k8s.
+    keep_k8s: bool,
 }
 
 impl Runner<'_> {
@@ -412,7 +416,7 @@ impl Runner<'_> {
             }
             let b = self.current.as_mut().expect("block opened above");
             rec.server_version = b.version.clone();
-            run_one(spec, p, b, &mut rec, self.dir, bar, quiet).await;
+            run_one(spec, p, b, &mut rec, self.dir, bar, (quiet, self.keep_k8s)).await;
         }
         if rec.status == PointStatus::Failed && crate::interrupt::requested() {
             // The point failed because of the interrupt (a load cut short, say).
@@ -484,7 +488,7 @@ async fn run_one(
     rec: &mut PointRecord,
     dir: &mut RunDir,
     bar: &ProgressBar,
-    quiet: bool,
+    (quiet, keep_k8s): (bool, bool),
 ) {
     rec.rate = if p.rate > 0 { p.rate } else { spec.run.rate };
     rec.status = PointStatus::Failed;
@@ -501,7 +505,7 @@ async fn run_one(
     let measured = if p.driver == "sysbench" {
         run_sysbench(spec, p, &c, rec, dir).await
     } else {
-        run_native(spec, p, &c, rec, dir, bar, quiet).await
+        run_native(spec, p, &c, rec, dir, bar, (quiet, keep_k8s)).await
     };
     if measured {
         rec.server_cpu_s = match (srv0, b.server_cpu_seconds()) {
@@ -555,7 +559,7 @@ async fn run_native(
     rec: &mut PointRecord,
     dir: &mut RunDir,
     bar: &ProgressBar,
-    quiet: bool,
+    (quiet, keep_k8s): (bool, bool),
 ) -> bool {
     let mut o = point_options(spec, p.workload, p.threads, c);
     if p.rate > 0 {
@@ -570,12 +574,20 @@ async fn run_native(
     };
     let cpu0 = crate::usage::self_cpu_seconds();
     let measured = if p.clients > 1 {
-        crate::pipeline::clients::local::run(spec, p, c, o.percentile.max(1), &mut obs)
-            .await
-            .map(|m| {
-                rec.start_skew_ms = Some(r4(m.skew_ms));
-                (m.report, m.cpu_s)
-            })
+        let pct = o.percentile.max(1);
+        let m = match &spec.executor {
+            Executor::Local => {
+                crate::pipeline::clients::local::run(spec, p, c, pct, &mut obs).await
+            }
+            Executor::Kubernetes(k) => {
+                crate::pipeline::k8s::run_point(spec, k, p, &dir.run_id, (pct, keep_k8s), &mut obs)
+                    .await
+            }
+        };
+        m.map(|m| {
+            rec.start_skew_ms = Some(r4(m.skew_ms));
+            (m.report, m.cpu_s)
+        })
     } else {
         exec::run(&o, &mut obs)
             .await
