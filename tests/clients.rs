@@ -123,7 +123,7 @@ fn a_client_killed_mid_point_fails_the_point_and_leaves_no_client_behind() {
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("results");
     let f = sweep_file(dir.path(), "kill", "2", "30s", 1);
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
         .args(["run", f.to_str().unwrap(), "--results-dir"])
         .arg(&results)
         .stdout(std::process::Stdio::piped())

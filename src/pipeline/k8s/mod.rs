@@ -41,7 +41,7 @@ pub fn short_hash(s: &str) -> String {
 /// The executor settings a render uses: the sweep's own, or placeholders that say so.
 fn kube_of(spec: &SweepSpec) -> (Kube, Option<&'static str>) {
     match &spec.executor {
-        Executor::Kubernetes(k) => (k.clone(), None),
+        Executor::Kubernetes(k) => ((**k).clone(), None),
         Executor::Local => (
             Kube {
                 image: "sweepbench:latest".into(),

@@ -14,7 +14,7 @@ pub enum Executor {
     #[default]
     Local,
     /// Pods of an Indexed Job (docs/distributed.md).
-    Kubernetes(Kube),
+    Kubernetes(Box<Kube>),
 }
 
 /// `[executor] kind = "kubernetes"`: what the Job's pods need.
@@ -193,7 +193,7 @@ impl SweepSpec {
                         )));
                     }
                 }
-                Ok(Executor::Kubernetes(k))
+                Ok(Executor::Kubernetes(Box::new(k)))
             }
             other => Err(bad(format!(
                 "kind = \"{other}\": expected \"local\" or \"kubernetes\""
