@@ -166,3 +166,47 @@ fn a_client_killed_mid_point_fails_the_point_and_leaves_no_client_behind() {
         );
     }
 }
+
+/// A controller killed with SIGKILL takes its clients with it: none goes on loading the
+/// server.
+#[test]
+fn clients_die_with_a_killed_controller() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    let f = sweep_file(dir.path(), "orphans", "2", "30s", 1);
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+        .args(["run", f.to_str().unwrap(), "--results-dir"])
+        .arg(&results)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut agents = Vec::new();
+    common::wait_for(
+        "two client processes",
+        std::time::Duration::from_secs(180),
+        || {
+            agents = agents_of(pid);
+            agents.len() == 2
+        },
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let alive = |a: &u32| {
+        std::fs::read_to_string(format!("/proc/{a}/stat"))
+            .map(|s| {
+                !s.rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z')
+            })
+            .unwrap_or(false)
+    };
+    common::wait_for(
+        "the clients to die",
+        std::time::Duration::from_secs(10),
+        || !agents.iter().any(alive),
+    );
+}

@@ -57,12 +57,23 @@ pub async fn run(
     let mut clients = Vec::new();
     for i in 0..k {
         let task = Task::new(spec, p, c, i)?;
-        let mut child = Command::new(&exe)
-            .arg("agent")
+        let mut cmd = Command::new(&exe);
+        cmd.arg("agent")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .kill_on_drop(true)
+            .kill_on_drop(true);
+        // A client dies with the controller, even a SIGKILLed one, so nothing goes on loading
+        // the server. PR_SET_PDEATHSIG fires when the spawning thread ends: this runs on a
+        // runtime worker thread, which lives as long as the process.
+        // SAFETY: prctl with PR_SET_PDEATHSIG only sets a flag on the child.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let mut child = cmd
             .spawn()
             .map_err(|e| anyhow::anyhow!("cannot start client {} of {k}: {e}", i + 1))?;
         let mut stdin = child.stdin.take().expect("piped");

@@ -277,3 +277,50 @@ pub fn xy_svg(title: &str, x_desc: &str, y_desc: &str, lines: &[XyLine]) -> Stri
     }
     out
 }
+
+/// p99 (p95 where a series has no p99) against throughput, one line per series through its
+/// thread counts, the latency knee circled.
+pub fn hockey(
+    workload: &str,
+    rows: &[super::Row],
+    series: &[String],
+    models: &[crate::pipeline::scaling::Scaling],
+) -> String {
+    let lines: Vec<XyLine> = series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let points: Vec<(f64, f64, String)> = rows
+                .iter()
+                .filter_map(|r| {
+                    let c = r.cells[i].as_ref()?;
+                    Some((
+                        c.tps,
+                        c.p99_ms.unwrap_or(c.p95_ms),
+                        format!("{}", r.threads),
+                    ))
+                })
+                .collect();
+            let knee = models
+                .iter()
+                .find(|m| m.series == *s)
+                .and_then(|m| m.latency_knee_threads);
+            let mark = knee.and_then(|k| {
+                let r = rows.iter().find(|r| r.threads == k)?;
+                let c = r.cells[i].as_ref()?;
+                Some((c.tps, c.p99_ms.unwrap_or(c.p95_ms), format!("knee {k}")))
+            });
+            XyLine {
+                name: s.clone(),
+                points,
+                mark,
+            }
+        })
+        .collect();
+    xy_svg(
+        &format!("{workload}: p99 latency against throughput (labels: threads)"),
+        "transactions/s",
+        "p99 latency (ms)",
+        &lines,
+    )
+}

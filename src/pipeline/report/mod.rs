@@ -632,7 +632,7 @@ impl ReportModel {
                 "p95 latency (ms)",
                 &lines(|c| c.p95_ms, false),
             ),
-            hockey_svg: hockey(workload, &rows, series, &models),
+            hockey_svg: chart::hockey(workload, &rows, series, &models),
             rows,
             peaks,
             scaling: models,
@@ -657,48 +657,6 @@ impl ReportModel {
             }
         }
     }
-}
-
-/// p99 (p95 where a series has no p99) against throughput, one line per series through its
-/// thread counts, the latency knee circled.
-fn hockey(workload: &str, rows: &[Row], series: &[String], models: &[Scaling]) -> String {
-    let lines: Vec<chart::XyLine> = series
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            let points: Vec<(f64, f64, String)> = rows
-                .iter()
-                .filter_map(|r| {
-                    let c = r.cells[i].as_ref()?;
-                    Some((
-                        c.tps,
-                        c.p99_ms.unwrap_or(c.p95_ms),
-                        format!("{}", r.threads),
-                    ))
-                })
-                .collect();
-            let knee = models
-                .iter()
-                .find(|m| m.series == *s)
-                .and_then(|m| m.latency_knee_threads);
-            let mark = knee.and_then(|k| {
-                let r = rows.iter().find(|r| r.threads == k)?;
-                let c = r.cells[i].as_ref()?;
-                Some((c.tps, c.p99_ms.unwrap_or(c.p95_ms), format!("knee {k}")))
-            });
-            chart::XyLine {
-                name: s.clone(),
-                points,
-                mark,
-            }
-        })
-        .collect();
-    chart::xy_svg(
-        &format!("{workload}: p99 latency against throughput (labels: threads)"),
-        "transactions/s",
-        "p99 latency (ms)",
-        &lines,
-    )
 }
 
 #[cfg(test)]
