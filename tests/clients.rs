@@ -116,13 +116,11 @@ fn agents_of(parent: u32) -> Vec<u32> {
     out
 }
 
-/// A client that dies mid-point fails the point with which client and why; the other client
-/// does not go on loading the server.
-#[test]
-fn a_client_killed_mid_point_fails_the_point_and_leaves_no_client_behind() {
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("results");
-    let f = sweep_file(dir.path(), "kill", "2", "30s", 1);
+/// Starts `sweepbench run` on a two-client sweep of 30 s points and waits for its two client
+/// processes.
+fn start_two_clients(dir: &Path, name: &str) -> (std::process::Child, Vec<u32>) {
+    let results = dir.join("results");
+    let f = sweep_file(dir, name, "2", "30s", 1);
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
         .args(["run", f.to_str().unwrap(), "--results-dir"])
         .arg(&results)
@@ -140,12 +138,22 @@ fn a_client_killed_mid_point_fails_the_point_and_leaves_no_client_behind() {
             agents.len() == 2
         },
     );
+    (child, agents)
+}
+
+/// A client that dies mid-point fails the point with which client and why; the other client
+/// does not go on loading the server.
+#[test]
+fn a_client_killed_mid_point_fails_the_point_and_leaves_no_client_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let (child, agents) = start_two_clients(dir.path(), "kill");
+    let pid = child.id();
     // Into the measured window (connect, prepare, 1 s warmup), then one dies.
     std::thread::sleep(std::time::Duration::from_secs(5));
     unsafe { libc::kill(agents[1] as i32, libc::SIGKILL) };
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    let pts = load_points(&latest_run(&results, "kill").unwrap()).unwrap();
+    let pts = load_points(&latest_run(&dir.path().join("results"), "kill").unwrap()).unwrap();
     let p = pts
         .iter()
         .find(|p| p.clients == 2)
@@ -172,25 +180,7 @@ fn a_client_killed_mid_point_fails_the_point_and_leaves_no_client_behind() {
 #[test]
 fn clients_die_with_a_killed_controller() {
     let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("results");
-    let f = sweep_file(dir.path(), "orphans", "2", "30s", 1);
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
-        .args(["run", f.to_str().unwrap(), "--results-dir"])
-        .arg(&results)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let mut agents = Vec::new();
-    common::wait_for(
-        "two client processes",
-        std::time::Duration::from_secs(180),
-        || {
-            agents = agents_of(pid);
-            agents.len() == 2
-        },
-    );
+    let (mut child, agents) = start_two_clients(dir.path(), "orphans");
     child.kill().unwrap();
     child.wait().unwrap();
     let alive = |a: &u32| {

@@ -93,11 +93,7 @@ impl Plan {
                             if !keep(&t.name, &c.name, w, n) || (n != AUTO && n < k) {
                                 continue;
                             }
-                            let cl = if k > 1 {
-                                format!("c{k}/")
-                            } else {
-                                String::new()
-                            };
+                            let cl = clients_part(k);
                             for d in &drivers {
                                 let driver = if spec.run.driver_in_ids() {
                                     format!("{d}/")
@@ -146,11 +142,7 @@ impl Plan {
                                 ""
                             };
                             for &k in &spec.run.clients {
-                                let cl = if k > 1 {
-                                    format!("c{k}/")
-                                } else {
-                                    String::new()
-                                };
+                                let cl = clients_part(k);
                                 pts.push(Point {
                                     id: format!(
                                         "{}/{}/{driver}{}/{cl}sla/r1",
@@ -232,6 +224,15 @@ impl Plan {
         self.max_points(spec)
             .saturating_mul(per_point)
             .saturating_add(prepare)
+    }
+}
+
+/// The part of a point id that names its client processes: `c<K>/` above one, else nothing.
+fn clients_part(k: u32) -> String {
+    if k > 1 {
+        format!("c{k}/")
+    } else {
+        String::new()
     }
 }
 
