@@ -1,6 +1,7 @@
 //! `sweepbench k8s render` against the Kubernetes schema: kubernetes-validate --strict (from
 //! PyPI; .ci/run installs it) accepts the manifests of a two-client point and of a 20-part
-//! sharded sweep, and refuses a manifest with a field Kubernetes does not know.
+//! sharded sweep, and refuses a manifest with a field Kubernetes does not know; and the pods'
+//! side, agents taking their task by index and their start from a file, run as processes.
 
 mod common;
 use common::text;
@@ -71,4 +72,106 @@ fn rendered_manifests_pass_the_kubernetes_schema_strictly() {
     )
     .unwrap();
     assert!(!validate(&f).status.success());
+}
+
+/// The pod's side of a Job, run here as processes: each agent takes its task from the tasks
+/// file by its index (`--index`, or `$JOB_COMPLETION_INDEX` as Kubernetes sets it), says it
+/// is ready, waits for the start instant to appear in the start file (as the controller
+/// writes it into the mounted ConfigMap), runs, and ends with its figures.
+#[test]
+fn agents_run_from_a_tasks_file_and_start_when_the_start_file_says() {
+    use std::io::BufRead;
+    use sweepbench::pipeline::clients::{Msg, Task};
+    let conn = common::fresh_db("agentpod");
+    common::bench_ok(
+        "oltp_point_select prepare --tables=1 --table-size=1000",
+        &conn,
+    );
+    let port = common::server().port();
+    let text = format!("name = \"pod\"\n[data]\ntables = 1\ntable_size = 1000\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [4]\nclients = 2\nduration = \"2s\"\nwarmup = \"0s\"\nrepeats = 1\n[[targets]]\nname = \"db\"\nurl = \"mysql://root@127.0.0.1:{port}/agentpod\"\n");
+    let spec = sweepbench::pipeline::spec::SweepSpec::parse(Path::new("pod.toml"), &text).unwrap();
+    let plan = sweepbench::pipeline::plan::Plan::build(&spec, &[]);
+    let sweepbench::pipeline::spec::target::TargetKind::External(c) = &spec.targets[0].kind else {
+        panic!("external target")
+    };
+    let tasks: Vec<Task> = (0..2)
+        .map(|i| Task::new(&spec, &plan.points[0], c, i).unwrap())
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let (tasks_file, start) = (dir.path().join("tasks.json"), dir.path().join("start"));
+    std::fs::write(&tasks_file, serde_json::to_string(&tasks).unwrap()).unwrap();
+    std::fs::write(&start, "").unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut children = Vec::new();
+    for i in 0..2u32 {
+        let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("sweepbench"));
+        cmd.args(["agent", "--tasks"])
+            .arg(&tasks_file)
+            .arg("--start-file")
+            .arg(&start);
+        if i == 0 {
+            cmd.args(["--index", "0"]);
+        } else {
+            cmd.env("JOB_COMPLETION_INDEX", "1");
+        }
+        let mut child = cmd.stdout(std::process::Stdio::piped()).spawn().unwrap();
+        let out = child.stdout.take().unwrap();
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                let _ = tx.send((i, serde_json::from_str::<Msg>(&line).unwrap()));
+            }
+        });
+        children.push(child);
+    }
+    let limit = std::time::Duration::from_secs(60);
+    let mut ready = 0;
+    while ready < 2 {
+        match rx.recv_timeout(limit).unwrap() {
+            (_, Msg::Ready { threads, .. }) => {
+                assert_eq!(threads, 2);
+                ready += 1
+            }
+            (i, m) => panic!("client {i} before the start: {m:?}"),
+        }
+    }
+    let at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        + 500_000_000;
+    std::fs::write(&start, at.to_string()).unwrap();
+    let (mut ends, mut seconds) = (Vec::new(), [0u32; 2]);
+    while ends.len() < 2 {
+        match rx.recv_timeout(limit).unwrap() {
+            (
+                _,
+                Msg::Started {
+                    late_ms,
+                    at_unix_ns,
+                    ..
+                },
+            ) => {
+                assert!(at_unix_ns >= at, "started before the instant");
+                assert!(
+                    late_ms < sweepbench::pipeline::clients::LATE_LIMIT_MS,
+                    "{late_ms}"
+                );
+            }
+            (i, Msg::Interval { .. }) => seconds[i as usize] += 1,
+            (i, Msg::End(e)) => ends.push((i, e)),
+            (i, m) => panic!("client {i}: {m:?}"),
+        }
+    }
+    for c in &mut children {
+        assert!(c.wait().unwrap().success());
+    }
+    assert!(seconds.iter().all(|&n| n >= 1), "{seconds:?}");
+    for (i, e) in ends {
+        assert!(
+            e.totals.events > 0 && e.fatal.is_none(),
+            "client {i}: {e:?}"
+        );
+        assert_eq!(e.per_thread.len(), 2);
+    }
 }
