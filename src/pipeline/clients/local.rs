@@ -36,6 +36,21 @@ pub enum Event {
     Garbled(u32, String),
 }
 
+impl Event {
+    /// One line of client `i`'s output, as the agent prints them.
+    pub fn of_line(i: u32, line: String) -> Event {
+        match serde_json::from_str::<Msg>(&line) {
+            Ok(m) => Event::Line(i, m),
+            Err(_) => Event::Garbled(i, line),
+        }
+    }
+}
+
+/// How errors name client `i` of `k`.
+fn client_name(i: u32, k: u32) -> String {
+    format!("client {} of {k}", i + 1)
+}
+
 struct Client {
     child: Child,
     stdin: ChildStdin,
@@ -75,7 +90,7 @@ pub async fn run(
         }
         let mut child = cmd
             .spawn()
-            .map_err(|e| anyhow::anyhow!("cannot start client {} of {k}: {e}", i + 1))?;
+            .map_err(|e| anyhow::anyhow!("cannot start {}: {e}", client_name(i, k)))?;
         let mut stdin = child.stdin.take().expect("piped");
         let hello = serde_json::to_string(&Hello {
             task,
@@ -88,11 +103,7 @@ pub async fn run(
         tokio::spawn(async move {
             let mut lines = BufReader::new(out).lines();
             while let Ok(Some(line)) = lines.next_line().await {
-                let ev = match serde_json::from_str::<Msg>(&line) {
-                    Ok(m) => Event::Line(i, m),
-                    Err(_) => Event::Garbled(i, line),
-                };
-                if tx.send(ev).is_err() {
+                if tx.send(Event::of_line(i, line)).is_err() {
                     return;
                 }
             }
@@ -152,8 +163,8 @@ pub fn conclude(
     let (starts, parts): (Vec<(u32, u64, f64)>, Vec<Part>) = parts.into_iter().unzip();
     if let Some((i, _, late)) = starts.iter().find(|s| s.2 > LATE_LIMIT_MS) {
         anyhow::bail!(
-            "client {} of {k} started {late:.0} ms after the common instant (limit {LATE_LIMIT_MS:.0} ms): its seconds do not line up with the others'",
-            i + 1
+            "{} started {late:.0} ms after the common instant (limit {LATE_LIMIT_MS:.0} ms): its seconds do not line up with the others'",
+            client_name(*i, k)
         );
     }
     let at = starts.iter().map(|s| s.1);
@@ -172,7 +183,7 @@ pub async fn await_ready(
     k: u32,
     limit: Duration,
 ) -> anyhow::Result<()> {
-    let name = |i: u32| format!("client {} of {k}", i + 1);
+    let name = |i: u32| client_name(i, k);
     let mut ready = 0;
     let waited = tokio::time::timeout(limit, async {
         while ready < k {
@@ -229,7 +240,7 @@ pub async fn gather(
     let mut starts: Vec<Option<(u32, u64, f64)>> = vec![None; n];
     let mut ends: Vec<Option<super::End>> = (0..n).map(|_| None).collect();
     let mut shown = 0;
-    let name = |i: u32| format!("client {} of {k}", i + 1);
+    let name = |i: u32| client_name(i, k);
     while ends.iter().any(Option::is_none) {
         match rx.recv().await {
             Some(Event::Line(i, m)) => match m {

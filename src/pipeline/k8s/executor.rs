@@ -8,7 +8,7 @@ use super::objects::START_KEY;
 use super::Objects;
 use crate::engine::exec::Observer;
 use crate::pipeline::clients::local::{await_ready, conclude, gather, Event, Outcome};
-use crate::pipeline::clients::{unix_ns, Msg};
+use crate::pipeline::clients::unix_ns;
 use futures::{AsyncBufReadExt, StreamExt};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
@@ -60,14 +60,12 @@ pub async fn run_point(
     .await;
     if !s.keep {
         // Foreground: the Job is gone only once its pods are.
-        let gone = jobs.delete(&name, &DeleteParams::foreground()).await;
-        let cm_gone = cms.delete(&name, &DeleteParams::default()).await;
-        if let (Err(e), Ok(_)) | (Ok(_), Err(e)) | (Err(e), Err(_)) =
-            (&gone.map(|_| ()), &cm_gone.map(|_| ()))
-        {
-            eprintln!(
-                "warning: deleting Job/ConfigMap {ns}/{name}: {e} (delete them with kubectl)"
-            );
+        let job = jobs.delete(&name, &DeleteParams::foreground()).await.err();
+        let cm = cms.delete(&name, &DeleteParams::default()).await.err();
+        for (kind, e) in [("Job", job), ("ConfigMap", cm)] {
+            if let Some(e) = e {
+                eprintln!("warning: deleting {kind} {ns}/{name}: {e} (delete it with kubectl)");
+            }
         }
     }
     result
@@ -140,11 +138,7 @@ async fn measure(
         tokio::spawn(async move {
             let mut lines = stream.lines();
             while let Some(Ok(line)) = lines.next().await {
-                let ev = match serde_json::from_str::<Msg>(&line) {
-                    Ok(m) => Event::Line(i, m),
-                    Err(_) => Event::Garbled(i, line),
-                };
-                if tx.send(ev).is_err() {
+                if tx.send(Event::of_line(i, line)).is_err() {
                     return;
                 }
             }
