@@ -2,6 +2,7 @@
 //! and unknown keys are refused with the nearest valid name.
 
 mod adaptive;
+pub mod design;
 pub mod distributed;
 mod filter;
 pub mod quick;
@@ -114,6 +115,8 @@ pub struct RunSpec {
     pub drivers: Vec<String>,
     /// Client processes each point's threads are split over; ascending (an axis).
     pub clients: Vec<u32>,
+    /// Sequential or paired, with the paired design's slice and budget.
+    pub design: design::DesignSpec,
 }
 
 impl RunSpec {
@@ -327,6 +330,7 @@ impl SweepSpec {
         let include = filters(&raw.include)?;
         let exclude = filters(&raw.exclude)?;
         let baseline = Self::baseline(&cx, &raw, &targets, &configs)?;
+        design::check(&cx, &raw, &run, &targets, &configs)?;
         let spec = SweepSpec {
             path: path.to_path_buf(),
             source: target::redact_source(text, raw.targets.iter().filter_map(|t| t.url.as_ref())),
@@ -480,7 +484,9 @@ impl SweepSpec {
             ));
         }
         let clients = Self::clients(cx, raw)?;
+        let design = design::parse(cx, raw, &dur)?;
         Ok(RunSpec {
+            design,
             clients,
             workloads,
             threads,

@@ -58,6 +58,10 @@ pub struct RawRun {
     pub sla: Option<Spanned<toml::Value>>,
     /// Client processes per point: a count or a list (an axis).
     pub clients: Option<Spanned<toml::Value>>,
+    /// "sequential" or "paired" (spec/design.rs).
+    pub design: Option<Spanned<String>>,
+    pub slice: Option<Spanned<String>>,
+    pub budget: Option<Spanned<String>>,
 }
 
 /// `sla = { p99_ms = 10, threads = 32, max_steps = 8, resolution = 0.05 }`.

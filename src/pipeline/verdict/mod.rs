@@ -9,6 +9,7 @@
 //! interval lies against ±threshold. docs/statistics.md states the method, its assumptions and its validation.
 
 pub mod changepoint;
+pub mod paired;
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
