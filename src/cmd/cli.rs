@@ -223,6 +223,10 @@ pub enum Command {
         /// cluster (for kubectl describe/logs) instead of deleting them.
         #[arg(long)]
         keep_k8s: bool,
+        /// With design = "paired": measuring time the sweep may spend, e.g. 10m (overrides
+        /// [run] budget); each point runs rounds until decided or its share is spent.
+        #[arg(long, value_parser = parse_budget)]
+        budget: Option<u64>,
     },
     /// Compare two runs point by point (live or imported); exit 3 when something regressed.
     Compare {
@@ -418,5 +422,13 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("last-N with N ≥ 1"), "{e}");
+    }
+}
+
+/// "10m", "90s", "1h" → seconds, for --budget.
+fn parse_budget(s: &str) -> Result<u64, String> {
+    match crate::pipeline::spec::parse_duration(s) {
+        Some(n) if n > 0 => Ok(n),
+        _ => Err(format!("'{s}' is not a budget: give a duration such as 10m, 90s or 1h")),
     }
 }

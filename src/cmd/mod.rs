@@ -36,6 +36,8 @@ fn sweep_args(
     });
     sweep::SweepArgs {
         resume: None,
+        budget_s: None,
+        threshold_pct: 5.0,
         fail_on_regression: None,
         keep_k8s: false,
         file: sweep.file.unwrap_or_else(|| PathBuf::from("--url")),
@@ -176,9 +178,12 @@ pub async fn run(cli: Cli) -> i32 {
             threshold,
             against,
             keep_k8s,
+            budget,
         } => {
             let mut a = sweep_args(sweep, capacity.on_capacity, results_dir, quiet);
             a.resume = resume;
+            a.budget_s = budget;
+            a.threshold_pct = threshold;
             a.keep_k8s = keep_k8s;
             a.fail_on_regression = fail_on_regression.then_some((threshold, against));
             finish("run", sweep::run(&a).await)

@@ -24,3 +24,4 @@ pub mod server;
 pub mod spec;
 pub mod sweep;
 pub mod verdict;
+pub mod verdicts_file;

@@ -165,6 +165,9 @@ struct RunCtx {
     pacer: Option<Pacer>,
     live: Vec<LiveCounts>,
     fatal: Mutex<Option<String>>,
+    /// The workers disconnect as this run ends (a one-run session); otherwise they wait on
+    /// their open connections for the next.
+    last: bool,
 }
 
 impl RunCtx {
@@ -190,10 +193,16 @@ struct WorkerEnd {
 struct Teardown {
     cfg: Arc<SessionConfig>,
     go: Arc<worker::Go>,
+    /// The workers are idle between runs: let them say goodbye to the server themselves.
+    graceful: bool,
 }
 
 impl Drop for Teardown {
     fn drop(&mut self) {
+        if self.graceful {
+            self.go.set(None);
+            return;
+        }
         self.cfg.stop.store(true, Relaxed);
         self.go.set(None);
         self.cfg.sockets.shutdown_all();
@@ -214,45 +223,119 @@ pub async fn run_at(
     observer: &mut dyn Observer,
     start: impl std::future::Future<Output = anyhow::Result<()>>,
 ) -> anyhow::Result<RunReport> {
-    crate::interrupt::install();
-    let seed = crate::engine::workload::rand::effective_seed(o.rand_seed);
-    let stop = Arc::new(AtomicBool::new(false));
-    let threads = o.threads as usize;
-    let cfg = Arc::new(SessionConfig {
-        plan: EventPlan::new(o.workload, &o.wl),
-        opts: o.clone(),
-        unique: UniqueSeq::new(seed),
-        stop: stop.clone(),
-        sockets: Sockets::new(threads),
-    });
-    let go = Arc::new(worker::Go::default());
-    let _teardown = Teardown {
-        cfg: cfg.clone(),
-        go: go.clone(),
-    };
-    let mut inbox = start_workers(&cfg, &go, seed, threads)?;
-    inbox.wait_ready(threads).await?;
+    let mut rig = Rig::open(o).await?;
     start.await?;
-    let start = Instant::now();
-    let measure_start = start + Duration::from_secs(o.warmup_s);
-    let ctx = Arc::new(RunCtx {
-        stop,
-        forced: AtomicBool::new(false),
-        epoch: AtomicU64::new(0),
-        started_events: AtomicU64::new(0),
-        events_limit: o.events,
-        start,
-        measure_start,
-        deadline: (o.time_s > 0).then(|| measure_start + Duration::from_secs(o.time_s)),
-        pacer: (o.rate > 0).then(|| Pacer::new(o.rate)),
-        live: (0..threads).map(|_| LiveCounts::new()).collect(),
-        fatal: Mutex::new(None),
-    });
-    go.set(Some(ctx.clone()));
-    observer.threads_started();
-    let mut s = supervise::Supervisor::new(o, ctx, &cfg.sockets);
-    s.watch(&mut inbox, observer).await;
-    Ok(s.report(&mut inbox, observer))
+    rig.go(o, observer, true).await
+}
+
+/// Connections opened and prepared once and measured by many runs (the slices of a paired
+/// design): between runs the workers wait idle on their open connections. Dropping the rig
+/// closes them.
+pub struct Rig {
+    cfg: Arc<SessionConfig>,
+    go: Arc<worker::Go>,
+    inbox: Inbox,
+    threads: usize,
+    _teardown: Teardown,
+    /// Why the connections can no longer be used (a fatal error, an interrupt, a forced end).
+    broken: Option<String>,
+}
+
+impl Rig {
+    /// Opens every connection `o` asks for and prepares its statements.
+    pub async fn open(o: &EngineConfig) -> anyhow::Result<Rig> {
+        crate::interrupt::install();
+        let seed = crate::engine::workload::rand::effective_seed(o.rand_seed);
+        let threads = o.threads as usize;
+        let cfg = Arc::new(SessionConfig {
+            plan: EventPlan::new(o.workload, &o.wl),
+            opts: o.clone(),
+            unique: UniqueSeq::new(seed),
+            stop: Arc::new(AtomicBool::new(false)),
+            sockets: Sockets::new(threads),
+        });
+        let go = Arc::new(worker::Go::default());
+        let teardown = Teardown {
+            cfg: cfg.clone(),
+            go: go.clone(),
+            graceful: false,
+        };
+        let mut inbox = start_workers(&cfg, &go, seed, threads)?;
+        inbox.wait_ready(threads).await?;
+        Ok(Rig {
+            cfg,
+            go,
+            inbox,
+            threads,
+            _teardown: teardown,
+            broken: None,
+        })
+    }
+
+    /// Closes the connections as a client should (COM_QUIT) when they are idle; a rig
+    /// dropped otherwise shuts its sockets.
+    pub fn close(mut self) {
+        self._teardown.graceful = self.broken.is_none();
+    }
+
+    /// One run of `o`'s duration (and warmup) on the open connections. `o` must ask for the
+    /// workload and thread count the rig was opened with.
+    pub async fn run(
+        &mut self,
+        o: &EngineConfig,
+        observer: &mut dyn Observer,
+    ) -> anyhow::Result<RunReport> {
+        self.go(o, observer, false).await
+    }
+
+    async fn go(
+        &mut self,
+        o: &EngineConfig,
+        observer: &mut dyn Observer,
+        last: bool,
+    ) -> anyhow::Result<RunReport> {
+        if let Some(why) = &self.broken {
+            anyhow::bail!("the connections were closed by an earlier run: {why}");
+        }
+        if o.threads as usize != self.threads || o.workload != self.cfg.opts.workload {
+            anyhow::bail!(
+                "a rig opened for {} threads of {} cannot run {} threads of {}",
+                self.threads,
+                self.cfg.opts.workload.name(),
+                o.threads,
+                o.workload.name()
+            );
+        }
+        let start = Instant::now();
+        let measure_start = start + Duration::from_secs(o.warmup_s);
+        let ctx = Arc::new(RunCtx {
+            stop: self.cfg.stop.clone(),
+            forced: AtomicBool::new(false),
+            epoch: AtomicU64::new(0),
+            started_events: AtomicU64::new(0),
+            events_limit: o.events,
+            start,
+            measure_start,
+            deadline: (o.time_s > 0).then(|| measure_start + Duration::from_secs(o.time_s)),
+            pacer: (o.rate > 0).then(|| Pacer::new(o.rate)),
+            live: (0..self.threads).map(|_| LiveCounts::new()).collect(),
+            fatal: Mutex::new(None),
+            last,
+        });
+        self.go.set(Some(ctx.clone()));
+        observer.threads_started();
+        let mut s = supervise::Supervisor::new(o, ctx, &self.cfg.sockets);
+        s.watch(&mut self.inbox, observer).await;
+        let r = s.report(&mut self.inbox, observer);
+        self.broken = match (&r.fatal, r.interrupted, r.unfinished) {
+            (Some(f), _, _) => Some(f.clone()),
+            (None, true, _) => Some("interrupted".into()),
+            (None, false, Some(_)) => Some("a forced shutdown".into()),
+            _ if last => Some("the run was the last".into()),
+            _ => None,
+        };
+        Ok(r)
+    }
 }
 
 /// What the workers send the controller: readiness once, a histogram per interval, and how

@@ -46,28 +46,47 @@ impl Gate {
     }
 }
 
-/// The start signal: the run's context, or `None` when the run is abandoned before it began.
+/// The start signal of each run on the open connections: a generation and its context, or
+/// closed when the connections are no longer wanted (the run abandoned before it began, or a
+/// rig dropped).
 #[derive(Default)]
 pub struct Go {
-    state: Mutex<Option<Option<Arc<RunCtx>>>>,
+    state: Mutex<(u64, Option<Arc<RunCtx>>, bool)>,
     cv: Condvar,
 }
 
 impl Go {
+    /// Starts the next run, or closes (`None`).
     pub fn set(&self, ctx: Option<Arc<RunCtx>>) {
         let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if g.is_none() {
-            *g = Some(ctx);
-            self.cv.notify_all();
+        if g.2 {
+            return;
         }
+        match ctx {
+            Some(c) => {
+                g.0 += 1;
+                g.1 = Some(c);
+            }
+            None => {
+                g.2 = true;
+                g.1 = None;
+            }
+        }
+        self.cv.notify_all();
     }
 
-    fn wait(&self) -> Option<Arc<RunCtx>> {
+    /// Waits for a run newer than `seen`; None once closed.
+    fn wait(&self, seen: u64) -> Option<(u64, Arc<RunCtx>)> {
         let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        while g.is_none() {
+        loop {
+            if g.2 {
+                return None;
+            }
+            if g.0 > seen {
+                return g.1.clone().map(|c| (g.0, c));
+            }
             g = self.cv.wait(g).unwrap_or_else(|p| p.into_inner());
         }
-        g.clone().flatten()
     }
 }
 
@@ -91,7 +110,7 @@ pub fn spawn(i: usize, seed: u64, l: Arc<Links>) -> std::io::Result<()> {
             let opened = l
                 .gate
                 .pass(|| Session::open(l.cfg.clone(), i, session_seed));
-            let s = match opened {
+            let mut s = match opened {
                 Ok(s) => {
                     let _ = l.ready.send((i, Ok(())));
                     s
@@ -101,23 +120,32 @@ pub fn spawn(i: usize, seed: u64, l: Arc<Links>) -> std::io::Result<()> {
                     return;
                 }
             };
-            let Some(ctx) = l.go.wait() else {
-                s.close();
-                return;
-            };
-            if ctx.pacer.is_some() {
-                // Wake at the scheduled arrival, not up to 50 µs later (Linux's default slack):
-                // with --rate the latency counts from the schedule.
-                // SAFETY: PR_SET_TIMERSLACK takes a plain integer and affects this thread only.
-                unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+            // One run, or many on the same connection (a rig's slices).
+            let mut seen = 0;
+            while let Some((generation, ctx)) = l.go.wait(seen) {
+                seen = generation;
+                if ctx.pacer.is_some() {
+                    // Wake at the scheduled arrival, not up to 50 µs later (Linux's default
+                    // slack): with --rate the latency counts from the schedule.
+                    // SAFETY: PR_SET_TIMERSLACK takes a plain integer and affects this thread
+                    // only.
+                    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+                }
+                let hists = l.hists.clone();
+                let last = ctx.last;
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    run(ctx, i, &mut s, hists, seed ^ (0xA5A5 + i as u64))
+                }));
+                let end = r.map_err(|_| format!("FATAL: worker thread {i} panicked"));
+                if last || end.is_err() {
+                    // Disconnect before reporting the end, as sysbench's threads do.
+                    s.close();
+                    let _ = l.ends.send(end);
+                    return;
+                }
+                let _ = l.ends.send(end);
             }
-            let hists = l.hists.clone();
-            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                run(ctx, i, s, hists, seed ^ (0xA5A5 + i as u64))
-            }));
-            let _ = l
-                .ends
-                .send(r.map_err(|_| format!("FATAL: worker thread {i} panicked")));
+            s.close();
         })
         .map(|_| ())
 }
@@ -137,7 +165,7 @@ fn sleep_until(ctx: &RunCtx, at: Instant) {
 fn run(
     ctx: Arc<RunCtx>,
     idx: usize,
-    mut s: Session,
+    s: &mut Session,
     tx: UnboundedSender<WorkerHist>,
     seed: u64,
 ) -> WorkerEnd {
@@ -218,7 +246,6 @@ fn run(
     }
     live.add_statements(&s.tally);
     let done = Instant::now();
-    s.close();
     WorkerEnd {
         hist,
         done,

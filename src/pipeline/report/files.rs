@@ -40,6 +40,29 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
     if let Some(p99) = sla_p99 {
         m.add_sla(&points, p99);
     }
+    if let Some(v) = crate::pipeline::verdicts_file::load(run)? {
+        m.paired_markdown = Some(crate::pipeline::verdicts_file::markdown(&v));
+        // The paired verdicts are the run's verdicts; the tables' unpaired ones are shown
+        // for reference.
+        m.headlines = v
+            .points
+            .iter()
+            .flat_map(|c| c.comparisons.iter().map(|k| k.series.clone()))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .map(|s| {
+                let vs: Vec<_> = v
+                    .points
+                    .iter()
+                    .flat_map(|c| c.comparisons.iter().filter(|k| k.series == s))
+                    .map(|k| k.verdict)
+                    .collect();
+                format!("{s} vs {} (paired): {}", v.baseline, crate::pipeline::verdict::headline(&vs))
+            })
+            .collect();
+        m.threshold_pct = v.threshold_pct;
+        m.paired = Some(v);
+    }
     Ok(m)
 }
 

@@ -162,6 +162,10 @@ pub struct ReportModel {
     pub scaling_method: &'static str,
     pub points_total: usize,
     pub points_ok: usize,
+    /// A paired run's own verdicts (verdicts.json): the decisive ones, judged round by round.
+    pub paired: Option<crate::pipeline::verdicts_file::Verdicts>,
+    /// The same as a Markdown table.
+    pub paired_markdown: Option<String>,
 }
 
 /// The column a record belongs to: `target/config`, plus `/driver` for a load generator other
@@ -494,6 +498,8 @@ impl ReportModel {
                 .iter()
                 .filter(|r| r.status == PointStatus::Ok)
                 .count(),
+            paired: None,
+            paired_markdown: None,
             series,
         }
     }

@@ -10,7 +10,7 @@ use super::{Config, Ctx, RunSpec, SpecError, Target};
 /// the interval too wide to decide anything.
 pub const MIN_ROUNDS: u32 = 5;
 /// A slice when the sweep file does not say.
-pub const DEFAULT_SLICE_S: u64 = 5;
+pub const DEFAULT_SLICE_S: u64 = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]

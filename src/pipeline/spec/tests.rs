@@ -376,3 +376,36 @@ fn an_executor_is_local_by_default_and_kubernetes_settings_are_checked() {
     let e = err(&format!("{GOOD}\n[executor]\nkind = \"kubernetes\"\n"));
     assert!(e.message.contains("image"), "{e}");
 }
+
+const PAIRED: &str = "name = \"p\"\n[run]\nworkloads = [\"oltp_read_only\"]\nthreads = [1, 4]\ndesign = \"paired\"\nslice = \"3s\"\nbudget = \"4m\"\n[[targets]]\nname = \"m\"\nserver = {}\n[[configs]]\nname = \"a\"\n[[configs]]\nname = \"b\"\nvars = { innodb_flush_log_at_trx_commit = 2 }\n";
+
+#[test]
+fn the_paired_design_reads_its_slice_and_budget() {
+    let s = parse(PAIRED).unwrap();
+    assert!(s.run.design.paired());
+    assert_eq!(s.run.design.slice_s, 3);
+    assert_eq!(s.run.design.budget_s, Some(240));
+    let s = parse(&PAIRED.replace("slice = \"3s\"\nbudget = \"4m\"\n", "")).unwrap();
+    assert_eq!((s.run.design.slice_s, s.run.design.budget_s), (2, None));
+}
+
+#[test]
+fn the_paired_design_refuses_what_it_cannot_pair() {
+    let one = PAIRED.replace("[[configs]]\nname = \"b\"\nvars = { innodb_flush_log_at_trx_commit = 2 }\n", "");
+    let e = err(&one);
+    assert_eq!(e.line, 5, "{e}");
+    assert!(e.message.contains("this sweep has one (m)"), "{e}");
+    let e = err(&PAIRED.replace("design = \"paired\"", "design = \"duet\""));
+    assert!(e.message.contains("'duet' is not available"), "{e}");
+    let e = err(&PAIRED.replace("design = \"paired\"", "design = \"pairs\""));
+    assert!(e.message.contains("expected sequential or paired"), "{e}");
+    let e = err(&PAIRED.replace("design = \"paired\"\n", ""));
+    assert!(e.message.contains("run.slice applies to design = \"paired\""), "{e}");
+    assert_eq!(e.line, 5);
+    let e = err(&PAIRED.replace("server = {}", "url = \"mysql://u@127.0.0.1:3306/db\""));
+    assert!(e.message.contains("cannot hold 2 configs at the same time"), "{e}");
+    let e = err(&PAIRED.replace("threads = [1, 4]", "threads = \"auto\""));
+    assert!(e.message.contains("needs a list of thread counts"), "{e}");
+    let e = err(&PAIRED.replace("slice = \"3s\"", "slice = \"0s\""));
+    assert!(e.message.contains("run.slice must be at least 1s"), "{e}");
+}

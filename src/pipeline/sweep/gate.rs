@@ -106,3 +106,19 @@ pub fn judge(
     let cmp = compare::compare(&base, &this, threshold, &[])?;
     Ok(Some((what, cmp)))
 }
+
+/// `--fail-on-regression` on a paired run: its own verdicts (verdicts.json), each candidate
+/// series against the baseline at every point. Prints them; returns what was compared and
+/// whether any point regressed.
+pub fn paired(run: &Path) -> anyhow::Result<(String, bool)> {
+    let v = crate::pipeline::verdicts_file::load(run)?
+        .context("the paired run wrote no verdicts.json: no point completed a round")?;
+    print!("{}", crate::pipeline::verdicts_file::markdown(&v));
+    Ok((
+        format!(
+            "each series against {} in the same rounds (paired design)",
+            v.baseline
+        ),
+        crate::pipeline::verdicts_file::any_regressed(&v),
+    ))
+}

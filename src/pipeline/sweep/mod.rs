@@ -6,6 +6,7 @@ mod auto;
 mod block;
 pub mod calibrate;
 mod gate;
+mod paired;
 mod run;
 mod sysbench_driver;
 mod vars;
@@ -17,6 +18,7 @@ use crate::engine::workload::{prepare, EventPlan};
 use crate::exit::Exit;
 use crate::pipeline::plan::{format_duration, Plan};
 use crate::pipeline::preflight::{self, Finding, Needs, OnCapacity, Severity};
+use crate::pipeline::spec::design;
 use crate::pipeline::spec::target::{ConnInfo, TargetKind};
 use crate::pipeline::spec::{Filter, PreparePolicy, SweepSpec};
 use std::collections::BTreeMap;
@@ -40,14 +42,25 @@ pub struct SweepArgs {
     pub fail_on_regression: Option<(f64, crate::pipeline::compare::Against)>,
     /// Leave Kubernetes Jobs and ConfigMaps on the cluster.
     pub keep_k8s: bool,
+    /// `run --budget`: overrides a paired sweep's `[run] budget`, seconds.
+    pub budget_s: Option<u64>,
+    /// `run --threshold`: the smallest change that matters, percent (paired verdicts, the gate).
+    pub threshold_pct: f64,
 }
 
 /// The sweep, from its file or from the command line.
 pub(crate) fn load_spec(a: &SweepArgs) -> anyhow::Result<SweepSpec> {
-    Ok(match &a.inline {
+    let mut spec = match &a.inline {
         Some(text) => SweepSpec::parse(&a.file, text)?,
         None => SweepSpec::load(&a.file)?,
-    })
+    };
+    if let Some(b) = a.budget_s {
+        if !spec.run.design.paired() {
+            anyhow::bail!("--budget applies to design = \"paired\"; add it to [run] in {}", a.file.display());
+        }
+        spec.run.design.budget_s = Some(b);
+    }
+    Ok(spec)
 }
 
 fn load(a: &SweepArgs) -> anyhow::Result<(SweepSpec, Plan)> {
@@ -94,6 +107,29 @@ pub fn plan(a: &SweepArgs) -> anyhow::Result<Exit> {
             plan.max_points(&spec)
         ),
         None => println!("sweep '{}': {} points", spec.name, plan.points.len()),
+    }
+    if spec.run.design.paired() {
+        let d = &spec.run.design;
+        let series = plan
+            .points
+            .iter()
+            .map(|p| (&p.target, &p.config))
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+            .max(1);
+        let cells = plan.points.iter().filter(|p| p.repeat == 1).count() / series.max(1);
+        let rounds = match d.budget_s {
+            Some(b) => format!(
+                "rounds until decided, at least {} per point, within a budget of {} for the sweep",
+                design::MIN_ROUNDS,
+                format_duration(b)
+            ),
+            None => format!("{} rounds per point", spec.run.repeats.max(2)),
+        };
+        println!(
+            "paired design: the series' servers up at once; {cells} point(s), each measured in rounds of one {} s slice per series in a random order; {rounds}",
+            d.slice_s
+        );
     }
     if let Some(s) = &spec.run.sla {
         println!(

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 
 /// Prints above the progress bar on a terminal, plainly otherwise (cron, pipes, CI), where
 /// the bar itself is hidden.
-fn say(bar: &ProgressBar, line: String) {
+pub(super) fn say(bar: &ProgressBar, line: String) {
     if bar.is_hidden() {
         println!("{line}");
     } else {
@@ -48,7 +48,7 @@ impl Observer for PointObserver<'_> {
     }
 }
 
-fn record(run_id: &str, p: &Point, version: &str) -> PointRecord {
+pub(super) fn record(run_id: &str, p: &Point, version: &str) -> PointRecord {
     PointRecord {
         run_id: run_id.to_string(),
         point_id: p.id.clone(),
@@ -65,7 +65,7 @@ fn record(run_id: &str, p: &Point, version: &str) -> PointRecord {
     }
 }
 
-fn fill(rec: &mut PointRecord, r: &RunReport, cpu_s: f64) {
+pub(super) fn fill(rec: &mut PointRecord, r: &RunReport, cpu_s: f64) {
     let t = &r.totals;
     let lat = LatencySummary::new(&r.hist, t.events, t.lat_sum_ns, r.min_max_ns);
     let rate = |n: u64| {
@@ -180,7 +180,8 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
         )
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let t = run_points(&spec, &plan, &limits, &mut dir, &bar, (a.quiet, a.keep_k8s)).await;
+    let threshold = a.threshold_pct;
+    let t = run_points(&spec, &plan, &limits, &mut dir, &bar, (a.quiet, a.keep_k8s), threshold).await;
     bar.finish_and_clear();
     let end = manifest(
         &spec,
@@ -214,7 +215,13 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
     } else {
         String::new()
     };
-    let planned = if plan.points.iter().any(Point::is_slot) {
+    let planned = if spec.run.design.paired() {
+        // A slice per series per round; rounds stop when a point is decided.
+        format!(
+            "{} slices (paired: one per series per round)",
+            t.ok + t.failed + t.skipped
+        )
+    } else if plan.points.iter().any(Point::is_slot) {
         // Adaptive searches end when they have found what they look for: count what ran.
         format!(
             "{} run (adaptive, at most {})",
@@ -232,6 +239,9 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
         t.skipped,
         dir.path.display()
     );
+    for line in t.paired.iter().flatten() {
+        println!("  {line}");
+    }
     if !t.unwritten.is_empty() {
         println!("measured but not written to points.csv (these lines are the only copy):");
         for u in &t.unwritten {
@@ -239,7 +249,11 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
         }
     }
     let mut regressed = false;
-    if let (Some((th, against)), false) = (&a.fail_on_regression, t.interrupted) {
+    if let (Some(_), true, false) = (&a.fail_on_regression, spec.run.design.paired(), t.interrupted) {
+        let (what, regressed_points) = super::gate::paired(&dir.path)?;
+        println!("\n--fail-on-regression: {what}");
+        regressed = regressed_points;
+    } else if let (Some((th, against)), false) = (&a.fail_on_regression, t.interrupted) {
         match super::gate::judge(&spec, &dir, *th, against) {
             Ok(Some((what, cmp))) => {
                 println!("\n--fail-on-regression: compared {what}");
@@ -268,18 +282,20 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
 #[derive(Debug, Default)]
 pub(super) struct Tally {
     ok: u32,
-    failed: u32,
+    pub failed: u32,
     skipped: u32,
     /// Planned points that never ran (after an interrupt, or when results stopped being
     /// writable).
     not_run: u32,
-    interrupted: bool,
+    pub interrupted: bool,
     /// SLA search steps whose arrivals overflowed the queue: recorded failed (they miss the
     /// SLA) but not counted as failed points.
     overloaded: u32,
     /// Points measured whose record could not be written (a full disk): their figures, kept
     /// for the summary so they are not lost.
-    unwritten: Vec<String>,
+    pub unwritten: Vec<String>,
+    /// A paired run's verdicts per compared series, for its last lines.
+    pub paired: Option<Vec<String>>,
 }
 
 /// Runs the plan's points in order, expanding `threads = "auto"` slots as they come (see
@@ -292,6 +308,7 @@ async fn run_points(
     dir: &mut RunDir,
     bar: &ProgressBar,
     (quiet, keep_k8s): (bool, bool),
+    threshold_pct: f64,
 ) -> Tally {
     let st = match block::RunState::new(&dir.path, quiet) {
         Ok(s) => s,
@@ -314,8 +331,13 @@ async fn run_points(
         st,
         current: None,
         keep_k8s,
+        threshold_pct,
     };
     crate::interrupt::install();
+    if spec.run.design.paired() {
+        super::paired::run(&mut r).await;
+        return r.t;
+    }
     let mut left = plan.max_points(spec);
     for p in &plan.points {
         let go_on = if p.is_slot() {
@@ -351,7 +373,7 @@ async fn run_points(
 /// What runs the points: the open block, the tally, where records go.
 pub(super) struct Runner<'a> {
     pub spec: &'a SweepSpec,
-    plan: &'a Plan,
+    pub plan: &'a Plan,
     pub limits: &'a BTreeMap<String, u32>,
     pub dir: &'a mut RunDir,
     pub bar: &'a ProgressBar,
@@ -361,6 +383,8 @@ pub(super) struct Runner<'a> {
     current: Option<block::Block>,
     /// --keep-k8s.
     keep_k8s: bool,
+    /// The smallest change that matters (--fail-on-regression's, or 5 %), percent.
+    pub threshold_pct: f64,
 }
 
 impl Runner<'_> {
@@ -418,6 +442,21 @@ impl Runner<'_> {
             rec.server_version = b.version.clone();
             run_one(spec, p, b, &mut rec, self.dir, bar, (quiet, self.keep_k8s)).await;
         }
+        self.keep(rec, p)
+    }
+
+    pub fn st_mut(&mut self) -> &mut block::RunState {
+        &mut self.st
+    }
+
+    pub fn keep_samples(&mut self, p: &Point, r: &RunReport) {
+        write_samples(self.dir, self.bar, p, r);
+    }
+
+    /// Tallies a measured point, says how it went and appends its record. False when the run
+    /// must stop (an interrupt, or records that can no longer be written).
+    pub fn keep(&mut self, mut rec: PointRecord, p: &Point) -> bool {
+        let (bar, quiet) = (self.bar, self.quiet);
         if rec.status == PointStatus::Failed && crate::interrupt::requested() {
             // The point failed because of the interrupt (a load cut short, say).
             rec.status = PointStatus::Interrupted;
@@ -425,7 +464,8 @@ impl Runner<'_> {
         match rec.status {
             PointStatus::Ok => {
                 self.t.ok += 1;
-                if !quiet {
+                // A paired run says each round in one line instead.
+                if !quiet && !self.spec.run.design.paired() {
                     say(
                         bar,
                         format!(
@@ -601,21 +641,7 @@ async fn run_native(
         }
     };
     fill(rec, &r, cpu_s);
-    if let Err(e) = dir.append_intervals(&p.id, &r.intervals) {
-        say(
-            bar,
-            format!("warning: {}: per-second samples not written: {e:#}", p.id),
-        );
-    }
-    let seconds: Vec<(f64, &crate::engine::metrics::TotalHist)> = r
-        .intervals
-        .iter()
-        .map(|s| s.t_s)
-        .zip(&r.interval_hists)
-        .collect();
-    if let Err(e) = dir.write_histogram(&p.id, &r.hist, r.elapsed_s, &seconds) {
-        say(bar, format!("warning: {e:#}"));
-    }
+    write_samples(dir, bar, p, &r);
     rec.status = match (&r.fatal, r.interrupted, r.unfinished) {
         (Some(f), _, _) => {
             rec.error = f.clone();
@@ -632,6 +658,26 @@ async fn run_native(
         (None, false, None) => PointStatus::Ok,
     };
     true
+}
+
+/// A point's per-second samples (intervals.csv) and histograms (.hlog); a failure to write
+/// them is a warning, the point's record still counts.
+fn write_samples(dir: &mut RunDir, bar: &ProgressBar, p: &Point, r: &RunReport) {
+    if let Err(e) = dir.append_intervals(&p.id, &r.intervals) {
+        say(
+            bar,
+            format!("warning: {}: per-second samples not written: {e:#}", p.id),
+        );
+    }
+    let seconds: Vec<(f64, &crate::engine::metrics::TotalHist)> = r
+        .intervals
+        .iter()
+        .map(|s| s.t_s)
+        .zip(&r.interval_hists)
+        .collect();
+    if let Err(e) = dir.write_histogram(&p.id, &r.hist, r.elapsed_s, &seconds) {
+        say(bar, format!("warning: {e:#}"));
+    }
 }
 
 /// manifest.json: what ran, where, when. Addresses are redacted.

@@ -37,7 +37,9 @@ percentile is judged only with ≥ 10 events beyond it in every run. MDE: the sm
 this comparison would call regressed 80 % of the time.";
 
 /// The four answers to "did it change?".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Regressed,
@@ -79,7 +81,9 @@ impl std::fmt::Display for Verdict {
 }
 
 /// What is compared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Metric {
     Tps,

@@ -64,7 +64,7 @@ impl Schedule {
 }
 
 /// One metric of one paired point.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct PairedJudgement {
     pub metric: Metric,
     pub verdict: Verdict,

@@ -1,0 +1,476 @@
+//! `design = "paired"`: every series' server up at once and warm; each point (workload ×
+//! thread count) measured as rounds of one short slice per series in a random order, judged
+//! round by round against the baseline at the looks fixed before the point starts, until it
+//! is decided or its share of the budget is spent. Each slice is one record of points.csv
+//! (its repeat is the round), so every other command reads a paired run as it reads any run;
+//! the paired verdicts, with the rounds each point took, go to verdicts.json.
+
+use super::block::Block;
+use super::run::{fill, record, say, Runner};
+use crate::engine::exec::{self, Observer};
+use crate::pipeline::plan::Point;
+use crate::pipeline::results::{PointRecord, PointStatus};
+use crate::pipeline::spec::design::MIN_ROUNDS;
+use crate::pipeline::verdict::paired::{self, PairedPoint, Rounds, Schedule};
+use crate::pipeline::verdict::{Verdict, ALPHA};
+use crate::pipeline::verdicts_file::{Cell, Comparison, Verdicts};
+use std::time::Instant;
+
+/// Time between slices (the report of one, the start of the next), for budgeting.
+const SLICE_SETUP_S: f64 = 0.1;
+
+/// Memory a managed server takes beside its buffer pool (threads, log buffer, caches).
+const SERVER_OVERHEAD_MB: u64 = 200;
+
+struct Quiet;
+impl Observer for Quiet {}
+
+/// One series of the sweep: target/config, its open block.
+struct Series {
+    key: String,
+    block: Block,
+}
+
+pub const METHOD: &str = "Paired design: each point is measured in rounds of one slice per \
+series, in a random order per round. A candidate's change is the mean of its per-round log \
+ratios to the baseline (shared drift cancels), with a t interval whose standard error is the \
+larger of Newey–West's and an AR(1) inflation's. The rounds at which a point may stop are fixed \
+before it starts (5, 10, 20, … and the last its budget allows); every interval is drawn at \
+confidence 1 − 5 %/(looks × 2 metrics), so a false regressed/improved/unchanged at any look is \
+at most 5 % per point. tps and p95 are judged; p99 is shown. regressed / improved: the interval \
+lies wholly beyond ±threshold; unchanged: wholly within it.";
+
+/// Megabytes from a my.cnf size ("2G", "512M", "134217728").
+fn size_mb(v: &str) -> Option<u64> {
+    let v = v.trim().trim_matches(|c| c == '\'' || c == '"');
+    let (num, mult) = match v.chars().last()? {
+        'k' | 'K' => (&v[..v.len() - 1], 1.0 / 1024.0),
+        'm' | 'M' => (&v[..v.len() - 1], 1.0),
+        'g' | 'G' => (&v[..v.len() - 1], 1024.0),
+        't' | 'T' => (&v[..v.len() - 1], 1024.0 * 1024.0),
+        _ => (v, 1.0 / 1024.0 / 1024.0),
+    };
+    num.trim().parse::<f64>().ok().map(|n| (n * mult).ceil() as u64)
+}
+
+fn available_mb() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024)
+}
+
+/// The paired design keeps every managed server up at once: refuse what would not fit in
+/// memory, naming each server's buffer pool.
+fn check_memory(r: &Runner<'_>, series: &[(String, String)]) -> anyhow::Result<()> {
+    use crate::pipeline::spec::target::TargetKind;
+    let mut need = 0;
+    let mut parts = Vec::new();
+    for (t, c) in series {
+        let managed = r
+            .spec
+            .targets
+            .iter()
+            .any(|x| &x.name == t && matches!(x.kind, TargetKind::Managed(_)));
+        if !managed {
+            continue;
+        }
+        let pool = r
+            .spec
+            .configs
+            .iter()
+            .find(|x| &x.name == c)
+            .and_then(|x| x.vars.iter().find(|(k, _)| k == "innodb_buffer_pool_size"))
+            .and_then(|(_, v)| size_mb(v))
+            .unwrap_or(128);
+        need += pool + SERVER_OVERHEAD_MB;
+        parts.push(format!("{t}/{c} {pool} MiB"));
+    }
+    let Some(free) = available_mb() else {
+        return Ok(());
+    };
+    if need > free * 8 / 10 {
+        anyhow::bail!(
+            "design = \"paired\" keeps {} managed servers up at once: about {need} MiB (buffer pools {}, plus {SERVER_OVERHEAD_MB} MiB each) of {free} MiB available; lower innodb_buffer_pool_size in the configs, pair fewer series, or use design = \"sequential\"",
+            parts.len(),
+            parts.join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// Reads every table once through its primary key and its secondary index, so the first
+/// measured slice does not pay for a cold buffer pool.
+async fn prewarm(r: &Runner<'_>, b: &Block) -> anyhow::Result<()> {
+    use mysql_async::prelude::Queryable;
+    let Some(c) = &b.conn else { return Ok(()) };
+    let mut conn = crate::engine::db::open(crate::engine::db::opts(&c.conn_options(), 1)).await?;
+    for i in 1..=r.spec.data.tables {
+        let t = format!("sbtest{i}");
+        let _: Option<(i64, Option<i64>)> = conn
+            .query_first(format!("SELECT COUNT(*), SUM(LENGTH(c)) FROM `{t}`"))
+            .await?;
+        let _: Option<Option<i64>> = conn
+            .query_first(format!("SELECT SUM(k) FROM `{t}` FORCE INDEX (k_1)"))
+            .await
+            .or_else(|_| Ok::<_, mysql_async::Error>(None))?;
+    }
+    let _ = conn.disconnect().await;
+    Ok(())
+}
+
+/// A 64-bit mix of the run id and the point, so the random orders are reproducible from the
+/// run directory alone.
+fn seed_of(run_id: &str, cell: usize) -> u64 {
+    run_id
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325u64 ^ cell as u64, |h, b| {
+            (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+        })
+}
+
+/// Runs the sweep's points in the paired design. The caller has taken the lock, run the
+/// preflight and opened the run directory.
+pub(super) async fn run(r: &mut Runner<'_>) {
+    let spec = r.spec;
+    let design = &spec.run.design;
+    // One cell per workload × thread count: the first series' repeat-1 point stands for it.
+    let mut cells: Vec<Point> = Vec::new();
+    for p in r.plan.points.iter().filter(|p| p.repeat == 1) {
+        if !cells.iter().any(|c| c.workload == p.workload && c.threads == p.threads) {
+            cells.push(p.clone());
+        }
+    }
+    let mut keys: Vec<(String, String)> = Vec::new();
+    for p in &r.plan.points {
+        let k = (p.target.clone(), p.config.clone());
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let baseline = spec
+        .baseline
+        .clone()
+        .unwrap_or_else(|| format!("{}/{}", keys[0].0, keys[0].1));
+    if let Err(e) = check_memory(r, &keys) {
+        say(r.bar, format!("error: {e:#}"));
+        r.t.failed += r.plan.points.len() as u32;
+        return;
+    }
+    // Every series' server, up and warm before the first slice.
+    let mut series: Vec<Series> = Vec::new();
+    for (t, c) in &keys {
+        let key = format!("{t}/{c}");
+        r.note(format!("starting {key}"));
+        let config = spec.configs.iter().find(|x| &x.name == c).expect("planned config exists");
+        let block = Block::open(spec, r.plan, t, config, r.st_mut()).await;
+        if block.error.is_none() {
+            if let Err(e) = prewarm(r, &block).await {
+                r.note(format!("warning: prewarming {key}: {e:#}"));
+            }
+        }
+        series.push(Series { key, block });
+    }
+    // The baseline first: its slices are what every candidate is divided by.
+    if let Some(i) = series.iter().position(|s| s.key == baseline) {
+        series.swap(0, i);
+    }
+    let round_s = series.len() as f64 * (design.slice_s as f64 + SLICE_SETUP_S);
+    let warm_s = series.len() as f64 * spec.run.warmup_s as f64;
+    let mut spent = 0.0;
+    let mut out: Vec<Cell> = Vec::new();
+    let total_cells = cells.len();
+    for (ci, cell) in cells.iter().enumerate() {
+        if crate::interrupt::requested() {
+            r.t.interrupted = true;
+            break;
+        }
+        let schedule = match design.budget_s {
+            None => Schedule::fixed(spec.run.repeats.max(2)),
+            Some(b) => {
+                let share = (b as f64 - spent).max(0.0) / (total_cells - ci) as f64;
+                let fit = ((share - warm_s) / round_s).floor().max(0.0) as u32;
+                Schedule::sequential(MIN_ROUNDS, fit.max(MIN_ROUNDS))
+            }
+        };
+        let left = (total_cells - ci - 1) as u64 * series.len() as u64 * MIN_ROUNDS as u64;
+        r.bar
+            .set_length(r.bar.position() + series.len() as u64 * schedule.last() as u64 + left);
+        let started = Instant::now();
+        let c = measure_cell(r, cell, &mut series, &schedule, ci).await;
+        spent += started.elapsed().as_secs_f64();
+        out.push(c);
+        if let Err(e) = write_verdicts(r, &baseline, &out) {
+            say(r.bar, format!("warning: verdicts.json not written: {e:#}"));
+        }
+        if r.t.interrupted || !r.t.unwritten.is_empty() {
+            break;
+        }
+    }
+    for s in series {
+        if let Err(e) = s.block.close().await {
+            say(r.bar, format!("warning: closing {}: {e:#}", s.key));
+        }
+    }
+    r.t.paired = Some(summary(&out, &baseline));
+}
+
+/// One line per compared series over the whole sweep, for the run's last lines.
+fn summary(cells: &[Cell], baseline: &str) -> Vec<String> {
+    let mut by: std::collections::BTreeMap<&str, Vec<Verdict>> = Default::default();
+    let mut need = 0u64;
+    for c in cells {
+        for k in &c.comparisons {
+            by.entry(&k.series).or_default().push(k.verdict);
+            need += k.budget_needed_s.unwrap_or(0);
+        }
+    }
+    let mut lines: Vec<String> = by
+        .iter()
+        .map(|(s, v)| format!("{s} vs {baseline}: {}", crate::pipeline::verdict::headline(v)))
+        .collect();
+    if need > 0 {
+        lines.push(format!(
+            "what stayed inconclusive would need about {} more of measuring (per point in verdicts.json)",
+            crate::pipeline::plan::format_duration(need)
+        ));
+    }
+    lines
+}
+
+fn write_verdicts(r: &Runner<'_>, baseline: &str, cells: &[Cell]) -> anyhow::Result<()> {
+    let spec = r.spec;
+    let v = Verdicts {
+        design: "paired".into(),
+        method: METHOD.into(),
+        baseline: baseline.into(),
+        threshold_pct: r.threshold_pct,
+        alpha: ALPHA,
+        slice_s: spec.run.design.slice_s,
+        budget_s: spec.run.design.budget_s,
+        points: cells.to_vec(),
+    };
+    let text = serde_json::to_string_pretty(&v)?;
+    crate::pipeline::results::write_atomic(&r.dir.path.join("verdicts.json"), text.as_bytes())
+}
+
+/// The figures one slice gives the verdict.
+fn push(rounds: &mut Rounds, rec: &PointRecord) {
+    rounds.tps.push(rec.tps);
+    rounds.p95.push(rec.lat_p95_ms);
+    rounds.p99.push(rec.lat_p99_ms.unwrap_or(0.0));
+    rounds.events.push(rec.transactions);
+}
+
+/// Measures one point in rounds until its schedule's look finds it decided, or the last look.
+async fn measure_cell(
+    r: &mut Runner<'_>,
+    cell: &Point,
+    series: &mut [Series],
+    schedule: &Schedule,
+    ci: usize,
+) -> Cell {
+    let spec = r.spec;
+    let mut rng = crate::engine::workload::rand::Rng::seeded(seed_of(&r.dir.run_id, ci));
+    let mut rounds: Vec<Rounds> = vec![Rounds::default(); series.len()];
+    let mut out = Cell {
+        workload: cell.workload.name().to_string(),
+        threads: cell.threads,
+        rounds: 0,
+        looks: schedule.looks.clone(),
+        stopped: if spec.run.design.budget_s.is_some() { "budget" } else { "rounds" }.into(),
+        seconds: 0.0,
+        orders: Vec::new(),
+        comparisons: Vec::new(),
+    };
+    let started = Instant::now();
+    let tag = format!("{} t{}", out.workload, cell.threads);
+    // Each series' connections, opened once for the point and warmed at its thread count
+    // (not recorded); the slices run on them.
+    let mut rigs: Vec<Result<exec::Rig, String>> = Vec::new();
+    for s in series.iter() {
+        let rig = match (&s.block.conn, &s.block.error) {
+            (_, Some(e)) => Err(e.clone()),
+            (None, None) => Err("no connection".to_string()),
+            (Some(c), None) => {
+                let mut o = super::point_options(spec, cell.workload, cell.threads, c);
+                o.time_s = spec.run.warmup_s.max(1);
+                o.warmup_s = 0;
+                match exec::Rig::open(&o).await {
+                    Err(e) => Err(format!("{e:#}")),
+                    Ok(mut rig) => match rig.run(&o, &mut Quiet).await {
+                        Err(e) => Err(format!("warming: {e:#}")),
+                        Ok(w) if w.fatal.is_some() => Err(format!("warming: {}", w.fatal.unwrap_or_default())),
+                        Ok(_) => Ok(rig),
+                    },
+                }
+            }
+        };
+        rigs.push(rig);
+    }
+    let mut verdicts: Vec<PairedPoint> = Vec::new();
+    'rounds: for n in 1..=schedule.last() {
+        let mut order: Vec<usize> = (0..series.len()).collect();
+        for i in (1..order.len()).rev() {
+            order.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
+        }
+        out.orders.push(order.iter().map(|&i| series[i].key.clone()).collect());
+        let mut line = Vec::new();
+        for &i in &order {
+            if crate::interrupt::requested() {
+                r.t.interrupted = true;
+                out.stopped = "interrupted".into();
+                break 'rounds;
+            }
+            let s = &mut series[i];
+            let p = slice_point(cell, &s.key, n);
+            let rec = slice(r, &p, &mut s.block, &mut rigs[i]).await;
+            let ok = rec.status == PointStatus::Ok && rec.transactions > 0;
+            if ok {
+                push(&mut rounds[i], &rec);
+                line.push(format!("{} {:.1} tps", s.key, rec.tps));
+            } else {
+                say(r.bar, format!("{}: failed: {}", p.id, rec.error));
+            }
+            let kept = r.keep(rec, &p);
+            if !ok || !kept {
+                out.stopped = if r.t.interrupted { "interrupted" } else { "failed" }.into();
+                break 'rounds;
+            }
+        }
+        out.rounds = n;
+        r.note(format!(
+            "{tag} round {n}: {} (one {} s slice each)",
+            line.join(", "),
+            spec.run.design.slice_s
+        ));
+        if schedule.is_look(n) {
+            verdicts = judge(&rounds, schedule, r.threshold_pct);
+            if verdicts.iter().all(paired::decided) {
+                out.stopped = "decided".into();
+                break;
+            }
+        }
+    }
+    if verdicts.is_empty() || !schedule.is_look(out.rounds) {
+        // Stopped between looks (a failure, an interrupt): the figures so far, shown at the
+        // last look's level, decide nothing new.
+        verdicts = judge(&rounds, schedule, r.threshold_pct);
+        if out.stopped != "decided" {
+            for v in &mut verdicts {
+                v.verdict = Verdict::Inconclusive;
+            }
+        }
+    }
+    for rig in rigs.into_iter().flatten() {
+        rig.close();
+    }
+    out.seconds = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
+    let per_round = out.seconds / out.rounds.max(1) as f64;
+    for (k, v) in verdicts.into_iter().enumerate() {
+        let needed = v.metrics.iter().filter(|j| j.judged).filter_map(|j| j.rounds_needed).max();
+        out.comparisons.push(Comparison {
+            series: series[k + 1].key.clone(),
+            verdict: v.verdict,
+            budget_needed_s: (v.verdict == Verdict::Inconclusive)
+                .then(|| needed.map(|n| (n as f64 * per_round).ceil() as u64))
+                .flatten(),
+            metrics: v.metrics,
+        });
+    }
+    let said: Vec<String> = out
+        .comparisons
+        .iter()
+        .map(|k| format!("{} {} after {} rounds", k.series, k.verdict, out.rounds))
+        .collect();
+    r.note(format!("{tag}: {}", said.join("; ")));
+    out
+}
+
+/// Every candidate against the baseline (series 0), over the rounds both completed.
+fn judge(rounds: &[Rounds], schedule: &Schedule, threshold_pct: f64) -> Vec<PairedPoint> {
+    let miss = schedule.per_interval(ALPHA);
+    rounds[1..]
+        .iter()
+        .map(|c| {
+            let n = rounds[0].tps.len().min(c.tps.len());
+            let cut = |x: &Rounds| Rounds {
+                tps: x.tps[..n].to_vec(),
+                p95: x.p95[..n].to_vec(),
+                p99: x.p99[..n].to_vec(),
+                events: x.events[..n].to_vec(),
+            };
+            paired::judge_point(&cut(&rounds[0]), &cut(c), threshold_pct, miss)
+        })
+        .collect()
+}
+
+/// The plan's point for one series' slice in round `n`.
+fn slice_point(cell: &Point, key: &str, n: u32) -> Point {
+    let (target, config) = key.split_once('/').expect("series keys are target/config");
+    let tail = cell.id.strip_prefix(&format!("{}/{}/", cell.target, cell.config));
+    let tail = tail.unwrap_or(&cell.id);
+    let tail = tail.strip_suffix("/r1").unwrap_or(tail);
+    Point {
+        id: format!("{target}/{config}/{tail}/r{n}"),
+        target: target.to_string(),
+        config: config.to_string(),
+        repeat: n,
+        ..cell.clone()
+    }
+}
+
+/// Measures one slice of one series on its open connections and returns its record (not
+/// yet kept).
+async fn slice(
+    r: &mut Runner<'_>,
+    p: &Point,
+    b: &mut Block,
+    rig: &mut Result<exec::Rig, String>,
+) -> PointRecord {
+    let spec = r.spec;
+    let mut rec = record(&r.dir.run_id, p, &b.version);
+    rec.status = PointStatus::Failed;
+    let rig = match rig {
+        Ok(rig) => rig,
+        Err(e) => {
+            rec.error = e.clone();
+            return rec;
+        }
+    };
+    let c = b.conn.clone().expect("an open block has a connection");
+    let mut o = super::point_options(spec, p.workload, p.threads, &c);
+    o.time_s = spec.run.design.slice_s;
+    o.warmup_s = 0;
+    let srv0 = b.server_cpu_seconds();
+    let cpu0 = crate::usage::self_cpu_seconds();
+    match rig.run(&o, &mut Quiet).await {
+        Err(e) => rec.error = format!("{e:#}"),
+        Ok(rep) => {
+            fill(&mut rec, &rep, crate::usage::self_cpu_seconds() - cpu0);
+            rec.server_cpu_s = match (srv0, b.server_cpu_seconds()) {
+                (Some(a), Some(z)) => Some(crate::pipeline::results::r4(z - a)),
+                _ => None,
+            };
+            rec.status = match (&rep.fatal, rep.interrupted) {
+                (Some(f), _) => {
+                    rec.error = f.clone();
+                    PointStatus::Failed
+                }
+                (None, true) => PointStatus::Interrupted,
+                (None, false) if rep.totals.events == 0 => {
+                    rec.error = "no event completed in the slice".into();
+                    PointStatus::Failed
+                }
+                (None, false) => PointStatus::Ok,
+            };
+            r.keep_samples(p, &rep);
+        }
+    }
+    if rec.status == PointStatus::Failed {
+        if let Some(note) = b.revive().await {
+            rec.error = format!("{} | {note}", rec.error);
+        }
+    }
+    rec
+}

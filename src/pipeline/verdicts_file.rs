@@ -1,0 +1,148 @@
+//! verdicts.json: a paired run's verdicts per point — rounds, looks, why it stopped, each
+//! candidate against the baseline — written as each point ends, read by the report and the
+//! regression gate.
+
+use crate::pipeline::verdict::paired::PairedJudgement;
+use crate::pipeline::verdict::{fmt_pct, Verdict};
+use std::path::Path;
+
+/// One point's paired comparison of one candidate series with the baseline.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Comparison {
+    pub series: String,
+    pub verdict: Verdict,
+    pub metrics: Vec<PairedJudgement>,
+    /// For an inconclusive point: the measuring time (seconds) the rounds it needs would take.
+    pub budget_needed_s: Option<u64>,
+}
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Cell {
+    pub workload: String,
+    pub threads: u32,
+    pub rounds: u32,
+    pub looks: Vec<u32>,
+    /// decided · budget (its share was spent) · rounds (the fixed count ran) · failed ·
+    /// interrupted.
+    pub stopped: String,
+    pub seconds: f64,
+    /// Each round's order of series.
+    pub orders: Vec<Vec<String>>,
+    pub comparisons: Vec<Comparison>,
+}
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Verdicts {
+    pub design: String,
+    pub method: String,
+    pub baseline: String,
+    pub threshold_pct: f64,
+    pub alpha: f64,
+    pub slice_s: u64,
+    pub budget_s: Option<u64>,
+    pub points: Vec<Cell>,
+}
+
+/// The run's verdicts.json, if it has one.
+pub fn load(run: &Path) -> anyhow::Result<Option<Verdicts>> {
+    let path = run.join("verdicts.json");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(anyhow::anyhow!("{}: {e}", path.display())),
+    }
+}
+
+/// "−12.3 % [−15.0, −9.4]", or "unbounded" past what a printed number can say.
+fn change(j: &PairedJudgement) -> String {
+    let num = |x: Option<f64>| match x {
+        Some(v) if v.is_finite() && v.abs() < 1e6 => format!("{v:+.1}"),
+        Some(v) if v < 0.0 => "−unbounded".into(),
+        Some(_) => "+unbounded".into(),
+        None => "?".into(),
+    };
+    match (j.delta_pct, j.lo_pct, j.hi_pct) {
+        (Some(_), Some(_), Some(_)) => format!(
+            "{} % [{}, {}]",
+            num(j.delta_pct),
+            num(j.lo_pct),
+            num(j.hi_pct)
+        ),
+        (Some(_), _, _) => format!("{} %", num(j.delta_pct)),
+        _ => "–".into(),
+    }
+}
+
+/// The verdicts as a Markdown table with the method, for report.md and the terminal.
+pub fn markdown(v: &Verdicts) -> String {
+    let mut s = format!(
+        "Paired design: {} s slices{}, threshold ±{}, baseline {}.\n\n",
+        v.slice_s,
+        v.budget_s
+            .map(|b| format!(", budget {}", crate::pipeline::plan::format_duration(b)))
+            .unwrap_or_default(),
+        fmt_pct(v.threshold_pct),
+        v.baseline
+    );
+    s.push_str("| point | series | verdict | rounds | base → cand tps (geometric means) | Δ tps [interval] | Δ p95 [interval] | noise paired / unpaired | note |\n");
+    s.push_str("|---|---|---|---|---|---|---|---|---|\n");
+    for c in &v.points {
+        for k in &c.comparisons {
+            let m = |name: &str| k.metrics.iter().find(|j| j.metric.name() == name);
+            let tps = m("tps");
+            let cols = tps.map_or(("–".to_string(), "–".to_string(), "–".to_string()), |j| {
+                (
+                    match (j.base, j.cand) {
+                        (Some(b), Some(c)) => format!("{b:.2} → {c:.2}"),
+                        _ => "–".into(),
+                    },
+                    change(j),
+                    match (j.noise_pct, j.unpaired_noise_pct) {
+                        (Some(a), Some(b)) => format!("{a:.1} % / {b:.1} %"),
+                        _ => "–".into(),
+                    },
+                )
+            });
+            let p95 = m("p95").map_or("–".into(), change);
+            let note = k
+                .metrics
+                .iter()
+                .filter(|j| j.judged && !j.note.is_empty())
+                .map(|j| format!("{}: {}", j.metric.name(), j.note))
+                .chain(k.budget_needed_s.map(|b| {
+                    format!(
+                        "about {} of measuring would decide it",
+                        crate::pipeline::plan::format_duration(b)
+                    )
+                }))
+                .collect::<Vec<_>>()
+                .join("; ");
+            s.push_str(&format!(
+                "| {} t{} | {} | **{}** | {} ({}) | {} | {} | {} | {} | {} |\n",
+                c.workload,
+                c.threads,
+                k.series,
+                k.verdict,
+                c.rounds,
+                c.stopped,
+                cols.0,
+                cols.1,
+                p95,
+                cols.2,
+                note
+            ));
+        }
+    }
+    s.push_str(&format!("\n{}\n", v.method));
+    s
+}
+
+/// Whether any point regressed.
+pub fn any_regressed(v: &Verdicts) -> bool {
+    v.points
+        .iter()
+        .flat_map(|c| &c.comparisons)
+        .any(|k| k.verdict == Verdict::Regressed)
+}

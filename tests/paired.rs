@@ -1,0 +1,147 @@
+//! The paired design end to end on managed servers: every series up at once, a slice per
+//! series per round in a random order, points.csv with the round as the repeat, verdicts.json
+//! with the rounds, looks and orders, and the report's paired section. What the verdicts
+//! decide on this machine is measured in docs/statistics.md, not asserted here.
+
+mod common;
+use common::text;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+fn run(dir: &Path, file: &Path, extra: &[&str]) -> std::process::Output {
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+        .env("TMPDIR", dir)
+        .arg("run")
+        .arg(file)
+        .arg("--results-dir")
+        .arg(dir.join("results"))
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn sweep(dir: &Path, run_extra: &str) -> PathBuf {
+    let f = dir.join("aa.toml");
+    std::fs::write(
+        &f,
+        format!("name = \"aa\"\n[data]\ntables = 1\ntable_size = 1000\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1, 2]\nwarmup = \"1s\"\ndesign = \"paired\"\nslice = \"1s\"\n{run_extra}\n[[targets]]\nname = \"local\"\nserver = {{}}\n[[configs]]\nname = \"a\"\n[[configs]]\nname = \"b\"\n"),
+    )
+    .unwrap();
+    f
+}
+
+fn latest(dir: &Path) -> PathBuf {
+    std::fs::canonicalize(dir.join("results/aa/latest")).unwrap()
+}
+
+fn verdicts(run: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(run.join("verdicts.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn a_paired_run_measures_a_slice_per_series_per_round_and_keeps_its_verdicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = sweep(dir.path(), "repeats = 3");
+    let out = run(dir.path(), &f, &[]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    assert!(t.contains("12 ok, 0 failed, 0 skipped of 12 slices"), "{t}");
+    assert!(t.contains("local/b vs local/a: "), "{t}");
+    let run_dir = latest(dir.path());
+    // One record per series per round, the round as its repeat.
+    let points = std::fs::read_to_string(run_dir.join("points.csv")).unwrap();
+    let mut rdr = csv::Reader::from_reader(points.as_bytes());
+    let head = rdr.headers().unwrap().clone();
+    let col = |n: &str| head.iter().position(|h| h == n).unwrap();
+    let rows: Vec<csv::StringRecord> = rdr.records().map(|r| r.unwrap()).collect();
+    assert_eq!(rows.len(), 12);
+    for (cfg, threads) in [("a", "1"), ("b", "1"), ("a", "2"), ("b", "2")] {
+        let repeats: BTreeSet<&str> = rows
+            .iter()
+            .filter(|r| &r[col("config")] == cfg && &r[col("threads")] == threads)
+            .map(|r| &r[col("repeat")])
+            .collect();
+        assert_eq!(repeats, BTreeSet::from(["1", "2", "3"]), "{cfg} t{threads}");
+    }
+    assert!(rows.iter().all(|r| &r[col("status")] == "ok"));
+    let v = verdicts(&run_dir);
+    assert_eq!(v["design"], "paired");
+    assert_eq!(v["baseline"], "local/a");
+    let cells = v["points"].as_array().unwrap();
+    assert_eq!(cells.len(), 2);
+    for c in cells {
+        assert_eq!(c["rounds"], 3);
+        assert_eq!(c["looks"], serde_json::json!([3]));
+        assert_eq!(c["stopped"], "rounds");
+        // Every round measures each series once.
+        let orders = c["orders"].as_array().unwrap();
+        assert_eq!(orders.len(), 3);
+        for o in orders {
+            let set: BTreeSet<&str> = o.as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
+            assert_eq!(set, BTreeSet::from(["local/a", "local/b"]));
+        }
+        let k = &c["comparisons"][0];
+        assert_eq!(k["series"], "local/b");
+        let tps = &k["metrics"][0];
+        assert_eq!(tps["metric"], "tps");
+        assert_eq!(tps["rounds"], 3);
+        // Δ is the ratio of the geometric means shown beside it.
+        let (b, cand, d) = (
+            tps["base"].as_f64().unwrap(),
+            tps["cand"].as_f64().unwrap(),
+            tps["delta_pct"].as_f64().unwrap(),
+        );
+        assert!(((cand / b - 1.0) * 100.0 - d).abs() < 1e-6, "{tps}");
+        // Three rounds at three metrics: each interval at 1 − 5 %/(1 look × 2 metrics).
+        assert!((tps["confidence"].as_f64().unwrap() - 0.975).abs() < 1e-9, "{tps}");
+        assert_eq!(k["metrics"][2]["judged"], false);
+    }
+    let md = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
+    assert!(md.contains("## Paired verdicts"), "{md}");
+    assert!(md.contains("| oltp_point_select t2 | local/b |"), "{md}");
+    let html = std::fs::read_to_string(run_dir.join("report.html")).unwrap();
+    assert!(html.contains("Paired verdicts"));
+    // Both servers were stopped with the sweep.
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("sweepbench-run-"))
+        .collect();
+    assert!(left.is_empty(), "work directories left: {left:?}");
+}
+
+#[test]
+fn a_budget_runs_rounds_to_a_look_fixed_in_advance() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = sweep(dir.path(), "");
+    let out = run(dir.path(), &f, &["--budget", "30s", "--quiet"]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    let v = verdicts(&latest(dir.path()));
+    assert_eq!(v["budget_s"], 30);
+    for c in v["points"].as_array().unwrap() {
+        let rounds = c["rounds"].as_u64().unwrap();
+        let looks: Vec<u64> = c["looks"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+        assert!(rounds >= 5, "{c}");
+        assert!(looks.contains(&rounds), "stopped between looks: {c}");
+        assert!(["decided", "budget"].contains(&c["stopped"].as_str().unwrap()), "{c}");
+        if c["stopped"] == "budget" {
+            assert_eq!(rounds, *looks.last().unwrap());
+        }
+        let n_looks = looks.len() as f64;
+        let conf = c["comparisons"][0]["metrics"][0]["confidence"].as_f64().unwrap();
+        assert!((conf - (1.0 - 0.05 / (n_looks * 2.0))).abs() < 1e-9, "{c}");
+    }
+}
+
+#[test]
+fn a_budget_is_refused_for_a_sequential_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("seq.toml");
+    std::fs::write(&f, "name = \"seq\"\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1]\n[[targets]]\nname = \"local\"\nserver = {}\n").unwrap();
+    let out = run(dir.path(), &f, &["--budget", "5m"]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{t}");
+    assert!(t.contains("--budget applies to design = \"paired\""), "{t}");
+    assert!(!dir.path().join("results").exists());
+}
