@@ -77,7 +77,12 @@ fn a_paired_run_measures_a_slice_per_series_per_round_and_keeps_its_verdicts() {
         let orders = c["orders"].as_array().unwrap();
         assert_eq!(orders.len(), 3);
         for o in orders {
-            let set: BTreeSet<&str> = o.as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
+            let set: BTreeSet<&str> = o
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_str().unwrap())
+                .collect();
             assert_eq!(set, BTreeSet::from(["local/a", "local/b"]));
         }
         let k = &c["comparisons"][0];
@@ -93,7 +98,10 @@ fn a_paired_run_measures_a_slice_per_series_per_round_and_keeps_its_verdicts() {
         );
         assert!(((cand / b - 1.0) * 100.0 - d).abs() < 1e-6, "{tps}");
         // Three rounds at three metrics: each interval at 1 − 5 %/(1 look × 2 metrics).
-        assert!((tps["confidence"].as_f64().unwrap() - 0.975).abs() < 1e-9, "{tps}");
+        assert!(
+            (tps["confidence"].as_f64().unwrap() - 0.975).abs() < 1e-9,
+            "{tps}"
+        );
         assert_eq!(k["metrics"][2]["judged"], false);
     }
     let md = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
@@ -105,7 +113,11 @@ fn a_paired_run_measures_a_slice_per_series_per_round_and_keeps_its_verdicts() {
     let left: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
         .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().starts_with("sweepbench-run-"))
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("sweepbench-run-")
+        })
         .collect();
     assert!(left.is_empty(), "work directories left: {left:?}");
 }
@@ -121,15 +133,25 @@ fn a_budget_runs_rounds_to_a_look_fixed_in_advance() {
     assert_eq!(v["budget_s"], 30);
     for c in v["points"].as_array().unwrap() {
         let rounds = c["rounds"].as_u64().unwrap();
-        let looks: Vec<u64> = c["looks"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+        let looks: Vec<u64> = c["looks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap())
+            .collect();
         assert!(rounds >= 5, "{c}");
         assert!(looks.contains(&rounds), "stopped between looks: {c}");
-        assert!(["decided", "budget"].contains(&c["stopped"].as_str().unwrap()), "{c}");
+        assert!(
+            ["decided", "budget"].contains(&c["stopped"].as_str().unwrap()),
+            "{c}"
+        );
         if c["stopped"] == "budget" {
             assert_eq!(rounds, *looks.last().unwrap());
         }
         let n_looks = looks.len() as f64;
-        let conf = c["comparisons"][0]["metrics"][0]["confidence"].as_f64().unwrap();
+        let conf = c["comparisons"][0]["metrics"][0]["confidence"]
+            .as_f64()
+            .unwrap();
         assert!((conf - (1.0 - 0.05 / (n_looks * 2.0))).abs() < 1e-9, "{c}");
     }
 }

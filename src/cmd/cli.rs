@@ -429,6 +429,8 @@ mod tests {
 fn parse_budget(s: &str) -> Result<u64, String> {
     match crate::pipeline::spec::parse_duration(s) {
         Some(n) if n > 0 => Ok(n),
-        _ => Err(format!("'{s}' is not a budget: give a duration such as 10m, 90s or 1h")),
+        _ => Err(format!(
+            "'{s}' is not a budget: give a duration such as 10m, 90s or 1h"
+        )),
     }
 }

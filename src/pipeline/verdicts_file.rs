@@ -28,6 +28,13 @@ pub struct Cell {
     pub seconds: f64,
     /// Each round's order of series.
     pub orders: Vec<Vec<String>>,
+    /// The series, baseline first: the order of `cpu_pct`'s entries.
+    #[serde(default)]
+    pub series: Vec<String>,
+    /// Per round and series: the CPU share (percent of all cores) other processes took during
+    /// the slice, and the share stolen by the hypervisor; null where not measured.
+    #[serde(default)]
+    pub cpu_pct: Vec<Vec<Option<[f64; 2]>>>,
     pub comparisons: Vec<Comparison>,
 }
 
@@ -92,25 +99,41 @@ pub fn markdown(v: &Verdicts) -> String {
         for k in &c.comparisons {
             let m = |name: &str| k.metrics.iter().find(|j| j.metric.name() == name);
             let tps = m("tps");
-            let cols = tps.map_or(("–".to_string(), "–".to_string(), "–".to_string()), |j| {
-                (
-                    match (j.base, j.cand) {
-                        (Some(b), Some(c)) => format!("{b:.2} → {c:.2}"),
-                        _ => "–".into(),
-                    },
-                    change(j),
-                    match (j.noise_pct, j.unpaired_noise_pct) {
-                        (Some(a), Some(b)) => format!("{a:.1} % / {b:.1} %"),
-                        _ => "–".into(),
-                    },
-                )
-            });
+            let cols = tps.map_or(
+                ("–".to_string(), "–".to_string(), "–".to_string()),
+                |j| {
+                    (
+                        match (j.base, j.cand) {
+                            (Some(b), Some(c)) => format!("{b:.2} → {c:.2}"),
+                            _ => "–".into(),
+                        },
+                        change(j),
+                        match (j.noise_pct, j.unpaired_noise_pct) {
+                            (Some(a), Some(b)) => format!("{a:.1} % / {b:.1} %"),
+                            _ => "–".into(),
+                        },
+                    )
+                },
+            );
             let p95 = m("p95").map_or("–".into(), change);
             let note = k
                 .metrics
                 .iter()
-                .filter(|j| j.judged && !j.note.is_empty())
-                .map(|j| format!("{}: {}", j.metric.name(), j.note))
+                .filter(|j| j.judged)
+                .filter_map(|j| {
+                    j.raw_delta_pct.map(|raw| {
+                        format!(
+                            "{}: Δ at equal CPU taken by other processes (before: {raw:+.1} %)",
+                            j.metric.name()
+                        )
+                    })
+                })
+                .chain(
+                    k.metrics
+                        .iter()
+                        .filter(|j| j.judged && !j.note.is_empty())
+                        .map(|j| format!("{}: {}", j.metric.name(), j.note)),
+                )
                 .chain(k.budget_needed_s.map(|b| {
                     format!(
                         "about {} of measuring would decide it",

@@ -57,7 +57,11 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
                     .flat_map(|c| c.comparisons.iter().filter(|k| k.series == s))
                     .map(|k| k.verdict)
                     .collect();
-                format!("{s} vs {} (paired): {}", v.baseline, crate::pipeline::verdict::headline(&vs))
+                format!(
+                    "{s} vs {} (paired): {}",
+                    v.baseline,
+                    crate::pipeline::verdict::headline(&vs)
+                )
             })
             .collect();
         m.threshold_pct = v.threshold_pct;

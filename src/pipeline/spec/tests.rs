@@ -391,7 +391,10 @@ fn the_paired_design_reads_its_slice_and_budget() {
 
 #[test]
 fn the_paired_design_refuses_what_it_cannot_pair() {
-    let one = PAIRED.replace("[[configs]]\nname = \"b\"\nvars = { innodb_flush_log_at_trx_commit = 2 }\n", "");
+    let one = PAIRED.replace(
+        "[[configs]]\nname = \"b\"\nvars = { innodb_flush_log_at_trx_commit = 2 }\n",
+        "",
+    );
     let e = err(&one);
     assert_eq!(e.line, 5, "{e}");
     assert!(e.message.contains("this sweep has one (m)"), "{e}");
@@ -400,10 +403,17 @@ fn the_paired_design_refuses_what_it_cannot_pair() {
     let e = err(&PAIRED.replace("design = \"paired\"", "design = \"pairs\""));
     assert!(e.message.contains("expected sequential or paired"), "{e}");
     let e = err(&PAIRED.replace("design = \"paired\"\n", ""));
-    assert!(e.message.contains("run.slice applies to design = \"paired\""), "{e}");
+    assert!(
+        e.message
+            .contains("run.slice applies to design = \"paired\""),
+        "{e}"
+    );
     assert_eq!(e.line, 5);
     let e = err(&PAIRED.replace("server = {}", "url = \"mysql://u@127.0.0.1:3306/db\""));
-    assert!(e.message.contains("cannot hold 2 configs at the same time"), "{e}");
+    assert!(
+        e.message.contains("cannot hold 2 configs at the same time"),
+        "{e}"
+    );
     let e = err(&PAIRED.replace("threads = [1, 4]", "threads = \"auto\""));
     assert!(e.message.contains("needs a list of thread counts"), "{e}");
     let e = err(&PAIRED.replace("slice = \"3s\"", "slice = \"0s\""));

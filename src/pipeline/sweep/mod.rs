@@ -56,7 +56,10 @@ pub(crate) fn load_spec(a: &SweepArgs) -> anyhow::Result<SweepSpec> {
     };
     if let Some(b) = a.budget_s {
         if !spec.run.design.paired() {
-            anyhow::bail!("--budget applies to design = \"paired\"; add it to [run] in {}", a.file.display());
+            anyhow::bail!(
+                "--budget applies to design = \"paired\"; add it to [run] in {}",
+                a.file.display()
+            );
         }
         spec.run.design.budget_s = Some(b);
     }

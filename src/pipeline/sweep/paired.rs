@@ -9,7 +9,7 @@ use super::block::Block;
 use super::run::{fill, record, say, Runner};
 use crate::engine::exec::{self, Observer};
 use crate::pipeline::plan::Point;
-use crate::pipeline::results::{PointRecord, PointStatus};
+use crate::pipeline::results::{r4, PointRecord, PointStatus};
 use crate::pipeline::spec::design::MIN_ROUNDS;
 use crate::pipeline::verdict::paired::{self, PairedPoint, Rounds, Schedule};
 use crate::pipeline::verdict::{Verdict, ALPHA};
@@ -50,7 +50,10 @@ fn size_mb(v: &str) -> Option<u64> {
         't' | 'T' => (&v[..v.len() - 1], 1024.0 * 1024.0),
         _ => (v, 1.0 / 1024.0 / 1024.0),
     };
-    num.trim().parse::<f64>().ok().map(|n| (n * mult).ceil() as u64)
+    num.trim()
+        .parse::<f64>()
+        .ok()
+        .map(|n| (n * mult).ceil() as u64)
 }
 
 fn available_mb() -> Option<u64> {
@@ -137,7 +140,10 @@ pub(super) async fn run(r: &mut Runner<'_>) {
     // One cell per workload × thread count: the first series' repeat-1 point stands for it.
     let mut cells: Vec<Point> = Vec::new();
     for p in r.plan.points.iter().filter(|p| p.repeat == 1) {
-        if !cells.iter().any(|c| c.workload == p.workload && c.threads == p.threads) {
+        if !cells
+            .iter()
+            .any(|c| c.workload == p.workload && c.threads == p.threads)
+        {
             cells.push(p.clone());
         }
     }
@@ -162,7 +168,11 @@ pub(super) async fn run(r: &mut Runner<'_>) {
     for (t, c) in &keys {
         let key = format!("{t}/{c}");
         r.note(format!("starting {key}"));
-        let config = spec.configs.iter().find(|x| &x.name == c).expect("planned config exists");
+        let config = spec
+            .configs
+            .iter()
+            .find(|x| &x.name == c)
+            .expect("planned config exists");
         let block = Block::open(spec, r.plan, t, config, r.st_mut()).await;
         if block.error.is_none() {
             if let Err(e) = prewarm(r, &block).await {
@@ -227,7 +237,12 @@ fn summary(cells: &[Cell], baseline: &str) -> Vec<String> {
     }
     let mut lines: Vec<String> = by
         .iter()
-        .map(|(s, v)| format!("{s} vs {baseline}: {}", crate::pipeline::verdict::headline(v)))
+        .map(|(s, v)| {
+            format!(
+                "{s} vs {baseline}: {}",
+                crate::pipeline::verdict::headline(v)
+            )
+        })
         .collect();
     if need > 0 {
         lines.push(format!(
@@ -255,11 +270,30 @@ fn write_verdicts(r: &Runner<'_>, baseline: &str, cells: &[Cell]) -> anyhow::Res
 }
 
 /// The figures one slice gives the verdict.
-fn push(rounds: &mut Rounds, rec: &PointRecord) {
+fn push(rounds: &mut Rounds, rec: &PointRecord, others: Option<f64>) {
     rounds.tps.push(rec.tps);
     rounds.p95.push(rec.lat_p95_ms);
     rounds.p99.push(rec.lat_p99_ms.unwrap_or(0.0));
     rounds.events.push(rec.transactions);
+    if let Some(o) = others {
+        rounds.others.push(o);
+    }
+}
+
+/// The share of the host's CPU (all cores) that processes other than this client and the
+/// measured server took during a slice, and the share the hypervisor stole.
+fn others_share(
+    h0: Option<crate::usage::HostCpu>,
+    h1: Option<crate::usage::HostCpu>,
+    rec: &PointRecord,
+) -> Option<(f64, f64)> {
+    let (h0, h1) = (h0?, h1?);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    let wall = rec.duration_s.max(1e-3) * cores;
+    let ours = rec.client_cpu_s + rec.server_cpu_s?;
+    let others = ((h1.busy_s - h0.busy_s) - ours).max(0.0) / wall;
+    let steal = (h1.steal_s - h0.steal_s).max(0.0) / wall;
+    Some((others.min(1.0), steal.min(1.0)))
 }
 
 /// Measures one point in rounds until its schedule's look finds it decided, or the last look.
@@ -278,9 +312,16 @@ async fn measure_cell(
         threads: cell.threads,
         rounds: 0,
         looks: schedule.looks.clone(),
-        stopped: if spec.run.design.budget_s.is_some() { "budget" } else { "rounds" }.into(),
+        stopped: if spec.run.design.budget_s.is_some() {
+            "budget"
+        } else {
+            "rounds"
+        }
+        .into(),
         seconds: 0.0,
         orders: Vec::new(),
+        series: series.iter().map(|s| s.key.clone()).collect(),
+        cpu_pct: Vec::new(),
         comparisons: Vec::new(),
     };
     let started = Instant::now();
@@ -300,7 +341,9 @@ async fn measure_cell(
                     Err(e) => Err(format!("{e:#}")),
                     Ok(mut rig) => match rig.run(&o, &mut Quiet).await {
                         Err(e) => Err(format!("warming: {e:#}")),
-                        Ok(w) if w.fatal.is_some() => Err(format!("warming: {}", w.fatal.unwrap_or_default())),
+                        Ok(w) if w.fatal.is_some() => {
+                            Err(format!("warming: {}", w.fatal.unwrap_or_default()))
+                        }
                         Ok(_) => Ok(rig),
                     },
                 }
@@ -314,8 +357,10 @@ async fn measure_cell(
         for i in (1..order.len()).rev() {
             order.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
         }
-        out.orders.push(order.iter().map(|&i| series[i].key.clone()).collect());
+        out.orders
+            .push(order.iter().map(|&i| series[i].key.clone()).collect());
         let mut line = Vec::new();
+        let mut cpu_round: Vec<Option<[f64; 2]>> = vec![None; series.len()];
         for &i in &order {
             if crate::interrupt::requested() {
                 r.t.interrupted = true;
@@ -324,23 +369,38 @@ async fn measure_cell(
             }
             let s = &mut series[i];
             let p = slice_point(cell, &s.key, n);
+            let h0 = crate::usage::host_cpu();
             let rec = slice(r, &p, &mut s.block, &mut rigs[i]).await;
+            let cpu = others_share(h0, crate::usage::host_cpu(), &rec);
             let ok = rec.status == PointStatus::Ok && rec.transactions > 0;
             if ok {
-                push(&mut rounds[i], &rec);
-                line.push(format!("{} {:.1} tps", s.key, rec.tps));
+                push(&mut rounds[i], &rec, cpu.map(|c| c.0));
+                cpu_round[i] = cpu.map(|(o, st)| [r4(o * 100.0), r4(st * 100.0)]);
+                line.push(format!(
+                    "{} {:.1} tps{}",
+                    s.key,
+                    rec.tps,
+                    cpu.map(|(o, _)| format!(" (others {:.0} % CPU)", o * 100.0))
+                        .unwrap_or_default()
+                ));
             } else {
                 say(r.bar, format!("{}: failed: {}", p.id, rec.error));
             }
             let kept = r.keep(rec, &p);
             if !ok || !kept {
-                out.stopped = if r.t.interrupted { "interrupted" } else { "failed" }.into();
+                out.stopped = if r.t.interrupted {
+                    "interrupted"
+                } else {
+                    "failed"
+                }
+                .into();
                 break 'rounds;
             }
         }
         out.rounds = n;
+        out.cpu_pct.push(cpu_round);
         r.note(format!(
-            "{tag} round {n}: {} (one {} s slice each)",
+            "{tag} round {n}: {} (one {} s slice each; one-second samples in intervals.csv)",
             line.join(", "),
             spec.run.design.slice_s
         ));
@@ -368,7 +428,12 @@ async fn measure_cell(
     out.seconds = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
     let per_round = out.seconds / out.rounds.max(1) as f64;
     for (k, v) in verdicts.into_iter().enumerate() {
-        let needed = v.metrics.iter().filter(|j| j.judged).filter_map(|j| j.rounds_needed).max();
+        let needed = v
+            .metrics
+            .iter()
+            .filter(|j| j.judged)
+            .filter_map(|j| j.rounds_needed)
+            .max();
         out.comparisons.push(Comparison {
             series: series[k + 1].key.clone(),
             verdict: v.verdict,
@@ -399,6 +464,7 @@ fn judge(rounds: &[Rounds], schedule: &Schedule, threshold_pct: f64) -> Vec<Pair
                 p95: x.p95[..n].to_vec(),
                 p99: x.p99[..n].to_vec(),
                 events: x.events[..n].to_vec(),
+                others: x.others[..n.min(x.others.len())].to_vec(),
             };
             paired::judge_point(&cut(&rounds[0]), &cut(c), threshold_pct, miss)
         })
@@ -408,7 +474,9 @@ fn judge(rounds: &[Rounds], schedule: &Schedule, threshold_pct: f64) -> Vec<Pair
 /// The plan's point for one series' slice in round `n`.
 fn slice_point(cell: &Point, key: &str, n: u32) -> Point {
     let (target, config) = key.split_once('/').expect("series keys are target/config");
-    let tail = cell.id.strip_prefix(&format!("{}/{}/", cell.target, cell.config));
+    let tail = cell
+        .id
+        .strip_prefix(&format!("{}/{}/", cell.target, cell.config));
     let tail = tail.unwrap_or(&cell.id);
     let tail = tail.strip_suffix("/r1").unwrap_or(tail);
     Point {

@@ -181,7 +181,16 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let threshold = a.threshold_pct;
-    let t = run_points(&spec, &plan, &limits, &mut dir, &bar, (a.quiet, a.keep_k8s), threshold).await;
+    let t = run_points(
+        &spec,
+        &plan,
+        &limits,
+        &mut dir,
+        &bar,
+        (a.quiet, a.keep_k8s),
+        threshold,
+    )
+    .await;
     bar.finish_and_clear();
     let end = manifest(
         &spec,
@@ -249,7 +258,11 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
         }
     }
     let mut regressed = false;
-    if let (Some(_), true, false) = (&a.fail_on_regression, spec.run.design.paired(), t.interrupted) {
+    if let (Some(_), true, false) = (
+        &a.fail_on_regression,
+        spec.run.design.paired(),
+        t.interrupted,
+    ) {
         let (what, regressed_points) = super::gate::paired(&dir.path)?;
         println!("\n--fail-on-regression: {what}");
         regressed = regressed_points;

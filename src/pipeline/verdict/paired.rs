@@ -84,6 +84,11 @@ pub struct PairedJudgement {
     pub unpaired_noise_pct: Option<f64>,
     /// Lag-1 autocorrelation of the per-round log ratio.
     pub autocorrelation: Option<f64>,
+    /// With the CPU adjustment: the change in ln(ratio) per unit of share that other
+    /// processes took more in the candidate's slice than in the base's, and the change before
+    /// the adjustment (then `delta_pct` is the change at equal shares).
+    pub cpu_slope: Option<f64>,
+    pub raw_delta_pct: Option<f64>,
     /// Rounds that would decide an inconclusive metric at the noise measured.
     pub rounds_needed: Option<u32>,
     pub note: String,
@@ -126,6 +131,48 @@ fn moments(d: &[f64]) -> (f64, f64, f64, f64) {
     (m, var, nw.max(ar1).max(var), rho)
 }
 
+/// Rounds from which the CPU adjustment is made: it costs a degree of freedom, which at a
+/// handful of rounds is worth more than it removes.
+pub const MIN_ADJUSTED: usize = 8;
+
+/// The intercept of d on x (the change at equal shares) with its standard error from the
+/// residuals' long-run variance.
+struct Adjusted {
+    at_zero: f64,
+    slope: f64,
+    se: f64,
+    resid_lrv: f64,
+}
+
+fn adjust(d: &[f64], x: &[f64]) -> Option<Adjusted> {
+    let n = d.len();
+    if n < MIN_ADJUSTED || x.len() != n {
+        return None;
+    }
+    let nf = n as f64;
+    let (mx, md) = (x.iter().sum::<f64>() / nf, d.iter().sum::<f64>() / nf);
+    let sxx: f64 = x.iter().map(|v| (v - mx).powi(2)).sum();
+    if sxx < 1e-9 {
+        return None;
+    }
+    let sxd: f64 = x.iter().zip(d).map(|(a, b)| (a - mx) * (b - md)).sum();
+    let slope = sxd / sxx;
+    let resid: Vec<f64> = x
+        .iter()
+        .zip(d)
+        .map(|(a, b)| b - md - slope * (a - mx))
+        .collect();
+    let (_, _, lrv, _) = moments(&resid);
+    // The residuals have n − 2 degrees of freedom, `moments` divided by n − 1.
+    let lrv = (lrv * (nf - 1.0) / (nf - 2.0)).max(super::RESOLUTION * super::RESOLUTION);
+    Some(Adjusted {
+        at_zero: md - slope * mx,
+        slope,
+        se: (lrv * (1.0 / nf + mx * mx / sxx)).sqrt(),
+        resid_lrv: lrv,
+    })
+}
+
 fn ln_sd(v: &[f64]) -> f64 {
     let l: Vec<f64> = v.iter().map(|x| x.ln()).collect();
     moments(&l).1.sqrt()
@@ -147,6 +194,12 @@ fn z(p: f64) -> f64 {
 /// in round i; a round missing either is left out) and the events of each slice (for the
 /// tail rule). `miss` is the two-sided miss probability of the interval
 /// (`Schedule::per_interval`).
+///
+/// `covariate`, when given, is each round's difference in the CPU share other processes took
+/// during the candidate's and the base's slice: from `MIN_ADJUSTED` rounds on, the change is
+/// estimated at equal shares (the intercept of d on it, ANCOVA), which removes what a
+/// neighbour's bursts did to one slice of a round and not the other.
+#[allow(clippy::too_many_arguments)]
 pub fn judge(
     metric: Metric,
     base: &[f64],
@@ -154,13 +207,18 @@ pub fn judge(
     events: &[u64],
     threshold_pct: f64,
     miss: f64,
+    covariate: Option<&[f64]>,
 ) -> PairedJudgement {
-    let pairs: Vec<(f64, f64)> = base
-        .iter()
-        .zip(cand)
-        .filter(|(b, c)| b.is_finite() && c.is_finite() && **b > 0.0 && **c > 0.0)
-        .map(|(b, c)| (*b, *c))
-        .collect();
+    let ok = |i: usize| {
+        let (b, c) = (base[i], cand[i]);
+        b.is_finite() && c.is_finite() && b > 0.0 && c > 0.0
+    };
+    let keep: Vec<usize> = (0..base.len().min(cand.len())).filter(|&i| ok(i)).collect();
+    let pairs: Vec<(f64, f64)> = keep.iter().map(|&i| (base[i], cand[i])).collect();
+    let xs: Option<Vec<f64>> = covariate
+        .filter(|x| x.len() >= base.len().min(cand.len()))
+        .map(|x| keep.iter().map(|&i| x[i]).collect())
+        .filter(|x: &Vec<f64>| x.iter().all(|v| v.is_finite()));
     let n = pairs.len();
     let (bs, cs): (Vec<f64>, Vec<f64>) = pairs.iter().copied().unzip();
     let mut j = PairedJudgement {
@@ -177,6 +235,8 @@ pub fn judge(
         noise_pct: None,
         unpaired_noise_pct: None,
         autocorrelation: None,
+        cpu_slope: None,
+        raw_delta_pct: None,
         rounds_needed: None,
         note: String::new(),
     };
@@ -201,11 +261,21 @@ pub fn judge(
         }
     }
     let d: Vec<f64> = pairs.iter().map(|(b, c)| (c / b).ln()).collect();
-    let (mean, var, lrv, rho) = moments(&d);
+    let (mut mean, var, mut lrv, rho) = moments(&d);
+    let mut df = n as f64 - 1.0;
     // Identical figures do not make the noise zero: the histograms' resolution is 0.1 %.
-    let lrv = lrv.max(super::RESOLUTION * super::RESOLUTION);
-    let se = (lrv / n as f64).sqrt();
-    let t = t_quantile(1.0 - miss / 2.0, n as f64 - 1.0);
+    lrv = lrv.max(super::RESOLUTION * super::RESOLUTION);
+    let mut se = (lrv / n as f64).sqrt();
+    if let Some(a) = xs.as_deref().and_then(|x| adjust(&d, x)) {
+        j.cpu_slope = Some(a.slope);
+        j.raw_delta_pct = j.delta_pct;
+        j.delta_pct = Some(pct(a.at_zero));
+        mean = a.at_zero;
+        se = a.se;
+        lrv = a.resid_lrv;
+        df = n as f64 - 2.0;
+    }
+    let t = t_quantile(1.0 - miss / 2.0, df);
     let (lo, hi) = (mean - t * se, mean + t * se);
     j.lo_pct = Some(pct(lo));
     j.hi_pct = Some(pct(hi));
@@ -274,6 +344,9 @@ pub struct Rounds {
     pub p95: Vec<f64>,
     pub p99: Vec<f64>,
     pub events: Vec<u64>,
+    /// Share of the host's CPU that other processes took during each slice (empty when not
+    /// measured).
+    pub others: Vec<f64>,
 }
 
 impl Rounds {
@@ -294,10 +367,19 @@ pub fn judge_point(base: &Rounds, cand: &Rounds, threshold_pct: f64, miss: f64) 
         .zip(&cand.events)
         .map(|(a, b)| *a.min(b))
         .collect();
+    let covariate: Option<Vec<f64>> =
+        (base.others.len() == base.tps.len() && cand.others.len() == cand.tps.len()).then(|| {
+            base.others
+                .iter()
+                .zip(&cand.others)
+                .map(|(b, c)| c - b)
+                .collect()
+        });
     let metrics: Vec<PairedJudgement> = Metric::ALL
         .iter()
         .map(|&m| {
-            let mut j = judge(m, base.of(m), cand.of(m), &events, threshold_pct, miss);
+            let x = covariate.as_deref();
+            let mut j = judge(m, base.of(m), cand.of(m), &events, threshold_pct, miss, x);
             if !JUDGED.contains(&m) {
                 j.judged = false;
                 j.verdict = Verdict::Inconclusive;

@@ -53,6 +53,9 @@ struct Sim {
     mood: f64,
     own: [f64; 2],
     round: f64,
+    /// Record each slice's CPU share taken by the neighbour (as /proc/stat shows it, with
+    /// 1 % of measurement noise), for the CPU adjustment.
+    measure_cpu: bool,
 }
 
 impl Sim {
@@ -62,21 +65,27 @@ impl Sim {
             mood: 0.0,
             own: [0.0; 2],
             round: 0.0,
+            measure_cpu: false,
         }
     }
 
-    fn slice(&mut self, rng: &mut Rng, side: usize, mood: f64) -> f64 {
+    /// One slice's log rate, and the CPU share the neighbour took during it.
+    fn slice(&mut self, rng: &mut Rng, side: usize, mood: f64) -> (f64, f64) {
         let m = self.m;
         self.own[side] =
             m.rho * self.own[side] + (1.0 - m.rho * m.rho).sqrt() * m.own * normal(rng);
         let mut x = mood + self.own[side];
+        let mut share = 0.0;
         if rng.unit() < m.burst_p {
-            x += (1.0 - m.burst_max * rng.unit()).ln();
+            // The neighbour's busy thread holds one of two cores for a share u of the slice.
+            let u = rng.unit();
+            share = 0.5 * u;
+            x += (1.0 - m.burst_max * u).ln();
         }
         if rng.unit() < m.steal_p {
             x += (0.4 + 0.3 * rng.unit()).ln();
         }
-        x
+        (x, (share + 0.01 * normal(rng)).max(0.0))
     }
 
     /// One round: (base, candidate) rounds figures pushed onto `b` and `c`.
@@ -94,7 +103,10 @@ impl Sim {
             (base_mood + later, base_mood)
         };
         for (side, out, mood, f) in [(0, &mut *b, mb, 1.0), (1, &mut *c, mc, factor)] {
-            let x = self.slice(rng, side, mood);
+            let (x, share) = self.slice(rng, side, mood);
+            if self.measure_cpu {
+                out.others.push(share);
+            }
             let tps = 1000.0 * f * x.exp();
             out.tps.push(tps);
             out.p95.push(2.0 / f * (-x + 0.04 * normal(rng)).exp());
@@ -106,7 +118,18 @@ impl Sim {
 
 /// Runs one point as a budgeted run does: a look at every scheduled round, stop when decided.
 fn sequential(rng: &mut Rng, m: Machine, factor: f64, s: &Schedule) -> (PairedPoint, u32) {
+    run_point(rng, m, factor, s, false)
+}
+
+fn run_point(
+    rng: &mut Rng,
+    m: Machine,
+    factor: f64,
+    s: &Schedule,
+    measure_cpu: bool,
+) -> (PairedPoint, u32) {
     let mut sim = Sim::new(m);
+    sim.measure_cpu = measure_cpu;
     let (mut b, mut c) = (Rounds::default(), Rounds::default());
     let miss = s.per_interval(super::super::ALPHA);
     for n in 1..=s.last() {
@@ -140,7 +163,7 @@ fn the_schedule_doubles_and_ends_at_the_budget() {
 fn the_change_is_the_ratio_of_the_columns_shown() {
     let b = [100.0, 120.0, 90.0, 110.0];
     let c = [95.0, 111.0, 88.0, 99.0];
-    let j = judge(Metric::Tps, &b, &c, &[], 5.0, 0.05);
+    let j = judge(Metric::Tps, &b, &c, &[], 5.0, 0.05, None);
     let ratio = j.cand.unwrap() / j.base.unwrap() - 1.0;
     assert!((ratio * 100.0 - j.delta_pct.unwrap()).abs() < 1e-9);
     assert_eq!(j.rounds, 4);
@@ -149,10 +172,10 @@ fn the_change_is_the_ratio_of_the_columns_shown() {
 #[test]
 fn identical_rounds_are_unchanged_and_one_round_never_decides() {
     let b = [500.0, 700.0, 300.0, 650.0];
-    let j = judge(Metric::Tps, &b, &b, &[], 5.0, 0.01);
+    let j = judge(Metric::Tps, &b, &b, &[], 5.0, 0.01, None);
     assert_eq!(j.verdict, Verdict::Unchanged);
     assert_eq!(j.delta_pct, Some(0.0));
-    let j = judge(Metric::Tps, &b[..1], &[250.0], &[], 5.0, 0.05);
+    let j = judge(Metric::Tps, &b[..1], &[250.0], &[], 5.0, 0.05, None);
     assert_eq!(j.verdict, Verdict::Inconclusive);
     assert!(!j.judged && j.note.contains("noise unknown"));
 }
@@ -166,7 +189,7 @@ fn the_drift_the_sides_share_cancels() {
         .enumerate()
         .map(|(i, x)| x * (0.9 + 0.004 * (i % 3) as f64))
         .collect();
-    let j = judge(Metric::Tps, &b, &c, &[], 5.0, 0.01);
+    let j = judge(Metric::Tps, &b, &c, &[], 5.0, 0.01, None);
     assert_eq!(j.verdict, Verdict::Regressed, "{j:?}");
     assert!(j.noise_pct.unwrap() < 1.0 && j.unpaired_noise_pct.unwrap() > 50.0);
 }
@@ -175,9 +198,9 @@ fn the_drift_the_sides_share_cancels() {
 fn latency_regresses_upwards_and_thin_tails_are_not_judged() {
     let b = [2.0, 2.1, 1.9, 2.0, 2.05];
     let c: Vec<f64> = b.iter().map(|x| x * 1.3).collect();
-    let j = judge(Metric::P95, &b, &c, &[10_000; 5], 5.0, 0.01);
+    let j = judge(Metric::P95, &b, &c, &[10_000; 5], 5.0, 0.01, None);
     assert_eq!(j.verdict, Verdict::Regressed);
-    let j = judge(Metric::P95, &b, &c, &[100; 5], 5.0, 0.01);
+    let j = judge(Metric::P95, &b, &c, &[100; 5], 5.0, 0.01, None);
     assert!(!j.judged && j.note.contains("not judged"), "{j:?}");
 }
 
@@ -288,7 +311,7 @@ fn coverage(rho: f64, miss: f64, seed: u64) -> f64 {
             .collect();
         let b = vec![1000.0; 20];
         let c: Vec<f64> = d.iter().map(|x| 1000.0 * x.exp()).collect();
-        let j = judge(Metric::Tps, &b, &c, &[], 5.0, miss);
+        let j = judge(Metric::Tps, &b, &c, &[], 5.0, miss, None);
         if j.lo_pct.unwrap() <= -7.0 && -7.0 <= j.hi_pct.unwrap() {
             covered += 1;
         }
@@ -318,7 +341,7 @@ fn the_paired_noise_is_far_below_the_unpaired_on_a_drifting_machine() {
     for _ in 0..40 {
         sim.round(&mut rng, 1.0, &mut b, &mut c);
     }
-    let j = judge(Metric::Tps, &b.tps, &c.tps, &[], 5.0, 0.05);
+    let j = judge(Metric::Tps, &b.tps, &c.tps, &[], 5.0, 0.05, None);
     let (paired, unpaired) = (j.noise_pct.unwrap(), j.unpaired_noise_pct.unwrap());
     eprintln!("noise per round: paired {paired:.1} %, unpaired {unpaired:.1} %");
     assert!(
@@ -337,8 +360,79 @@ fn an_inconclusive_point_says_how_many_rounds_would_decide() {
         .iter()
         .map(|x| x * (0.1 * normal(&mut rng)).exp())
         .collect();
-    let j = judge(Metric::Tps, &b, &c, &[], 5.0, 0.05);
+    let j = judge(Metric::Tps, &b, &c, &[], 5.0, 0.05, None);
     assert_eq!(j.verdict, Verdict::Inconclusive);
     assert!(j.rounds_needed.is_some_and(|r| r > 4), "{j:?}");
     assert!(j.note.contains("rounds would decide"));
+}
+
+/// A machine whose neighbour bursts often and hard: one slice in two loses up to 40 %.
+const BURSTY: Machine = Machine {
+    burst_p: 0.5,
+    burst_max: 0.4,
+    ..SHARED
+};
+
+fn mean_rounds(r: &[(PairedPoint, u32)]) -> f64 {
+    r.iter().map(|(_, n)| *n as f64).sum::<f64>() / r.len() as f64
+}
+
+#[test]
+fn the_cpu_adjustment_recovers_a_known_change() {
+    // d = −0.05 + 0.8·x exactly, plus 0.1 % noise: the change at equal shares is −5 %.
+    let mut rng = Rng::seeded(8);
+    let x: Vec<f64> = (0..12).map(|_| 0.3 * (rng.unit() - 0.5)).collect();
+    let b = vec![1000.0; 12];
+    let c: Vec<f64> = x
+        .iter()
+        .map(|v| 1000.0 * (-0.05 + 0.8 * v + 0.001 * normal(&mut rng)).exp())
+        .collect();
+    let j = judge(Metric::Tps, &b, &c, &[], 5.0, 0.05, Some(&x));
+    assert!((j.cpu_slope.unwrap() - 0.8).abs() < 0.02, "{j:?}");
+    assert!((j.delta_pct.unwrap() - pct(-0.05)).abs() < 0.2, "{j:?}");
+    assert!(j.raw_delta_pct.is_some());
+    // Below MIN_ADJUSTED rounds the plain mean is kept.
+    let j = judge(Metric::Tps, &b[..5], &c[..5], &[], 5.0, 0.05, Some(&x[..5]));
+    assert!(j.cpu_slope.is_none() && j.raw_delta_pct.is_none());
+}
+
+#[test]
+fn aa_points_stay_quiet_with_the_cpu_adjustment() {
+    let mut rng = Rng::seeded(31);
+    let s = Schedule::sequential(5, 48);
+    let results: Vec<_> = (0..2000)
+        .map(|_| run_point(&mut rng, BURSTY, 1.0, &s, true))
+        .collect();
+    let alarms = count(&results, Verdict::Regressed) + count(&results, Verdict::Improved);
+    eprintln!(
+        "A/A on the bursty machine, adjusted: {alarms} false alarms, {} unchanged, mean rounds {:.1}",
+        count(&results, Verdict::Unchanged),
+        mean_rounds(&results)
+    );
+    assert!(alarms <= 100, "{alarms} false alarms");
+}
+
+#[test]
+fn the_cpu_adjustment_decides_sooner_on_a_bursty_machine() {
+    let s = Schedule::sequential(5, 48);
+    let run = |cpu: bool, factor: f64| {
+        let mut rng = Rng::seeded(40);
+        (0..1000)
+            .map(|_| run_point(&mut rng, BURSTY, factor, &s, cpu))
+            .collect::<Vec<_>>()
+    };
+    let (plain, adjusted) = (run(false, 0.9), run(true, 0.9));
+    let (aa_plain, aa_adjusted) = (run(false, 1.0), run(true, 1.0));
+    eprintln!(
+        "10 % drop: regressed {} → {}, mean rounds {:.1} → {:.1}; A/A unchanged {} → {}",
+        count(&plain, Verdict::Regressed),
+        count(&adjusted, Verdict::Regressed),
+        mean_rounds(&plain),
+        mean_rounds(&adjusted),
+        count(&aa_plain, Verdict::Unchanged),
+        count(&aa_adjusted, Verdict::Unchanged)
+    );
+    assert!(mean_rounds(&adjusted) < mean_rounds(&plain));
+    assert!(count(&adjusted, Verdict::Regressed) > count(&plain, Verdict::Regressed));
+    assert!(count(&aa_adjusted, Verdict::Unchanged) > count(&aa_plain, Verdict::Unchanged));
 }
