@@ -167,3 +167,40 @@ fn a_budget_is_refused_for_a_sequential_sweep() {
     assert!(t.contains("--budget applies to design = \"paired\""), "{t}");
     assert!(!dir.path().join("results").exists());
 }
+
+#[test]
+fn a_duet_measures_every_series_in_the_same_seconds() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = sweep(dir.path(), "repeats = 2");
+    let body = std::fs::read_to_string(&f)
+        .unwrap()
+        .replace("design = \"paired\"", "design = \"duet\"");
+    std::fs::write(&f, body).unwrap();
+    let out = run(dir.path(), &f, &[]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    assert!(t.contains("all at once"), "{t}");
+    let run_dir = latest(dir.path());
+    let v = verdicts(&run_dir);
+    assert_eq!(v["design"], "duet");
+    assert_eq!(v["points"].as_array().unwrap().len(), 2);
+    // The two series' slices of each round started together.
+    let points = std::fs::read_to_string(run_dir.join("points.csv")).unwrap();
+    let mut rdr = csv::Reader::from_reader(points.as_bytes());
+    let head = rdr.headers().unwrap().clone();
+    let col = |n: &str| head.iter().position(|h| h == n).unwrap();
+    let rows: Vec<csv::StringRecord> = rdr.records().map(|r| r.unwrap()).collect();
+    assert_eq!(rows.len(), 8);
+    for threads in ["1", "2"] {
+        for round in ["1", "2"] {
+            let starts: Vec<chrono::DateTime<chrono::FixedOffset>> = rows
+                .iter()
+                .filter(|r| &r[col("threads")] == threads && &r[col("repeat")] == round)
+                .map(|r| chrono::DateTime::parse_from_rfc3339(&r[col("started_at")]).unwrap())
+                .collect();
+            assert_eq!(starts.len(), 2);
+            let apart = (starts[0] - starts[1]).num_milliseconds().abs();
+            assert!(apart < 500, "t{threads} round {round}: {apart} ms apart");
+        }
+    }
+}

@@ -361,6 +361,16 @@ pub enum Command {
     Man,
 }
 
+/// "10m", "90s", "1h" → seconds, for --budget.
+fn parse_budget(s: &str) -> Result<u64, String> {
+    match crate::pipeline::spec::parse_duration(s) {
+        Some(n) if n > 0 => Ok(n),
+        _ => Err(format!(
+            "'{s}' is not a budget: give a duration such as 10m, 90s or 1h"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -422,15 +432,5 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("last-N with N ≥ 1"), "{e}");
-    }
-}
-
-/// "10m", "90s", "1h" → seconds, for --budget.
-fn parse_budget(s: &str) -> Result<u64, String> {
-    match crate::pipeline::spec::parse_duration(s) {
-        Some(n) if n > 0 => Ok(n),
-        _ => Err(format!(
-            "'{s}' is not a budget: give a duration such as 10m, 90s or 1h"
-        )),
     }
 }

@@ -85,7 +85,8 @@ fn change(j: &PairedJudgement) -> String {
 /// The verdicts as a Markdown table with the method, for report.md and the terminal.
 pub fn markdown(v: &Verdicts) -> String {
     let mut s = format!(
-        "Paired design: {} s slices{}, threshold ±{}, baseline {}.\n\n",
+        "{} design: {} s slices{}, threshold ±{}, baseline {}.\n\n",
+        if v.design == "duet" { "Duet" } else { "Paired" },
         v.slice_s,
         v.budget_s
             .map(|b| format!(", budget {}", crate::pipeline::plan::format_duration(b)))

@@ -19,6 +19,9 @@ pub enum Design {
     Sequential,
     /// All series up at once; each point measured in rounds of one slice per series.
     Paired,
+    /// As paired, but a round's slices run in the same seconds, each series with its own
+    /// client threads: what interferes hits both sides of a pair alike.
+    Duet,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -42,28 +45,30 @@ impl Default for DesignSpec {
 }
 
 impl DesignSpec {
+    /// Paired or duet: the series measured together, in rounds.
     pub fn paired(&self) -> bool {
-        self.design == Design::Paired
+        matches!(self.design, Design::Paired | Design::Duet)
+    }
+
+    pub fn duet(&self) -> bool {
+        self.design == Design::Duet
     }
 }
 
-/// Reads `design`, `slice` and `budget` (durations already parsed by `dur`).
-pub(super) fn parse(
-    cx: &Ctx<'_>,
-    raw: &RawSweep,
-    dur: &dyn Fn(&Option<toml::Spanned<String>>, &str, u64) -> Result<u64, SpecError>,
-) -> Result<DesignSpec, SpecError> {
+/// Reads a `[run]` duration: the value (if given), its key and its default.
+type Dur<'a> = dyn Fn(&Option<toml::Spanned<String>>, &str, u64) -> Result<u64, SpecError> + 'a;
+
+/// Reads `design`, `slice` and `budget` (durations read by `dur`, as `[run]`'s others are).
+pub(super) fn parse(cx: &Ctx<'_>, raw: &RawSweep, dur: &Dur<'_>) -> Result<DesignSpec, SpecError> {
     let r = &raw.run;
     let design = match r.design.as_ref().map(|d| (d.get_ref().as_str(), d.span())) {
         None | Some(("sequential", _)) => Design::Sequential,
         Some(("paired", _)) => Design::Paired,
-        Some(("duet", span)) => {
-            return Err(cx.err(span, "run.design = 'duet' is not available in this version: use \"paired\" (rounds of short slices, one per series, in a random order)"))
-        }
+        Some(("duet", _)) => Design::Duet,
         Some((other, span)) => {
             return Err(cx.err(
                 span,
-                format!("run.design = '{other}': expected sequential or paired"),
+                format!("run.design = '{other}': expected sequential, paired or duet"),
             ))
         }
     };
@@ -108,7 +113,8 @@ pub(super) fn check(
         return Ok(());
     }
     let span = raw.run.design.as_ref().map_or(0..0, |d| d.span());
-    let refuse = |why: String| Err(cx.err(span.clone(), format!("run.design = \"paired\": {why}")));
+    let name = if run.design.duet() { "duet" } else { "paired" };
+    let refuse = |why: String| Err(cx.err(span.clone(), format!("run.design = \"{name}\": {why}")));
     let series = targets.len() * configs.len();
     if series < 2 {
         return refuse(format!("pairs series measured in the same rounds, and this sweep has one ({}); add a target or a config, or use design = \"sequential\"", targets[0].name));

@@ -69,6 +69,9 @@ pub(crate) fn load_spec(a: &SweepArgs) -> anyhow::Result<SweepSpec> {
 fn load(a: &SweepArgs) -> anyhow::Result<(SweepSpec, Plan)> {
     let spec = load_spec(a)?;
     let mut plan = Plan::build(&spec, &a.only);
+    if spec.run.design.paired() && a.shard.is_some() {
+        anyhow::bail!("--shard splits a sweep's series into parts, and design = \"paired\" measures them together in the same rounds: run it whole, or use design = \"sequential\"");
+    }
     if let Some((i, n)) = a.shard {
         let groups = plan.shard(&spec, i, n);
         if plan.points.is_empty() {

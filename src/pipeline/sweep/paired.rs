@@ -25,6 +25,10 @@ const SERVER_OVERHEAD_MB: u64 = 200;
 struct Quiet;
 impl Observer for Quiet {}
 
+/// One slice measured: the series' index, its point, its record and the CPU shares others
+/// took during it (`others_share`).
+type Measured = (usize, Point, PointRecord, Option<(f64, f64)>);
+
 /// One series of the sweep: target/config, its open block.
 struct Series {
     key: String,
@@ -32,13 +36,15 @@ struct Series {
 }
 
 pub const METHOD: &str = "Paired design: each point is measured in rounds of one slice per \
-series, in a random order per round. A candidate's change is the mean of its per-round log \
-ratios to the baseline (shared drift cancels), with a t interval whose standard error is the \
+series, in a random order per round (a duet: all of a round's slices in the same seconds). A \
+candidate's change is the mean of its per-round log ratios to the baseline (drift both sides \
+share cancels); from 8 rounds on it is taken at equal CPU used by other processes (/proc/stat; \
+an ANCOVA intercept) when the sides' shares balance. The t interval's standard error is the \
 larger of Newey–West's and an AR(1) inflation's. The rounds at which a point may stop are fixed \
 before it starts (5, 10, 20, … and the last its budget allows); every interval is drawn at \
-confidence 1 − 5 %/(looks × 2 metrics), so a false regressed/improved/unchanged at any look is \
-at most 5 % per point. tps and p95 are judged; p99 is shown. regressed / improved: the interval \
-lies wholly beyond ±threshold; unchanged: wholly within it.";
+confidence 1 − 5 %/(looks × 2 metrics), so a false regressed, improved or unchanged at any look \
+is at most 5 % per point. tps and p95 are judged; p99 is shown. regressed / improved: the \
+interval lies wholly beyond ±threshold; unchanged: wholly within it.";
 
 /// Megabytes from a my.cnf size ("2G", "512M", "134217728").
 fn size_mb(v: &str) -> Option<u64> {
@@ -256,7 +262,12 @@ fn summary(cells: &[Cell], baseline: &str) -> Vec<String> {
 fn write_verdicts(r: &Runner<'_>, baseline: &str, cells: &[Cell]) -> anyhow::Result<()> {
     let spec = r.spec;
     let v = Verdicts {
-        design: "paired".into(),
+        design: if spec.run.design.duet() {
+            "duet"
+        } else {
+            "paired"
+        }
+        .into(),
         method: METHOD.into(),
         baseline: baseline.into(),
         threshold_pct: r.threshold_pct,
@@ -352,6 +363,7 @@ async fn measure_cell(
         rigs.push(rig);
     }
     let mut verdicts: Vec<PairedPoint> = Vec::new();
+    let duet = spec.run.design.duet();
     'rounds: for n in 1..=schedule.last() {
         let mut order: Vec<usize> = (0..series.len()).collect();
         for i in (1..order.len()).rev() {
@@ -361,24 +373,48 @@ async fn measure_cell(
             .push(order.iter().map(|&i| series[i].key.clone()).collect());
         let mut line = Vec::new();
         let mut cpu_round: Vec<Option<[f64; 2]>> = vec![None; series.len()];
-        for &i in &order {
-            if crate::interrupt::requested() {
-                r.t.interrupted = true;
-                out.stopped = "interrupted".into();
-                break 'rounds;
+        // Each slice of the round, measured one after another in the round's order, or (a
+        // duet) all in the same seconds.
+        let mut measured: Vec<Measured> = Vec::new();
+        if crate::interrupt::requested() {
+            r.t.interrupted = true;
+            out.stopped = "interrupted".into();
+            break 'rounds;
+        }
+        if duet {
+            let recs = duet_round(r, cell, series, &mut rigs, n).await;
+            for (i, (p, rec)) in recs.into_iter().enumerate() {
+                measured.push((i, p, rec, None));
             }
-            let s = &mut series[i];
-            let p = slice_point(cell, &s.key, n);
-            let h0 = crate::usage::host_cpu();
-            let rec = slice(r, &p, &mut s.block, &mut rigs[i]).await;
-            let cpu = others_share(h0, crate::usage::host_cpu(), &rec);
+        }
+        for &i in &order {
+            let (p, rec, cpu) = if duet {
+                let k = measured
+                    .iter()
+                    .position(|m| m.0 == i)
+                    .expect("a slice per series");
+                let (_, p, rec, cpu) = measured.swap_remove(k);
+                (p, rec, cpu)
+            } else {
+                if crate::interrupt::requested() {
+                    r.t.interrupted = true;
+                    out.stopped = "interrupted".into();
+                    break 'rounds;
+                }
+                let s = &mut series[i];
+                let p = slice_point(cell, &s.key, n);
+                let h0 = crate::usage::host_cpu();
+                let rec = slice(r, &p, &mut s.block, &mut rigs[i]).await;
+                let cpu = others_share(h0, crate::usage::host_cpu(), &rec);
+                (p, rec, cpu)
+            };
+            let key = &series[i].key;
             let ok = rec.status == PointStatus::Ok && rec.transactions > 0;
             if ok {
                 push(&mut rounds[i], &rec, cpu.map(|c| c.0));
                 cpu_round[i] = cpu.map(|(o, st)| [r4(o * 100.0), r4(st * 100.0)]);
                 line.push(format!(
-                    "{} {:.1} tps{}",
-                    s.key,
+                    "{key} {:.1} tps{}",
                     rec.tps,
                     cpu.map(|(o, _)| format!(" (others {:.0} % CPU)", o * 100.0))
                         .unwrap_or_default()
@@ -400,9 +436,10 @@ async fn measure_cell(
         out.rounds = n;
         out.cpu_pct.push(cpu_round);
         r.note(format!(
-            "{tag} round {n}: {} (one {} s slice each; one-second samples in intervals.csv)",
+            "{tag} round {n}: {} (one {} s slice{}; one-second samples in intervals.csv)",
             line.join(", "),
-            spec.run.design.slice_s
+            spec.run.design.slice_s,
+            if duet { ", all at once" } else { " each" }
         ));
         if schedule.is_look(n) {
             verdicts = judge(&rounds, schedule, r.threshold_pct);
@@ -520,18 +557,7 @@ async fn slice(
                 (Some(a), Some(z)) => Some(crate::pipeline::results::r4(z - a)),
                 _ => None,
             };
-            rec.status = match (&rep.fatal, rep.interrupted) {
-                (Some(f), _) => {
-                    rec.error = f.clone();
-                    PointStatus::Failed
-                }
-                (None, true) => PointStatus::Interrupted,
-                (None, false) if rep.totals.events == 0 => {
-                    rec.error = "no event completed in the slice".into();
-                    PointStatus::Failed
-                }
-                (None, false) => PointStatus::Ok,
-            };
+            rec.status = status(&rep, &mut rec.error);
             r.keep_samples(p, &rep);
         }
     }
@@ -541,4 +567,98 @@ async fn slice(
         }
     }
     rec
+}
+
+/// A duet's round: every series' slice in the same seconds, each on its own connections and
+/// client threads. The client's CPU is shared out evenly between the sides (one process
+/// measures them all).
+async fn duet_round(
+    r: &mut Runner<'_>,
+    cell: &Point,
+    series: &mut [Series],
+    rigs: &mut [Result<exec::Rig, String>],
+    n: u32,
+) -> Vec<(Point, PointRecord)> {
+    let spec = r.spec;
+    let points: Vec<Point> = series
+        .iter()
+        .map(|s| slice_point(cell, &s.key, n))
+        .collect();
+    let opts: Vec<Option<crate::engine::config::EngineConfig>> = series
+        .iter()
+        .map(|s| {
+            s.block.conn.as_ref().map(|c| {
+                let mut o = super::point_options(spec, cell.workload, cell.threads, c);
+                o.time_s = spec.run.design.slice_s;
+                o.warmup_s = 0;
+                o
+            })
+        })
+        .collect();
+    let srv0: Vec<Option<f64>> = series
+        .iter()
+        .map(|s| s.block.server_cpu_seconds())
+        .collect();
+    // Made before the slices start, so each record's started_at is the round's.
+    let mut recs: Vec<PointRecord> = points
+        .iter()
+        .zip(series.iter())
+        .map(|(p, s)| record(&r.dir.run_id, p, &s.block.version))
+        .collect();
+    let cpu0 = crate::usage::self_cpu_seconds();
+    let mut quiet: Vec<Quiet> = series.iter().map(|_| Quiet).collect();
+    let runs = rigs
+        .iter_mut()
+        .zip(&opts)
+        .zip(quiet.iter_mut())
+        .map(|((rig, o), q)| async move {
+            match (rig, o) {
+                (Ok(rig), Some(o)) => rig.run(o, q).await.map_err(|e| format!("{e:#}")),
+                (Err(e), _) => Err(e.clone()),
+                (_, None) => Err("no connection".to_string()),
+            }
+        });
+    let reports = futures::future::join_all(runs).await;
+    let client_cpu = (crate::usage::self_cpu_seconds() - cpu0) / series.len() as f64;
+    let mut out = Vec::new();
+    for (i, ((p, rep), mut rec)) in points
+        .into_iter()
+        .zip(reports)
+        .zip(recs.drain(..))
+        .enumerate()
+    {
+        let b = &mut series[i].block;
+        rec.status = PointStatus::Failed;
+        match rep {
+            Err(e) => rec.error = e,
+            Ok(rep) => {
+                fill(&mut rec, &rep, client_cpu);
+                rec.server_cpu_s = match (srv0[i], b.server_cpu_seconds()) {
+                    (Some(a), Some(z)) => Some(crate::pipeline::results::r4(z - a)),
+                    _ => None,
+                };
+                rec.status = status(&rep, &mut rec.error);
+                r.keep_samples(&p, &rep);
+            }
+        }
+        out.push((p, rec));
+    }
+    out
+}
+
+/// A slice's status from its run: failed (with why), interrupted or ok; a slice with no
+/// event is failed, never ok.
+fn status(rep: &exec::RunReport, error: &mut String) -> PointStatus {
+    match (&rep.fatal, rep.interrupted) {
+        (Some(f), _) => {
+            *error = f.clone();
+            PointStatus::Failed
+        }
+        (None, true) => PointStatus::Interrupted,
+        (None, false) if rep.totals.events == 0 => {
+            *error = "no event completed in the slice".into();
+            PointStatus::Failed
+        }
+        (None, false) => PointStatus::Ok,
+    }
 }

@@ -104,6 +104,11 @@ pub(super) fn fill(rec: &mut PointRecord, r: &RunReport, cpu_s: f64) {
 /// `sweepbench run`.
 pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
     let (spec, plan) = load(a)?;
+    if spec.run.design.paired() && a.resume.is_some() {
+        // A point's rounds, their orders and its looks are one experiment: half of one and
+        // half of another would pair slices measured hours apart.
+        anyhow::bail!("--resume: a paired run cannot be continued (its points' rounds are judged together); run the sweep again");
+    }
     // One run of a sweep at a time: nightly jobs overlap when one runs long.
     let _lock = crate::pipeline::nightly::Lock::take(&a.results_dir.join(&spec.name))?;
     // Settings a killed run left changed on external targets go back first, or nothing runs.

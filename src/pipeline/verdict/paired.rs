@@ -77,7 +77,8 @@ pub struct PairedJudgement {
     pub lo_pct: Option<f64>,
     pub hi_pct: Option<f64>,
     pub confidence: Option<f64>,
-    /// SD of the per-round log ratio, percent: the noise the paired verdict pays.
+    /// SD of the per-round log ratio (after the CPU adjustment, its residuals'), percent: the
+    /// noise the paired verdict pays.
     pub noise_pct: Option<f64>,
     /// SD of ln(figure) across rounds, averaged over the two sides, times √2, percent: what an
     /// unpaired comparison of the same slices would pay per pair.
@@ -142,6 +143,7 @@ struct Adjusted {
     slope: f64,
     se: f64,
     resid_lrv: f64,
+    resid_sd: f64,
 }
 
 fn adjust(d: &[f64], x: &[f64]) -> Option<Adjusted> {
@@ -155,6 +157,13 @@ fn adjust(d: &[f64], x: &[f64]) -> Option<Adjusted> {
     if sxx < 1e-9 {
         return None;
     }
+    // The adjustment is for a neighbour the sides share by chance. When one side itself
+    // makes other processes busier or idler (its I/O done by kernel threads, say), the
+    // shares differ on average and adjusting would take part of the real change away: then
+    // the plain mean is kept.
+    if mx.abs() > 2.0 * (sxx / (nf - 1.0) / nf).sqrt() {
+        return None;
+    }
     let sxd: f64 = x.iter().zip(d).map(|(a, b)| (a - mx) * (b - md)).sum();
     let slope = sxd / sxx;
     let resid: Vec<f64> = x
@@ -162,7 +171,7 @@ fn adjust(d: &[f64], x: &[f64]) -> Option<Adjusted> {
         .zip(d)
         .map(|(a, b)| b - md - slope * (a - mx))
         .collect();
-    let (_, _, lrv, _) = moments(&resid);
+    let (_, resid_var, lrv, _) = moments(&resid);
     // The residuals have n − 2 degrees of freedom, `moments` divided by n − 1.
     let lrv = (lrv * (nf - 1.0) / (nf - 2.0)).max(super::RESOLUTION * super::RESOLUTION);
     Some(Adjusted {
@@ -170,6 +179,7 @@ fn adjust(d: &[f64], x: &[f64]) -> Option<Adjusted> {
         slope,
         se: (lrv * (1.0 / nf + mx * mx / sxx)).sqrt(),
         resid_lrv: lrv,
+        resid_sd: (resid_var * (nf - 1.0) / (nf - 2.0)).sqrt(),
     })
 }
 
@@ -266,7 +276,9 @@ pub fn judge(
     // Identical figures do not make the noise zero: the histograms' resolution is 0.1 %.
     lrv = lrv.max(super::RESOLUTION * super::RESOLUTION);
     let mut se = (lrv / n as f64).sqrt();
+    let mut noise = var.sqrt();
     if let Some(a) = xs.as_deref().and_then(|x| adjust(&d, x)) {
+        noise = a.resid_sd;
         j.cpu_slope = Some(a.slope);
         j.raw_delta_pct = j.delta_pct;
         j.delta_pct = Some(pct(a.at_zero));
@@ -280,7 +292,7 @@ pub fn judge(
     j.lo_pct = Some(pct(lo));
     j.hi_pct = Some(pct(hi));
     j.confidence = Some(1.0 - miss);
-    j.noise_pct = Some(var.sqrt() * 100.0);
+    j.noise_pct = Some(noise * 100.0);
     j.unpaired_noise_pct =
         Some(((ln_sd(&bs).powi(2) + ln_sd(&cs).powi(2)) / 2.0).sqrt() * 2f64.sqrt() * 100.0);
     j.autocorrelation = Some(rho);
