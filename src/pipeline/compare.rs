@@ -2,7 +2,6 @@
 //! runs, or two series of one run) matched point by point and judged by `verdict`. Pure
 //! except for `Run::load`.
 
-use crate::engine::metrics::median;
 use crate::pipeline::results::{PointRecord, PointStatus};
 use crate::pipeline::verdict::{self, Judgement, Method, Metric, Sides, Verdict};
 use std::collections::{BTreeMap, HashMap};
@@ -219,6 +218,20 @@ fn why(verdict: Verdict, js: &[Judgement]) -> String {
 }
 
 /// Compares candidate with base. `map` renames base targets (`--map old=new`); a rename onto
+/// Geometric mean of the measured figures (values ≤ 0 or not finite were not measured).
+fn geo_mean(v: &[f64]) -> f64 {
+    let l: Vec<f64> = v
+        .iter()
+        .filter(|x| x.is_finite() && **x > 0.0)
+        .map(|x| x.ln())
+        .collect();
+    if l.is_empty() {
+        0.0
+    } else {
+        (l.iter().sum::<f64>() / l.len() as f64).exp()
+    }
+}
+
 /// a target the base also holds is refused, since the two would merge into one series.
 pub fn compare(
     base: &Run,
@@ -250,8 +263,9 @@ pub fn compare(
             config: k.config.clone(),
             workload: k.workload.clone(),
             threads: k.threads,
-            base_tps: median(&bs[0].runs),
-            cand_tps: median(&cs[0].runs),
+            // The statistic Δ is computed from, so "base → cand" and Δ agree.
+            base_tps: geo_mean(&bs[0].runs),
+            cand_tps: geo_mean(&cs[0].runs),
             verdict: p.verdict,
             why: why(p.verdict, &p.metrics),
             metrics: p.metrics,
@@ -443,7 +457,7 @@ pub fn text(c: &Comparison) -> String {
         s.push_str(&format!("unmatched, only in candidate: {k}\n"));
     }
     s.push_str(&format!(
-        "\n{} matched points. Δ: candidate/base − 1 (geometric means of the repeats); interval: of Δ tps at the confidence its verdict needs; noise: run-to-run SD of tps; MDE: smallest tps drop this comparison would catch 80 % of the time.\n{}\n",
+        "\n{} matched points. base tps, cand tps: geometric means of the repeats; Δ: cand/base − 1 of them; interval: of Δ tps at the confidence its verdict needs; noise: run-to-run SD of tps; MDE: smallest tps drop this comparison would catch 80 % of the time.\n{}\n",
         c.rows.len(),
         footer(c)
     ));

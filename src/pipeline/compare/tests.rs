@@ -174,3 +174,19 @@ fn compare_text_layout_is_reviewed() {
     let c = compare(&run(base), &run(cand), 5.0, &[]).unwrap();
     insta::assert_snapshot!(text(&c));
 }
+
+#[test]
+fn the_columns_are_the_statistic_the_change_is_computed_from() {
+    // Skewed repeats: their median and geometric mean differ.
+    let base: Vec<PointRecord> = [100.0, 101.0, 300.0]
+        .iter()
+        .enumerate()
+        .map(|(i, t)| rec("a", 1, i as u32 + 1, *t, 1.0))
+        .collect();
+    let cand = three("a", 1, 120.0, 1.0);
+    let c = compare(&run(base), &run(cand), 5.0, &[]).unwrap();
+    let r = &c.rows[0];
+    let delta = r.metrics[0].delta_pct.unwrap();
+    assert!(((r.cand_tps / r.base_tps - 1.0) * 100.0 - delta).abs() < 1e-9, "{r:?}");
+    assert!((r.base_tps - (100.0f64 * 101.0 * 300.0).cbrt()).abs() < 1e-9);
+}

@@ -42,7 +42,13 @@ impl Observer for PointObserver<'_> {
         if !self.quiet && self.print_every > 0 && second > 0 && second % self.print_every == 0 {
             say(
                 self.bar,
-                format!("{} {}", self.id, s.sysbench_line(self.percentile)),
+                // The figures are of the second just ended, not of the whole interval since
+                // the last line: say so, or a reader averages them.
+                format!(
+                    "{} {} (figures of that second)",
+                    self.id,
+                    s.sysbench_line(self.percentile)
+                ),
             );
         }
     }
