@@ -15,6 +15,8 @@ pub struct Run {
     pub tps_samples: HashMap<String, Vec<f64>>,
     /// The host that measured it (manifest.json), when known.
     pub host: Option<crate::pipeline::host::Fingerprint>,
+    /// SHOW GLOBAL VARIABLES per series (servers/<target>__<config>/variables.tsv).
+    pub variables: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 impl Run {
@@ -23,6 +25,7 @@ impl Run {
             points: crate::pipeline::results::load_curve_points(dir)?,
             tps_samples: crate::pipeline::results::load_tps_samples(dir)?,
             host: crate::pipeline::host::load(dir),
+            variables: crate::pipeline::results::load_variables(dir),
         })
     }
 
@@ -32,6 +35,7 @@ impl Run {
         let mut out = Run::default();
         for (i, r) in runs.into_iter().enumerate() {
             out.host = r.host.clone();
+            out.variables = r.variables.clone();
             out.points.extend(r.points.into_iter().map(|p| PointRecord {
                 point_id: format!("{i}:{}", p.point_id),
                 ..p
@@ -173,6 +177,9 @@ pub struct Comparison {
     pub only_candidate: Vec<String>,
     /// Why a difference may be the host's (different machine, probe moved).
     pub host_warnings: Vec<String>,
+    /// Server variables that differ between the two sides of a compared series:
+    /// "local/default: innodb_flush_log_at_trx_commit 2 → 1".
+    pub var_diffs: Vec<String>,
     /// What the per-second samples suggest (a warmup too short).
     pub notes: Vec<String>,
 }
@@ -218,6 +225,43 @@ fn why(verdict: Verdict, js: &[Judgement]) -> String {
 }
 
 /// Compares candidate with base. `map` renames base targets (`--map old=new`); a rename onto
+/// The server variables that differ between the base and the candidate side of each
+/// compared series (both runs recorded them), leaving out those that differ between any two
+/// servers (ports, paths, ids).
+fn variable_diffs(base: &Run, cand: &Run, rows: &[Row], map: &[(String, String)]) -> Vec<String> {
+    let mut out = Vec::new();
+    let series: std::collections::BTreeSet<(String, String)> = rows
+        .iter()
+        .map(|r| (r.target.clone(), r.config.clone()))
+        .collect();
+    for (target, config) in series {
+        let old = map
+            .iter()
+            .find(|(_, new)| *new == target)
+            .map_or(target.clone(), |(old, _)| old.clone());
+        let (Some(b), Some(c)) = (
+            base.variables.get(&format!("{old}/{config}")),
+            cand.variables.get(&format!("{target}/{config}")),
+        ) else {
+            continue;
+        };
+        let names: std::collections::BTreeSet<&String> = b.keys().chain(c.keys()).collect();
+        for n in names {
+            let values = [
+                b.get(n).cloned().unwrap_or_default(),
+                c.get(n).cloned().unwrap_or_default(),
+            ];
+            if values[0] != values[1] && !crate::pipeline::report::incidental(n, &values) {
+                out.push(format!(
+                    "{target}/{config}: {n} {} → {}",
+                    values[0], values[1]
+                ));
+            }
+        }
+    }
+    out
+}
+
 /// Geometric mean of the measured figures (values ≤ 0 or not finite were not measured).
 fn geo_mean(v: &[f64]) -> f64 {
     let l: Vec<f64> = v
@@ -272,6 +316,7 @@ pub fn compare(
         })
         .collect();
     let verdicts: Vec<Verdict> = rows.iter().map(|r| r.verdict).collect();
+    let var_diffs = variable_diffs(base, cand, &rows, map);
     let host_warnings = match (&base.host, &cand.host) {
         (Some(a), Some(b)) => crate::pipeline::host::differences(a, b),
         _ => Vec::new(),
@@ -296,6 +341,7 @@ pub fn compare(
         base: String::new(),
         candidate: String::new(),
         host_warnings,
+        var_diffs,
         notes,
         threshold_pct,
         method: verdict::METHOD,
@@ -332,11 +378,13 @@ pub fn within_run(run: &Run, baseline: &str, threshold_pct: f64) -> anyhow::Resu
         points: Vec::new(),
         tps_samples: run.tps_samples.clone(),
         host: None,
+        variables: BTreeMap::new(),
     };
     let mut cand = Run {
         points: Vec::new(),
         tps_samples: run.tps_samples.clone(),
         host: None,
+        variables: BTreeMap::new(),
     };
     for (t, c) in &groups {
         let name = format!("{t}/{c}");
@@ -409,24 +457,36 @@ fn columns(r: &Row) -> [String; 6] {
 }
 
 fn footer(c: &Comparison) -> String {
+    let vars: String = if c.var_diffs.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "server variables that differ between the two sides:\n{}",
+            c.var_diffs
+                .iter()
+                .map(|d| format!("  {d}\n"))
+                .collect::<String>()
+        )
+    };
     let warn: String = c
         .host_warnings
         .iter()
         .map(|w| format!("warning: {w}\n"))
         .chain(c.notes.iter().map(|n| format!("note: {n}\n")))
         .collect();
-    warn + &format!(
-        "{}: {} (threshold ±{}; false alarms ≤ {} % per comparison).\nMethod: {}",
-        if c.regressed().is_empty() {
-            "verdict"
-        } else {
-            "REGRESSED"
-        },
-        c.headline,
-        verdict::fmt_pct(c.threshold_pct),
-        verdict::ALPHA * 100.0,
-        c.method
-    )
+    vars + &warn
+        + &format!(
+            "{}: {} (threshold ±{}; false alarms ≤ {} % per comparison).\nMethod: {}",
+            if c.regressed().is_empty() {
+                "verdict"
+            } else {
+                "REGRESSED"
+            },
+            c.headline,
+            verdict::fmt_pct(c.threshold_pct),
+            verdict::ALPHA * 100.0,
+            c.method
+        )
 }
 
 /// Plain-text table.

@@ -23,6 +23,7 @@ fn run(points: Vec<PointRecord>) -> Run {
         points,
         tps_samples: HashMap::new(),
         host: None,
+        variables: BTreeMap::new(),
     }
 }
 
@@ -187,6 +188,36 @@ fn the_columns_are_the_statistic_the_change_is_computed_from() {
     let c = compare(&run(base), &run(cand), 5.0, &[]).unwrap();
     let r = &c.rows[0];
     let delta = r.metrics[0].delta_pct.unwrap();
-    assert!(((r.cand_tps / r.base_tps - 1.0) * 100.0 - delta).abs() < 1e-9, "{r:?}");
+    assert!(
+        ((r.cand_tps / r.base_tps - 1.0) * 100.0 - delta).abs() < 1e-9,
+        "{r:?}"
+    );
     assert!((r.base_tps - (100.0f64 * 101.0 * 300.0).cbrt()).abs() < 1e-9);
+}
+
+#[test]
+fn the_server_variables_that_differ_are_shown() {
+    let mut base = run(three("a", 1, 100.0, 1.0));
+    let mut cand = run(three("a", 1, 60.0, 1.0));
+    let vars = |flush: &str, port: &str| {
+        BTreeMap::from([(
+            "a/default".to_string(),
+            BTreeMap::from([
+                (
+                    "innodb_flush_log_at_trx_commit".to_string(),
+                    flush.to_string(),
+                ),
+                ("port".to_string(), port.to_string()),
+                ("version".to_string(), "10.11.19".to_string()),
+            ]),
+        )])
+    };
+    base.variables = vars("2", "3307");
+    cand.variables = vars("1", "3308");
+    let c = compare(&base, &cand, 5.0, &[]).unwrap();
+    assert_eq!(
+        c.var_diffs,
+        vec!["a/default: innodb_flush_log_at_trx_commit 2 → 1"]
+    );
+    assert!(text(&c).contains("server variables that differ between the two sides:\n  a/default: innodb_flush_log_at_trx_commit 2 → 1\n"));
 }

@@ -304,7 +304,7 @@ fn cell(recs: &[&PointRecord], tps_samples: &HashMap<String, Vec<f64>>) -> Optio
 
 /// Variables that differ by nature between instances (paths, ports, ids) and say nothing
 /// about the configuration compared.
-fn incidental(name: &str, values: &[String]) -> bool {
+pub(crate) fn incidental(name: &str, values: &[String]) -> bool {
     const NAMES: &[&str] = &[
         "port",
         "socket",

@@ -114,6 +114,31 @@ pub fn paired(run: &Path) -> anyhow::Result<(String, bool)> {
     let v = crate::pipeline::verdicts_file::load(run)?
         .context("the paired run wrote no verdicts.json: no point completed a round")?;
     print!("{}", crate::pipeline::verdicts_file::markdown(&v));
+    // What the compared servers were told differently (SHOW GLOBAL VARIABLES of each).
+    let vars = crate::pipeline::results::load_variables(run);
+    if let Some(base) = vars.get(&v.baseline) {
+        let mut lines = Vec::new();
+        for (series, other) in vars.iter().filter(|(k, _)| **k != v.baseline) {
+            let names: std::collections::BTreeSet<&String> =
+                base.keys().chain(other.keys()).collect();
+            for n in names {
+                let values = [
+                    base.get(n).cloned().unwrap_or_default(),
+                    other.get(n).cloned().unwrap_or_default(),
+                ];
+                if values[0] != values[1] && !crate::pipeline::report::incidental(n, &values) {
+                    lines.push(format!("  {series}: {n} {} → {}", values[0], values[1]));
+                }
+            }
+        }
+        if !lines.is_empty() {
+            println!(
+                "server variables that differ from {}:\n{}",
+                v.baseline,
+                lines.join("\n")
+            );
+        }
+    }
     Ok((
         format!(
             "each series against {} in the same rounds (paired design)",
