@@ -72,7 +72,11 @@ fn a_paired_run_measures_a_slice_per_series_per_round_and_keeps_its_verdicts() {
     for c in cells {
         assert_eq!(c["rounds"], 3);
         assert_eq!(c["looks"], serde_json::json!([3]));
-        assert_eq!(c["stopped"], "rounds");
+        // One look, after the third round: decided there, or not.
+        assert!(
+            ["rounds", "decided"].contains(&c["stopped"].as_str().unwrap()),
+            "{c}"
+        );
         // Every round measures each series once.
         let orders = c["orders"].as_array().unwrap();
         assert_eq!(orders.len(), 3);
