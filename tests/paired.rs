@@ -9,15 +9,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 fn run(dir: &Path, file: &Path, extra: &[&str]) -> std::process::Output {
-    std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
-        .env("TMPDIR", dir)
-        .arg("run")
-        .arg(file)
-        .arg("--results-dir")
-        .arg(dir.join("results"))
-        .args(extra)
-        .output()
-        .unwrap()
+    common::run_in(dir, file, extra)
 }
 
 fn sweep(dir: &Path, run_extra: &str) -> PathBuf {

@@ -14,17 +14,9 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 }
 
 fn run(dir: &Path, file: &Path, extra: &[&str]) -> std::process::Output {
-    std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
-        .env("TMPDIR", dir)
-        .arg("run")
-        .arg("--quiet")
-        .arg("--fail-on-regression")
-        .arg(file)
-        .arg("--results-dir")
-        .arg(dir.join("results"))
-        .args(extra)
-        .output()
-        .unwrap()
+    let mut args = vec!["--quiet", "--fail-on-regression"];
+    args.extend_from_slice(extra);
+    common::run_in(dir, file, &args)
 }
 
 fn write(dir: &Path, name: &str, body: &str) -> PathBuf {

@@ -192,3 +192,21 @@ pub fn wait_for(what: &str, limit: std::time::Duration, mut f: impl FnMut() -> b
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
 }
+
+/// `sweepbench run FILE --results-dir DIR/results EXTRA…` with DIR as TMPDIR, so the run's
+/// work directories (managed servers' datadirs) live and die with the test's own folder.
+pub fn run_in(
+    dir: &std::path::Path,
+    file: &std::path::Path,
+    extra: &[&str],
+) -> std::process::Output {
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+        .env("TMPDIR", dir)
+        .arg("run")
+        .arg(file)
+        .arg("--results-dir")
+        .arg(dir.join("results"))
+        .args(extra)
+        .output()
+        .unwrap()
+}
