@@ -564,8 +564,8 @@ fn example_sweeps_plan_cleanly() {
         seen += 1;
     }
     assert!(
-        seen >= 5,
-        "quickstart, version-upgrade, param-templates, nightly, proxy-vs-direct"
+        seen >= 6,
+        "quickstart, version-upgrade, param-templates, nightly, nightly-control, proxy-vs-direct"
     );
 }
 

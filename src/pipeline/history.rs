@@ -18,7 +18,8 @@ struct Key {
     series: String,
     workload: String,
     threads: u32,
-    /// "tps" or "p95".
+    /// "tps" or "p95"; "tps/control" or "p95/control" for a paired run's ratio of a series
+    /// to its baseline.
     metric: &'static str,
 }
 
@@ -55,6 +56,40 @@ pub struct Outcome {
 
 fn series_of(r: &PointRecord) -> String {
     crate::pipeline::report::series_of(r)
+}
+
+/// Each compared series' paired ratio to the baseline (candidate / control, from the
+/// verdicts' geometric means or their CPU-adjusted change), per point and metric.
+fn control_ratios(v: &crate::pipeline::verdicts_file::Verdicts) -> Vec<(Key, f64)> {
+    let mut out = Vec::new();
+    for c in &v.points {
+        for k in &c.comparisons {
+            for (metric, name) in [
+                (crate::pipeline::verdict::Metric::Tps, "tps/control"),
+                (crate::pipeline::verdict::Metric::P95, "p95/control"),
+            ] {
+                let Some(d) = k.metrics.iter().find(|j| j.metric == metric) else {
+                    continue;
+                };
+                let Some(delta) = d.delta_pct.filter(|x| x.is_finite()) else {
+                    continue;
+                };
+                let ratio = 1.0 + delta / 100.0;
+                if ratio > 0.0 {
+                    out.push((
+                        Key {
+                            series: format!("{} ÷ {}", k.series, v.baseline),
+                            workload: c.workload.clone(),
+                            threads: c.threads,
+                            metric: name,
+                        },
+                        ratio,
+                    ));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The date of a run directory named yyyymmddTHHMMSSZ, as "2026-11-30 02:00".
@@ -108,6 +143,13 @@ pub fn history(
         }
         for (k, v) in groups {
             per_run.entry(k).or_insert_with(|| vec![None; dirs.len()])[i] = Some(median(&v));
+        }
+        // A paired run measured each series against its baseline (a control) in the same
+        // rounds: that ratio is a series of its own, which a slower host does not move.
+        if let Some(v) = crate::pipeline::verdicts_file::load(d)? {
+            for (k, ratio) in control_ratios(&v) {
+                per_run.entry(k).or_insert_with(|| vec![None; dirs.len()])[i] = Some(ratio);
+            }
         }
     }
     let trends: Vec<Trend> = per_run
@@ -170,7 +212,7 @@ pub fn history(
             .unwrap_or(0);
         let earlier = &xs[since..xs.len() - 1];
         let verdict = changepoint::newest_outside(earlier, last, level).map(|(d, lo, hi, out)| {
-            let higher_better = t.key.metric == "tps";
+            let higher_better = t.key.metric.starts_with("tps");
             let beyond = d.abs() > threshold_pct;
             Newest {
                 change_pct: d,
@@ -290,7 +332,7 @@ fn page(
             // visibly as a 64-thread one.
             let lines: Vec<crate::pipeline::report::chart::Line> = trends
                 .iter()
-                .filter(|t| t.key.workload == *w && t.key.metric == "tps")
+                .filter(|t| t.key.workload == *w && t.key.metric.starts_with("tps"))
                 .map(|t| {
                     let present: Vec<f64> = t.values.iter().flatten().copied().collect();
                     let med = median(&present).max(f64::MIN_POSITIVE);
@@ -425,5 +467,51 @@ mod tests {
         );
         // The newest run is in line with the runs since the shift: nothing fires.
         assert!(!o.newest_regressed, "{}", o.text);
+    }
+
+    /// A paired night: verdicts.json with the candidate's ratio to the control at 4 threads.
+    fn write_paired(root: &Path, id: &str, ratio: f64) {
+        write_run(root, id, 1000.0, 5000.0);
+        let v = serde_json::json!({
+            "design": "paired", "method": "", "baseline": "local/control",
+            "threshold_pct": 5.0, "alpha": 0.05, "slice_s": 2, "budget_s": null,
+            "points": [{
+                "workload": "oltp_point_select", "threads": 4, "rounds": 10, "looks": [10],
+                "stopped": "rounds", "seconds": 40.0, "orders": [],
+                "comparisons": [{
+                    "series": "local/candidate", "verdict": "unchanged", "budget_needed_s": null,
+                    "metrics": [
+                        {"metric": "tps", "verdict": "unchanged", "judged": true, "rounds": 10,
+                         "delta_pct": (ratio - 1.0) * 100.0, "note": ""},
+                        {"metric": "p95", "verdict": "unchanged", "judged": true, "rounds": 10,
+                         "delta_pct": (1.0 / ratio - 1.0) * 100.0, "note": ""}
+                    ]
+                }]
+            }]
+        });
+        std::fs::write(root.join(id).join("verdicts.json"), v.to_string()).unwrap();
+    }
+
+    #[test]
+    fn a_paired_nightly_follows_the_candidates_ratio_to_its_control() {
+        let d = tempfile::tempdir().unwrap();
+        let wobble = [1.0, 1.01, 0.99, 1.005, 0.995, 1.0, 1.01, 0.99];
+        for (i, w) in wobble.iter().enumerate() {
+            write_paired(d.path(), &format!("202611{:02}T020000Z", i + 1), 0.95 * w);
+        }
+        let o = history(d.path(), 10.0, None).unwrap();
+        assert!(!o.newest_regressed, "{}", o.text);
+        let name = "local/candidate ÷ local/control/oltp_point_select/t4 tps/control";
+        assert!(o.text.contains(name), "{}", o.text);
+        // The candidate falls 20 % behind its control on the newest night: that fires, while
+        // the raw figures of the night are as before.
+        write_paired(d.path(), "20261109T020000Z", 0.95 * 0.8);
+        let o = history(d.path(), 10.0, None).unwrap();
+        assert!(o.newest_regressed, "{}", o.text);
+        let line = o.text.lines().find(|l| l.starts_with(name)).unwrap();
+        assert!(line.ends_with("WORSE"), "{}", o.text);
+        let p95 = "local/candidate ÷ local/control/oltp_point_select/t4 p95/control";
+        let line = o.text.lines().find(|l| l.starts_with(p95)).unwrap();
+        assert!(line.ends_with("WORSE"), "{}", o.text);
     }
 }

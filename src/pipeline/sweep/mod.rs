@@ -112,8 +112,10 @@ pub fn plan(a: &SweepArgs) -> anyhow::Result<Exit> {
             spec.name,
             plan.max_points(&spec)
         ),
+        None if spec.run.design.paired() => {}
         None => println!("sweep '{}': {} points", spec.name, plan.points.len()),
     }
+    let mut listed: Vec<&crate::pipeline::plan::Point> = plan.points.iter().collect();
     if spec.run.design.paired() {
         let d = &spec.run.design;
         let series = plan
@@ -132,10 +134,20 @@ pub fn plan(a: &SweepArgs) -> anyhow::Result<Exit> {
             ),
             None => format!("{} rounds per point", spec.run.repeats.max(2)),
         };
+        let how = if d.duet() {
+            "all of a round's slices in the same seconds"
+        } else {
+            "one after another in a random order"
+        };
         println!(
-            "paired design: the series' servers up at once; {cells} point(s), each measured in rounds of one {} s slice per series in a random order; {rounds}",
+            "sweep '{}': {cells} point(s) × {series} series, {} design: the series' servers up at once; each point measured in rounds of one {} s slice per series, {how}; {rounds}",
+            spec.name,
+            if d.duet() { "duet" } else { "paired" },
             d.slice_s
         );
+        // Each point once (its first series' id stands for it); the rounds are its repeats.
+        let mut seen = std::collections::BTreeSet::new();
+        listed.retain(|p| p.repeat == 1 && seen.insert((p.workload.name(), p.threads)));
     }
     if let Some(s) = &spec.run.sla {
         println!(
@@ -143,7 +155,7 @@ pub fn plan(a: &SweepArgs) -> anyhow::Result<Exit> {
             s.p99_ms, s.max_steps
         );
     }
-    for (i, p) in plan.points.iter().enumerate() {
+    for (i, p) in listed.iter().enumerate() {
         println!("  {:>4}  {}", i + 1, p.id);
     }
     println!(
@@ -161,6 +173,35 @@ pub fn plan(a: &SweepArgs) -> anyhow::Result<Exit> {
         "data: {} table(s) × {} rows, prepare = {}",
         spec.data.tables, spec.data.table_size, spec.data.prepare
     );
+    if spec.run.design.paired() {
+        let d = &spec.run.design;
+        let series = plan
+            .points
+            .iter()
+            .map(|p| (&p.target, &p.config))
+            .collect::<std::collections::BTreeSet<_>>()
+            .len() as u64;
+        let per_point =
+            series * spec.run.warmup_s + spec.run.repeats.max(2) as u64 * series * d.slice_s;
+        match d.budget_s {
+            Some(b) => println!(
+                "ETA: at most {} of measuring (the budget; points that decide early end sooner) + starting {series} servers + prepare",
+                format_duration(b)
+            ),
+            None => println!(
+                "ETA: {} ({} points × ({series} × {}s warmup + {} rounds × {series} × {}s slices) + starting {series} servers + prepare)",
+                format_duration(listed.len() as u64 * per_point),
+                listed.len(),
+                spec.run.warmup_s,
+                spec.run.repeats.max(2),
+                d.slice_s
+            ),
+        }
+        if let Some(c) = calibrate::load(&a.results_dir, &spec.name) {
+            println!("{}", calibrate::summary(&c));
+        }
+        return Ok(Exit::Ok);
+    }
     println!(
         "ETA: {}{} ({} points × ({}s warmup + {}s run + ~2s set-up) + prepare)",
         if spec.run.auto.is_some() {
