@@ -25,19 +25,32 @@ impl Lock {
     pub fn take(sweep_dir: &Path) -> anyhow::Result<Lock> {
         use std::io::{Seek, Write};
         use std::os::fd::AsRawFd;
+        use std::os::unix::fs::OpenOptionsExt;
         std::fs::create_dir_all(sweep_dir)
             .with_context(|| format!("creating {}", sweep_dir.display()))?;
         let path = sweep_dir.join(".lock");
         // A holder may remove the file between our open and our flock: then the lock we got
         // is on a file nobody else will see, so try again on the new one.
         for _ in 0..5 {
+            // Never through a link: a .lock planted as a symlink would have this run
+            // truncate whatever it points to.
             let mut f = std::fs::OpenOptions::new()
                 .read(true)
                 .write(true)
                 .create(true)
                 .truncate(false)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
                 .open(&path)
-                .with_context(|| format!("opening {}", path.display()))?;
+                .map_err(|e| {
+                    if e.raw_os_error() == Some(libc::ELOOP) {
+                        anyhow::anyhow!(
+                            "{} is a symbolic link, which a lock file never is: remove it",
+                            path.display()
+                        )
+                    } else {
+                        anyhow::Error::new(e).context(format!("opening {}", path.display()))
+                    }
+                })?;
             // SAFETY: flock on a descriptor this function owns.
             if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
                 let pid = std::fs::read_to_string(&path).unwrap_or_default();
@@ -137,5 +150,23 @@ mod tests {
             );
             drop(l);
         }
+    }
+
+    #[test]
+    fn a_lock_planted_as_a_symlink_is_refused_and_its_target_kept() {
+        let d = tempfile::tempdir().unwrap();
+        let sweep = d.path().join("sweep");
+        std::fs::create_dir(&sweep).unwrap();
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, "IMPORTANT DATA\n").unwrap();
+        std::os::unix::fs::symlink(&victim, sweep.join(".lock")).unwrap();
+        let e = Lock::take(&sweep)
+            .err()
+            .expect("a symlinked lock is refused");
+        assert!(e.to_string().contains("is a symbolic link"), "{e}");
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "IMPORTANT DATA\n"
+        );
     }
 }

@@ -97,6 +97,34 @@ pub struct PointRecord {
 }
 
 impl PointRecord {
+    /// Every measured figure of the record by its column name (the optional ones when
+    /// present).
+    pub fn figures(&self) -> Vec<(&'static str, f64)> {
+        let mut v = vec![
+            ("duration_s", self.duration_s),
+            ("tps", self.tps),
+            ("qps", self.qps),
+            ("lat_min_ms", self.lat_min_ms),
+            ("lat_avg_ms", self.lat_avg_ms),
+            ("lat_p95_ms", self.lat_p95_ms),
+            ("lat_max_ms", self.lat_max_ms),
+            ("client_cpu_s", self.client_cpu_s),
+            ("client_cpu_pct", self.client_cpu_pct),
+        ];
+        for (name, x) in [
+            ("lat_p50_ms", self.lat_p50_ms),
+            ("lat_p99_ms", self.lat_p99_ms),
+            ("lat_p999_ms", self.lat_p999_ms),
+            ("server_cpu_s", self.server_cpu_s),
+            ("start_skew_ms", self.start_skew_ms),
+        ] {
+            if let Some(x) = x {
+                v.push((name, x));
+            }
+        }
+        v
+    }
+
     /// Client processes that measured the point (1 for files without the column).
     pub fn client_count(&self) -> u32 {
         self.clients.max(1)
@@ -426,12 +454,25 @@ impl RunDir {
 
 /// Reads a run's points.csv.
 pub fn load_points(run: &Path) -> anyhow::Result<Vec<PointRecord>> {
-    read_csv(
-        &run.join("points.csv"),
+    let path = run.join("points.csv");
+    let points: Vec<PointRecord> = read_csv(
+        &path,
         &[
             "point_id", "target", "config", "workload", "threads", "repeat", "status", "tps",
         ],
-    )
+    )?;
+    // sweepbench never writes an infinite or undefined figure: one is an edit or damage, and
+    // would poison every mean, interval and chart axis built from it.
+    for (i, p) in points.iter().enumerate() {
+        if let Some((name, v)) = p.figures().into_iter().find(|(_, v)| !v.is_finite()) {
+            bail!(
+                "{}: row {}: {name} = {v} is not a finite figure (the file was edited or damaged); correct or remove that row",
+                path.display(),
+                i + 2
+            );
+        }
+    }
+    Ok(points)
 }
 
 /// Per-second throughput samples of each point of a run (intervals.csv), keyed by point id.
@@ -588,6 +629,41 @@ mod tests {
             load_tps_samples(&dir.path).unwrap()["a/default/w/t2/r1"].len(),
             2
         );
+    }
+
+    #[test]
+    fn an_infinite_figure_in_points_csv_is_refused_at_load() {
+        let d = tempfile::tempdir().unwrap();
+        let mut dir = RunDir::create_at(&d.path().join("run"), "name = \"x\"\n").unwrap();
+        let rec = PointRecord {
+            point_id: "a/default/w/t1/r1".into(),
+            tps: 100.0,
+            ..PointRecord::default()
+        };
+        dir.append_point(&rec).unwrap();
+        dir.append_point(&PointRecord {
+            point_id: "a/default/w/t1/r2".into(),
+            ..rec.clone()
+        })
+        .unwrap();
+        assert_eq!(load_points(&dir.path).unwrap().len(), 2);
+        let path = dir.path.join("points.csv");
+        for bad in ["inf", "NaN", "-inf"] {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+            let tps = POINT_COLUMNS.iter().position(|c| *c == "tps").unwrap();
+            let mut cells: Vec<String> = lines[2].split(',').map(str::to_string).collect();
+            cells[tps] = bad.to_string();
+            lines[2] = cells.join(",");
+            let edited = d.path().join("edited");
+            std::fs::create_dir_all(&edited).unwrap();
+            std::fs::write(edited.join("points.csv"), lines.join("\n") + "\n").unwrap();
+            let e = load_points(&edited).unwrap_err().to_string();
+            assert!(
+                e.contains("row 3: tps =") && e.contains("is not a finite figure"),
+                "{bad}: {e}"
+            );
+        }
     }
 
     /// compare and history read the scaling curve only: an SLA search's open-loop step at

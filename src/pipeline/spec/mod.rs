@@ -267,6 +267,11 @@ fn toml_literal(v: &toml::Value) -> Option<String> {
     }
 }
 
+/// A server variable's name: letters, digits and '_' (it is written into SET GLOBAL).
+pub fn var_name_ok(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
 /// Names become directory and file names: letters, digits, '-', '_', '.', and not "." or ".."
 /// (nor any name of dots alone), which would leave the results directory.
 fn name_ok(s: &str) -> bool {

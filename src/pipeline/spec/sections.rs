@@ -168,7 +168,7 @@ impl SweepSpec {
             let mut vars = Vec::new();
             for (k, v) in &c.vars {
                 let key = k.get_ref();
-                if !key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                if !super::var_name_ok(key) {
                     return Err(cx.err(
                         k.span(),
                         format!("vars: '{key}' is not a server variable name"),

@@ -26,13 +26,42 @@ impl Journal {
         }
     }
 
+    /// The journal, checked as untrusted input: not through a link, and every name a server
+    /// variable's (each is put back with SET GLOBAL, so a name is SQL).
     fn read(&self) -> anyhow::Result<Entries> {
-        match std::fs::read(&self.path) {
-            Ok(b) => serde_json::from_slice(&b)
-                .with_context(|| format!("{} is not a settings journal", self.path.display())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Entries::new()),
-            Err(e) => Err(e).with_context(|| format!("reading {}", self.path.display())),
+        use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
+        let opened = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&self.path);
+        let mut b = Vec::new();
+        match opened {
+            Ok(mut f) => {
+                f.read_to_end(&mut b)
+                    .with_context(|| format!("reading {}", self.path.display()))?;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Entries::new()),
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => anyhow::bail!(
+                "{} is a symbolic link, which a settings journal never is: check the targets' settings by hand and remove it",
+                self.path.display()
+            ),
+            Err(e) => return Err(e).with_context(|| format!("reading {}", self.path.display())),
         }
+        let e: Entries = serde_json::from_slice(&b)
+            .with_context(|| format!("{} is not a settings journal", self.path.display()))?;
+        for (target, vars) in &e {
+            if let Some((name, _)) = vars
+                .iter()
+                .find(|(n, _)| !crate::pipeline::spec::var_name_ok(n))
+            {
+                anyhow::bail!(
+                    "{}: '{name}' (target '{target}') is not a server variable name, so the file was not written by sweepbench: nothing was run; check the target's settings by hand and remove the file",
+                    self.path.display()
+                );
+            }
+        }
+        Ok(e)
     }
 
     fn write(&self, e: &Entries) -> anyhow::Result<()> {
@@ -228,5 +257,38 @@ impl Applied {
             }
         }
         first_err.map_or(Ok(()), Err)
+    }
+}
+
+#[cfg(test)]
+mod journal_tests {
+    use super::*;
+
+    #[test]
+    fn a_journal_with_sql_for_a_name_is_refused_before_anything_runs() {
+        let d = tempfile::tempdir().unwrap();
+        let j = Journal::at(d.path());
+        std::fs::write(
+            &j.path,
+            r#"{"ext": [["long_query_time = 10; CREATE DATABASE pwned_by_journal; SET @x", "1"]]}"#,
+        )
+        .unwrap();
+        let e = j.read().unwrap_err().to_string();
+        assert!(e.contains("is not a server variable name"), "{e}");
+        assert!(e.contains("target 'ext'"), "{e}");
+        // A journal sweepbench wrote is read back as it was.
+        std::fs::write(&j.path, r#"{"ext": [["long_query_time", "10.000000"]]}"#).unwrap();
+        let ok = j.read().unwrap();
+        assert_eq!(
+            ok["ext"],
+            vec![("long_query_time".to_string(), "10.000000".to_string())]
+        );
+        // Nor is a journal followed through a link.
+        std::fs::remove_file(&j.path).unwrap();
+        let elsewhere = d.path().join("elsewhere.json");
+        std::fs::write(&elsewhere, r#"{"ext": [["long_query_time", "10"]]}"#).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &j.path).unwrap();
+        let e = j.read().unwrap_err().to_string();
+        assert!(e.contains("is a symbolic link"), "{e}");
     }
 }
