@@ -31,6 +31,10 @@ pub struct SpecError {
 
 impl fmt::Display for SpecError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Line 0: the file as a whole (it cannot be read), not a place in it.
+        if self.line == 0 {
+            return write!(f, "{}: {}", self.file, self.message);
+        }
         write!(
             f,
             "{}:{}:{}: {}",
@@ -85,6 +89,9 @@ pub struct DataSpec {
 /// (docs/statistics.md) can measure run-to-run noise and reach a verdict at 5 % on a quiet
 /// machine.
 pub const DEFAULT_REPEATS: u32 = 3;
+/// Repeats (or a paired design's fixed rounds) per point at most: beyond this a plan is
+/// months long, and its ids and counters stop making sense.
+pub const MAX_REPEATS: u32 = 10_000;
 
 /// Warmup when a sweep file does not say: a tenth of the duration, 1 to 10 s, so the samples
 /// the verdicts use start after connections, caches and the buffer pool settled.
@@ -486,6 +493,12 @@ impl SweepSpec {
             return Err(cx.err(
                 r.repeats.as_ref().map_or(0..0, |x| x.span()),
                 "run.repeats must be at least 1",
+            ));
+        }
+        if repeats > MAX_REPEATS {
+            return Err(cx.err(
+                r.repeats.as_ref().map_or(0..0, |x| x.span()),
+                format!("run.repeats = {repeats}: at most {MAX_REPEATS} (with design = \"paired\", a budget runs rounds until each point is decided)"),
             ));
         }
         let clients = Self::clients(cx, raw)?;

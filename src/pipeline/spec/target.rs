@@ -76,7 +76,14 @@ impl ConnInfo {
         if user.is_empty() {
             return Err("expected user@host (the user is required)".into());
         }
-        let password = u.password().map(percent_decode).transpose()?;
+        // `***` is how a stored sweep.toml (and everything printed) hides a password: such a
+        // URL is run again with the password from SWEEPBENCH_PASSWORD, MYSQL_PWD or
+        // ~/.my.cnf, never with "***".
+        let password = u
+            .password()
+            .map(percent_decode)
+            .transpose()?
+            .filter(|p| p != "***");
         let host = match u.host() {
             Some(url::Host::Ipv6(a)) => a.to_string(),
             Some(url::Host::Ipv4(a)) => a.to_string(),
@@ -356,6 +363,10 @@ mod tests {
         );
         let e = ConnInfo::from_url("mysql://u@h/d?password=Zq9").unwrap_err();
         assert!(!e.contains("Zq9"), "{e}");
+        // Run again, the stored URL takes its password from where a URL without one does.
+        let again = ConnInfo::from_url("mysql://bench:***@h:1/d").unwrap();
+        assert_eq!(again.password, None);
+        assert_eq!(again.redacted(), "mysql://bench@h:1/d");
     }
 
     #[test]

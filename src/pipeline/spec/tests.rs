@@ -422,3 +422,28 @@ fn the_paired_design_refuses_what_it_cannot_pair() {
     let e = err(&PAIRED.replace("slice = \"3s\"", "slice = \"0s\""));
     assert!(e.message.contains("run.slice must be at least 1s"), "{e}");
 }
+
+#[test]
+fn a_missing_sweep_file_is_named_without_a_place_in_it() {
+    let e = SweepSpec::load(Path::new("nope.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("nope.toml: cannot read the sweep file: "),
+        "{e}"
+    );
+}
+
+#[test]
+fn repeats_have_an_upper_bound() {
+    let e = err(&PAIRED.replace(
+        "design = \"paired\"\nslice = \"3s\"\nbudget = \"4m\"\n",
+        "repeats = 2147483647\n",
+    ));
+    assert!(
+        e.message
+            .contains("run.repeats = 2147483647: at most 10000"),
+        "{e}"
+    );
+    assert_eq!(e.line, 5, "{e}");
+}
