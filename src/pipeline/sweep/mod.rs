@@ -7,6 +7,7 @@ mod block;
 pub mod calibrate;
 mod gate;
 mod paired;
+mod record;
 mod run;
 mod sysbench_driver;
 mod vars;

@@ -6,7 +6,8 @@
 //! the paired verdicts, with the rounds each point took, go to verdicts.json.
 
 use super::block::Block;
-use super::run::{fill, record, say, Runner};
+use super::record::{fill, record};
+use super::run::{say, Runner};
 use crate::engine::exec::{self, Observer};
 use crate::pipeline::plan::Point;
 use crate::pipeline::results::{r4, PointRecord, PointStatus};

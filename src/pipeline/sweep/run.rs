@@ -1,12 +1,12 @@
 //! `sweepbench run`: preflight, the run directory, then every point in plan order — one
 //! target × config block at a time — with progress, per-point records and the final report.
 
+use super::record::{fail_if_empty, fill, record, write_samples};
 use super::{
     block, load, point_grace_s, point_options, preflight_all, print_findings, sysbench_driver,
     SweepArgs,
 };
 use crate::engine::exec::{self, IntervalStats, Observer, RunReport};
-use crate::engine::metrics::LatencySummary;
 use crate::exit::Exit;
 use crate::pipeline::plan::{Plan, Point, Slot};
 use crate::pipeline::preflight::{Finding, OnCapacity, Severity};
@@ -52,59 +52,6 @@ impl Observer for PointObserver<'_> {
             );
         }
     }
-}
-
-pub(super) fn record(run_id: &str, p: &Point, version: &str) -> PointRecord {
-    PointRecord {
-        run_id: run_id.to_string(),
-        point_id: p.id.clone(),
-        target: p.target.clone(),
-        config: p.config.clone(),
-        driver: p.driver.clone(),
-        server_version: version.to_string(),
-        workload: p.workload.name().into(),
-        threads: p.threads,
-        repeat: p.repeat,
-        clients: p.clients,
-        started_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-        ..PointRecord::default()
-    }
-}
-
-pub(super) fn fill(rec: &mut PointRecord, r: &RunReport, cpu_s: f64) {
-    let t = &r.totals;
-    let lat = LatencySummary::new(&r.hist, t.events, t.lat_sum_ns, r.min_max_ns);
-    let rate = |n: u64| {
-        if r.window_s > 0.0 {
-            n as f64 / r.window_s
-        } else {
-            0.0
-        }
-    };
-    rec.duration_s = r4(r.elapsed_s);
-    rec.transactions = t.events;
-    rec.tps = r4(rate(t.events));
-    rec.queries = t.queries();
-    rec.qps = r4(rate(t.queries()));
-    rec.reads = t.reads;
-    rec.writes = t.writes;
-    rec.other = t.other;
-    rec.errors = t.errors;
-    rec.reconnects = t.reconnects;
-    rec.lat_min_ms = r4(lat.min_ms);
-    rec.lat_avg_ms = r4(lat.avg_ms);
-    rec.lat_p50_ms = Some(r4(lat.p50_ms));
-    rec.lat_p95_ms = r4(lat.p95_ms);
-    rec.lat_p99_ms = Some(r4(lat.p99_ms));
-    rec.lat_p999_ms = Some(r4(lat.p999_ms));
-    rec.lat_max_ms = r4(lat.max_ms);
-    rec.client_cpu_s = r4(cpu_s);
-    rec.errors_by_code = r
-        .ignored_by_code
-        .iter()
-        .map(|(c, n)| format!("{c}:{n}"))
-        .collect::<Vec<_>>()
-        .join(" ");
 }
 
 /// `sweepbench run`.
@@ -572,6 +519,7 @@ async fn run_one(
         run_native(spec, p, &c, rec, dir, bar, (quiet, keep_k8s)).await
     };
     if measured {
+        fail_if_empty(rec);
         rec.server_cpu_s = match (srv0, b.server_cpu_seconds()) {
             (Some(a), Some(z)) => Some(r4(z - a)),
             _ => None,
@@ -682,26 +630,6 @@ async fn run_native(
         (None, false, None) => PointStatus::Ok,
     };
     true
-}
-
-/// A point's per-second samples (intervals.csv) and histograms (.hlog); a failure to write
-/// them is a warning, the point's record still counts.
-fn write_samples(dir: &mut RunDir, bar: &ProgressBar, p: &Point, r: &RunReport) {
-    if let Err(e) = dir.append_intervals(&p.id, &r.intervals) {
-        say(
-            bar,
-            format!("warning: {}: per-second samples not written: {e:#}", p.id),
-        );
-    }
-    let seconds: Vec<(f64, &crate::engine::metrics::TotalHist)> = r
-        .intervals
-        .iter()
-        .map(|s| s.t_s)
-        .zip(&r.interval_hists)
-        .collect();
-    if let Err(e) = dir.write_histogram(&p.id, &r.hist, r.elapsed_s, &seconds) {
-        say(bar, format!("warning: {e:#}"));
-    }
 }
 
 /// manifest.json: what ran, where, when. Addresses are redacted.
