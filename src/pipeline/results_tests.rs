@@ -1,0 +1,125 @@
+//! The run directory's files: writing them whole, reading them back, refusing bad ones.
+use super::*;
+
+#[test]
+fn a_full_disk_is_a_clear_error() {
+    // /dev/full fails every write with ENOSPC; the temp file write goes through it.
+    let d = tempfile::tempdir().unwrap();
+    let target = d.path().join("points.csv");
+    std::os::unix::fs::symlink("/dev/full", d.path().join("points.csv.tmp")).unwrap();
+    let e = write_atomic(&target, b"x").unwrap_err().to_string();
+    assert!(e.contains("no space left on the disk of"), "{e}");
+    assert!(e.contains("--results-dir"), "{e}");
+    assert!(!target.exists());
+}
+
+#[test]
+fn header_matches_the_record_fields() {
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(true)
+        .from_writer(vec![]);
+    w.serialize(PointRecord::default()).unwrap();
+    let text = String::from_utf8(w.into_inner().unwrap()).unwrap();
+    assert_eq!(text.lines().next().unwrap(), POINT_COLUMNS.join(","));
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(true)
+        .from_writer(vec![]);
+    w.serialize(IntervalRow::default()).unwrap();
+    let text = String::from_utf8(w.into_inner().unwrap()).unwrap();
+    assert_eq!(text.lines().next().unwrap(), INTERVAL_COLUMNS.join(","));
+}
+
+#[test]
+fn interval_rows_survive_a_resume() {
+    let d = tempfile::tempdir().unwrap();
+    let mut dir = RunDir::create_at(&d.path().join("run"), "name = \"x\"\n").unwrap();
+    let s = IntervalStats {
+        t_s: 1.00004,
+        threads: 2,
+        tps: 1234.56789,
+        ..IntervalStats::default()
+    };
+    dir.append_intervals("a/default/w/t2/r1", &[s.clone(), s])
+        .unwrap();
+    let rows = load_intervals(&dir.path).unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(
+        (rows[0].t_s, rows[0].threads, rows[0].tps),
+        (1.0, 2, 1234.5679)
+    );
+    assert_eq!(
+        load_tps_samples(&dir.path).unwrap()["a/default/w/t2/r1"].len(),
+        2
+    );
+}
+
+#[test]
+fn an_infinite_figure_in_points_csv_is_refused_at_load() {
+    let d = tempfile::tempdir().unwrap();
+    let mut dir = RunDir::create_at(&d.path().join("run"), "name = \"x\"\n").unwrap();
+    let rec = PointRecord {
+        point_id: "a/default/w/t1/r1".into(),
+        tps: 100.0,
+        ..PointRecord::default()
+    };
+    dir.append_point(&rec).unwrap();
+    dir.append_point(&PointRecord {
+        point_id: "a/default/w/t1/r2".into(),
+        ..rec.clone()
+    })
+    .unwrap();
+    assert_eq!(load_points(&dir.path).unwrap().len(), 2);
+    let path = dir.path.join("points.csv");
+    for bad in ["inf", "NaN", "-inf"] {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        let tps = POINT_COLUMNS.iter().position(|c| *c == "tps").unwrap();
+        let mut cells: Vec<String> = lines[2].split(',').map(str::to_string).collect();
+        cells[tps] = bad.to_string();
+        lines[2] = cells.join(",");
+        let edited = d.path().join("edited");
+        std::fs::create_dir_all(&edited).unwrap();
+        std::fs::write(edited.join("points.csv"), lines.join("\n") + "\n").unwrap();
+        let e = load_points(&edited).unwrap_err().to_string();
+        assert!(
+            e.contains("row 3: tps =") && e.contains("is not a finite figure"),
+            "{bad}: {e}"
+        );
+    }
+}
+
+/// compare and history read the scaling curve only: an SLA search's open-loop step at
+/// 4 threads is not a closed-loop point at 4 threads.
+#[test]
+fn curve_points_leave_out_sla_steps() {
+    let d = tempfile::tempdir().unwrap();
+    let rec = |id: &str| PointRecord {
+        point_id: id.into(),
+        threads: 4,
+        ..PointRecord::default()
+    };
+    let recs = [rec("a/default/w/t4/r1"), rec("a/default/w/rate900/t4/r1")];
+    let (p, _) = points_and_intervals_csv(&recs, &[]).unwrap();
+    std::fs::write(d.path().join("points.csv"), p).unwrap();
+    assert_eq!(load_points(d.path()).unwrap().len(), 2);
+    let curve = load_curve_points(d.path()).unwrap();
+    assert_eq!(curve.len(), 1);
+    assert_eq!(curve[0].point_id, "a/default/w/t4/r1");
+}
+
+#[test]
+fn a_points_csv_cut_inside_its_header_is_an_error_not_an_empty_run() {
+    let d = tempfile::tempdir().unwrap();
+    for cut in ["", "run_id,point_id,tar"] {
+        std::fs::write(d.path().join("points.csv"), cut).unwrap();
+        let e = load_points(d.path()).unwrap_err().to_string();
+        assert!(
+            e.contains("the header lacks") && e.contains("cut short"),
+            "{e}"
+        );
+    }
+    let mut w = csv::Writer::from_writer(vec![]);
+    w.serialize(PointRecord::default()).unwrap();
+    std::fs::write(d.path().join("points.csv"), w.into_inner().unwrap()).unwrap();
+    assert_eq!(load_points(d.path()).unwrap().len(), 1);
+}
