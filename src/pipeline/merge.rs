@@ -78,8 +78,21 @@ fn check(parts: &[Part]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Copies every file under `from` into `to` (created), refusing to overwrite one.
+/// Copies every file under `from` into `to` (created), refusing to overwrite one. A part is
+/// untrusted input: a symbolic link anywhere in it is refused, never followed (it could pull
+/// any file the merging user can read into the published run).
 fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
+    let refuse = |p: &Path| {
+        anyhow::anyhow!(
+            "{} is a symbolic link: a part's files are copied, never followed; remove it, or merge a copy of the part without links",
+            p.display()
+        )
+    };
+    match std::fs::symlink_metadata(from) {
+        Err(_) => return Ok(()),
+        Ok(m) if m.file_type().is_symlink() => return Err(refuse(from)),
+        Ok(_) => {}
+    }
     let Ok(entries) = std::fs::read_dir(from) else {
         return Ok(());
     };
@@ -87,7 +100,11 @@ fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
     for e in entries {
         let e = e?;
         let dest = to.join(e.file_name());
-        if e.file_type()?.is_dir() {
+        let kind = e.file_type()?;
+        if kind.is_symlink() {
+            return Err(refuse(&e.path()));
+        }
+        if kind.is_dir() {
             copy_tree(&e.path(), &dest)?;
         } else {
             if dest.exists() {
@@ -195,4 +212,42 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<()> {
         return Err(e.context("rendering the merged run's report"));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_inside_a_part_are_refused_not_followed() {
+        let d = tempfile::tempdir().unwrap();
+        let secret = d.path().join("secret");
+        std::fs::write(&secret, "private").unwrap();
+        let part = d.path().join("part");
+        std::fs::create_dir_all(part.join("histograms")).unwrap();
+        std::fs::write(part.join("histograms/a.hlog"), "ok").unwrap();
+        std::os::unix::fs::symlink(&secret, part.join("histograms/leak.hlog")).unwrap();
+        let out = d.path().join("out");
+        let e = copy_tree(&part.join("histograms"), &out)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("leak.hlog is a symbolic link"), "{e}");
+        assert!(!out.join("leak.hlog").exists());
+        // A linked directory is refused as a whole.
+        let linked = d.path().join("linked");
+        std::fs::create_dir(&linked).unwrap();
+        std::os::unix::fs::symlink(d.path(), linked.join("histograms")).unwrap();
+        let e = copy_tree(&linked.join("histograms"), &d.path().join("out2"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("histograms is a symbolic link"), "{e}");
+        assert!(!d.path().join("out2").exists());
+        // Plain files are copied.
+        std::fs::remove_file(part.join("histograms/leak.hlog")).unwrap();
+        copy_tree(&part.join("histograms"), &d.path().join("out3")).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("out3/a.hlog")).unwrap(),
+            "ok"
+        );
+    }
 }
