@@ -121,12 +121,20 @@ pub fn history(
         })
         .collect();
     let mut per_run: BTreeMap<Key, Vec<Option<f64>>> = BTreeMap::new();
+    // An unreadable earlier run is left out with a warning (one bad night must not block
+    // every later history); the newest must be readable, it is what is judged.
+    let mut skipped: Vec<String> = Vec::new();
     for (i, d) in dirs.iter().enumerate() {
         let mut groups: BTreeMap<Key, Vec<f64>> = BTreeMap::new();
-        for p in load_curve_points(d)?
-            .iter()
-            .filter(|p| p.status == PointStatus::Ok)
-        {
+        let points = match load_curve_points(d) {
+            Ok(p) => p,
+            Err(e) if i + 1 < dirs.len() => {
+                skipped.push(format!("warning: run {} left out: {e:#}\n", ids[i]));
+                continue;
+            }
+            Err(e) => bail!("the newest run {} cannot be read: {e:#}", d.display()),
+        };
+        for p in points.iter().filter(|p| p.status == PointStatus::Ok) {
             for (metric, v) in [("tps", p.tps), ("p95", p.lat_p95_ms)] {
                 if v > 0.0 {
                     groups
@@ -157,6 +165,12 @@ pub fn history(
         .map(|(key, values)| Trend { key, values })
         .collect();
     let newest = dirs.len() - 1;
+    if !trends.iter().any(|t| t.values[newest].is_some()) {
+        bail!(
+            "the newest run {} has no ok point: nothing to judge (did it fail, or was it cut short?)",
+            dirs[newest].display()
+        );
+    }
     // The newest run is judged in every series it has; one false-alarm budget for all.
     let judged = trends
         .iter()
@@ -164,7 +178,8 @@ pub fn history(
         .count()
         .max(1);
     let level = ALPHA / judged as f64;
-    let mut s = format!(
+    let mut s = skipped.concat();
+    s += &format!(
         "{}: {} run(s), {} ({}) … {} ({})\n\n{:<48} {:>5} {:>12} {:>9} {:>22}  newest run\n",
         sweep_dir.display(),
         dirs.len(),
@@ -513,5 +528,45 @@ mod tests {
         let p95 = "local/candidate ÷ local/control/oltp_point_select/t4 p95/control";
         let line = o.text.lines().find(|l| l.starts_with(p95)).unwrap();
         assert!(line.ends_with("WORSE"), "{}", o.text);
+    }
+
+    #[test]
+    fn a_bad_earlier_run_is_left_out_and_an_empty_newest_run_is_an_error() {
+        let d = tempfile::tempdir().unwrap();
+        for i in 1..=5 {
+            write_run(d.path(), &format!("202611{i:02}T020000Z"), 1000.0, 5000.0);
+        }
+        std::fs::write(d.path().join("20261103T020000Z/points.csv"), "garbage\n").unwrap();
+        let o = history(d.path(), 10.0, None).unwrap();
+        assert!(
+            o.text
+                .starts_with("warning: run 20261103T020000Z left out: "),
+            "{}",
+            o.text
+        );
+        assert!(!o.newest_regressed);
+        // The newest run cut inside its header: an error, not "worse at 0 of 1 series".
+        std::fs::write(
+            d.path().join("20261105T020000Z/points.csv"),
+            "run_id,point_",
+        )
+        .unwrap();
+        let e = history(d.path(), 10.0, None)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(e.contains("the newest run"), "{e}");
+        // A newest run whose points all failed has nothing to judge.
+        write_run(d.path(), "20261106T020000Z", 1000.0, 5000.0);
+        let p = d.path().join("20261106T020000Z/points.csv");
+        let text = std::fs::read_to_string(&p)
+            .unwrap()
+            .replace(",ok,", ",failed,");
+        std::fs::write(&p, text).unwrap();
+        let e = history(d.path(), 10.0, None)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(e.contains("has no ok point"), "{e}");
     }
 }
