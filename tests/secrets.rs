@@ -11,8 +11,10 @@ use sweepbench::pipeline::server::managed::exec_root;
 /// A password no tool would guess at, with characters that broke the redaction (a space, a
 /// quote, a backslash, '@' and '/'; one kind of quote only, as sysbench's --config-file can
 /// carry no more: src/pipeline/spec/target.rs tests both kinds for the redaction).
-const PASSWORD: &str = "Zq9 w'\\x@/,!";
-const MARK: &str = "Zq9";
+const PASSWORD: &str = "Zq9Xk7Wp3 w'\\x@/,!";
+/// What is searched for: long enough that base64 histograms (.hlog) cannot hold it by chance
+/// (three letters did, one file in a few dozen).
+const MARK: &str = "Zq9Xk7Wp3";
 
 fn every_file_under(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
