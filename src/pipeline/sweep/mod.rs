@@ -117,15 +117,16 @@ pub fn plan(a: &SweepArgs) -> anyhow::Result<Exit> {
         None => println!("sweep '{}': {} points", spec.name, plan.points.len()),
     }
     let mut listed: Vec<&crate::pipeline::plan::Point> = plan.points.iter().collect();
+    // target/config series, which a paired sweep measures together.
+    let series = plan
+        .points
+        .iter()
+        .map(|p| (&p.target, &p.config))
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+        .max(1);
     if spec.run.design.paired() {
         let d = &spec.run.design;
-        let series = plan
-            .points
-            .iter()
-            .map(|p| (&p.target, &p.config))
-            .collect::<std::collections::BTreeSet<_>>()
-            .len()
-            .max(1);
         let cells = plan.points.iter().filter(|p| p.repeat == 1).count() / series.max(1);
         let rounds = match d.budget_s {
             Some(b) => format!(
@@ -176,12 +177,7 @@ pub fn plan(a: &SweepArgs) -> anyhow::Result<Exit> {
     );
     if spec.run.design.paired() {
         let d = &spec.run.design;
-        let series = plan
-            .points
-            .iter()
-            .map(|p| (&p.target, &p.config))
-            .collect::<std::collections::BTreeSet<_>>()
-            .len() as u64;
+        let series = series as u64;
         let per_point =
             series * spec.run.warmup_s + spec.run.repeats.max(2) as u64 * series * d.slice_s;
         match d.budget_s {
