@@ -262,20 +262,6 @@ fn variable_diffs(base: &Run, cand: &Run, rows: &[Row], map: &[(String, String)]
     out
 }
 
-/// Geometric mean of the measured figures (values ≤ 0 or not finite were not measured).
-fn geo_mean(v: &[f64]) -> f64 {
-    let l: Vec<f64> = v
-        .iter()
-        .filter(|x| x.is_finite() && **x > 0.0)
-        .map(|x| x.ln())
-        .collect();
-    if l.is_empty() {
-        0.0
-    } else {
-        (l.iter().sum::<f64>() / l.len() as f64).exp()
-    }
-}
-
 /// a target the base also holds is refused, since the two would merge into one series.
 pub fn compare(
     base: &Run,
@@ -308,8 +294,8 @@ pub fn compare(
             workload: k.workload.clone(),
             threads: k.threads,
             // The statistic Δ is computed from, so "base → cand" and Δ agree.
-            base_tps: geo_mean(&bs[0].runs),
-            cand_tps: geo_mean(&cs[0].runs),
+            base_tps: crate::engine::metrics::geo_mean(&bs[0].runs),
+            cand_tps: crate::engine::metrics::geo_mean(&cs[0].runs),
             verdict: p.verdict,
             why: why(p.verdict, &p.metrics),
             metrics: p.metrics,

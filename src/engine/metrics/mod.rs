@@ -208,6 +208,21 @@ pub fn median(xs: &[f64]) -> f64 {
     }
 }
 
+/// Geometric mean of the measured figures (values ≤ 0 or not finite were not measured; 0 for
+/// none): the statistic whose ratio is the change the verdicts estimate on the log scale.
+pub fn geo_mean(xs: &[f64]) -> f64 {
+    let l: Vec<f64> = xs
+        .iter()
+        .filter(|x| x.is_finite() && **x > 0.0)
+        .map(|x| x.ln())
+        .collect();
+    if l.is_empty() {
+        0.0
+    } else {
+        (l.iter().sum::<f64>() / l.len() as f64).exp()
+    }
+}
+
 /// (max − min) / median in percent: how far repeats of one measurement scatter. None with
 /// fewer than two values or a zero median.
 pub fn spread_pct(xs: &[f64]) -> Option<f64> {

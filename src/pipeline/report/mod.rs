@@ -7,7 +7,7 @@ pub mod render;
 
 pub use files::{model, write};
 
-use crate::engine::metrics::{change_pct, median, spread_pct};
+use crate::engine::metrics::{change_pct, geo_mean, spread_pct};
 use crate::pipeline::results::{PointRecord, PointStatus};
 use crate::pipeline::scaling::{self, Scaling};
 use crate::pipeline::verdict::{self, Method, Sides, Verdict};
@@ -261,14 +261,16 @@ fn cell(recs: &[&PointRecord], tps_samples: &HashMap<String, Vec<f64>>) -> Optio
     }
     let col = |f: fn(&PointRecord) -> f64| -> Vec<f64> { ok.iter().map(|r| f(r)).collect() };
     let tps = col(|r| r.tps);
-    // The median over the repeats that measured it (a figure of 0 or none was not measured).
+    // The geometric mean over the repeats that measured it (a figure of 0 or none was not
+    // measured): the statistic the verdicts' change is the ratio of, so a cell's Δ and its
+    // interval agree.
     let known = |f: fn(&PointRecord) -> Option<f64>| -> Option<f64> {
         let v: Vec<f64> = ok
             .iter()
             .filter_map(|r| f(r))
             .filter(|&x| x > 0.0)
             .collect();
-        (!v.is_empty()).then(|| median(&v))
+        (!v.is_empty()).then(|| geo_mean(&v))
     };
     let client_pct = known(|r| Some(r.client_cpu_pct));
     let mut sides = Sides::default();
@@ -276,10 +278,10 @@ fn cell(recs: &[&PointRecord], tps_samples: &HashMap<String, Vec<f64>>) -> Optio
         crate::pipeline::compare::push_repeat(&mut sides, r, tps_samples);
     }
     Some(Cell {
-        tps: median(&tps),
-        qps: median(&col(|r| r.qps)),
-        lat_avg_ms: median(&col(|r| r.lat_avg_ms)),
-        p95_ms: median(&col(|r| r.lat_p95_ms)),
+        tps: geo_mean(&tps),
+        qps: geo_mean(&col(|r| r.qps)),
+        lat_avg_ms: geo_mean(&col(|r| r.lat_avg_ms)),
+        p95_ms: geo_mean(&col(|r| r.lat_p95_ms)),
         p99_ms: known(|r| r.lat_p99_ms),
         client_us_per_query: known(|r| per_query_us(r.client_cpu_s, r)),
         client_cpu_pct: client_pct,

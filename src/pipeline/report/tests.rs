@@ -75,7 +75,7 @@ fn records() -> Vec<PointRecord> {
 }
 
 #[test]
-fn cells_are_medians_compared_with_the_baseline() {
+fn cells_are_geometric_means_compared_with_the_baseline() {
     let m = ReportModel::build(
         "s",
         "r",
@@ -94,10 +94,13 @@ fn cells_are_medians_compared_with_the_baseline() {
     );
     let base = w.rows[1].cells[0].as_ref().unwrap();
     let new = w.rows[1].cells[1].as_ref().unwrap();
-    assert_eq!(base.tps, 402.0);
-    assert_eq!(new.tps, 302.0);
+    // Geometric means of the repeats 401, 402, 403 and 301, 302, 303.
+    assert!((base.tps - (401.0f64 * 402.0 * 403.0).cbrt()).abs() < 1e-9);
+    assert!((new.tps - (301.0f64 * 302.0 * 303.0).cbrt()).abs() < 1e-9);
+    // Δ is the ratio of the two cells, and the verdict's interval is around it.
     let d = new.tps_delta_pct.unwrap();
-    assert!((d - (302.0 - 402.0) / 402.0 * 100.0).abs() < 1e-9);
+    assert!((d - (new.tps / base.tps - 1.0) * 100.0).abs() < 1e-9);
+    assert!(new.tps_lo_pct.unwrap() < d && d < new.tps_hi_pct.unwrap());
     assert_eq!(new.verdict, "regressed");
     assert_eq!(
         (new.tps_verdict, new.p95_verdict),
@@ -240,9 +243,9 @@ fn points_whose_client_used_half_its_cpu_are_marked_client_bound() {
         .collect();
     assert_eq!(bound, vec![(8, 1)]);
     let peak = &w.peaks[1];
-    assert_eq!(peak.client_us_per_query, Some(10.0));
-    assert_eq!(peak.server_us_per_query, Some(50.0));
-    assert_eq!(peak.client_cpu_pct, Some(72.5));
+    assert!((peak.client_us_per_query.unwrap() - 10.0).abs() < 1e-9);
+    assert!((peak.server_us_per_query.unwrap() - 50.0).abs() < 1e-9);
+    assert!((peak.client_cpu_pct.unwrap() - 72.5).abs() < 1e-9);
     let md = render::markdown(&m).unwrap();
     assert!(md.contains(" regressed) ±0.66 % ‡ |"), "{md}");
     assert!(md.contains(CLIENT_BOUND_METHOD), "{md}");

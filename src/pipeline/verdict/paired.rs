@@ -192,10 +192,6 @@ fn pct(x: f64) -> f64 {
     (x.exp() - 1.0) * 100.0
 }
 
-fn geo_mean(v: &[f64]) -> f64 {
-    (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp()
-}
-
 fn z(p: f64) -> f64 {
     t_quantile(p, 1e6)
 }
@@ -236,8 +232,8 @@ pub fn judge(
         verdict: Verdict::Inconclusive,
         judged: false,
         rounds: n as u32,
-        base: (n > 0).then(|| geo_mean(&bs)),
-        cand: (n > 0).then(|| geo_mean(&cs)),
+        base: (n > 0).then(|| crate::engine::metrics::geo_mean(&bs)),
+        cand: (n > 0).then(|| crate::engine::metrics::geo_mean(&cs)),
         delta_pct: None,
         lo_pct: None,
         hi_pct: None,
