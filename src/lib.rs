@@ -11,6 +11,7 @@ pub mod engine;
 pub mod exit;
 pub mod interrupt;
 pub mod pipeline;
+pub mod shield;
 pub mod usage;
 
 pub use cmd::run;

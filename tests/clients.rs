@@ -200,3 +200,35 @@ fn clients_die_with_a_killed_controller() {
         || !agents.iter().any(alive),
     );
 }
+
+/// SIGINT to the controller alone (`kill -INT`, not a terminal's Ctrl-C to the whole group)
+/// is passed on to its clients: the point ends early and is recorded interrupted, not ok, and
+/// the run exits 130 (#22 N5).
+#[test]
+fn sigint_to_the_controller_interrupts_its_clients_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let (child, agents) = start_two_clients(dir.path(), "sigint");
+    // Into the measured window (connect, prepare, 1 s warmup).
+    std::thread::sleep(std::time::Duration::from_secs(5));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    let pts = load_points(&latest_run(&dir.path().join("results"), "sigint").unwrap()).unwrap();
+    let p = pts
+        .iter()
+        .find(|p| p.clients == 2)
+        .expect("the two-client point was recorded");
+    assert_eq!(p.status, PointStatus::Interrupted, "{p:?}");
+    assert!(p.duration_s < 25.0, "it ran its whole 30 s: {p:?}");
+    for a in agents {
+        common::wait_for(
+            "the clients to end",
+            std::time::Duration::from_secs(30),
+            || {
+                std::fs::read(format!("/proc/{a}/cmdline"))
+                    .unwrap_or_default()
+                    .is_empty()
+            },
+        );
+    }
+}

@@ -175,3 +175,113 @@ fn agents_run_from_a_tasks_file_and_start_when_the_start_file_says() {
         assert_eq!(e.per_thread.len(), 2);
     }
 }
+
+/// Hostile tasks and start files (#22 N8): out-of-range values are refused before anything
+/// connects, a start file holding no number is an error at once, a start instant beyond the
+/// wait is refused, and SIGTERM ends an agent waiting for its start.
+#[test]
+fn an_agent_refuses_hostile_tasks_and_answers_sigterm_while_it_waits() {
+    use sweepbench::pipeline::clients::Task;
+    let conn = common::fresh_db("agenthostile");
+    common::bench_ok(
+        "oltp_point_select prepare --tables=1 --table-size=100",
+        &conn,
+    );
+    let port = common::server().port();
+    let text = format!("name = \"hostile\"\n[data]\ntables = 1\ntable_size = 100\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [2]\nclients = 2\nduration = \"2s\"\nwarmup = \"0s\"\nrepeats = 1\n[[targets]]\nname = \"db\"\nurl = \"mysql://root@127.0.0.1:{port}/agenthostile\"\n");
+    let spec = sweepbench::pipeline::spec::SweepSpec::parse(Path::new("h.toml"), &text).unwrap();
+    let plan = sweepbench::pipeline::plan::Plan::build(&spec, &[]);
+    let sweepbench::pipeline::spec::target::TargetKind::External(c) = &spec.targets[0].kind else {
+        panic!("external target")
+    };
+    let good = Task::new(&spec, &plan.points[0], c, 0).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let agent = |task: &Task, start: &str| {
+        let tasks = dir.path().join("tasks.json");
+        let start_file = dir.path().join("start");
+        std::fs::write(&tasks, serde_json::to_string(&[task]).unwrap()).unwrap();
+        std::fs::write(&start_file, start).unwrap();
+        let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("sweepbench"));
+        cmd.args(["agent", "--index", "0", "--tasks"])
+            .arg(&tasks)
+            .arg("--start-file")
+            .arg(&start_file);
+        cmd
+    };
+    let text_of = |o: &std::process::Output| {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    };
+    for (what, t) in [
+        (
+            "tables = 0",
+            Task {
+                tables: 0,
+                ..good.clone()
+            },
+        ),
+        (
+            "threads = 0",
+            Task {
+                threads: 0,
+                ..good.clone()
+            },
+        ),
+        (
+            "duration_s = ",
+            Task {
+                duration_s: u64::MAX,
+                ..good.clone()
+            },
+        ),
+        (
+            "client 5 of 2",
+            Task {
+                client: 5,
+                ..good.clone()
+            },
+        ),
+    ] {
+        let o = agent(&t, "").output().unwrap();
+        assert_eq!(o.status.code(), Some(1), "{what}: {}", text_of(&o));
+        assert!(text_of(&o).contains(what), "{what}: {}", text_of(&o));
+        assert!(!text_of(&o).contains("panicked"), "{}", text_of(&o));
+    }
+    let o = agent(&good, "-5").output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text_of(&o));
+    assert!(
+        text_of(&o).contains("'-5' is not a start instant"),
+        "{}",
+        text_of(&o)
+    );
+    let o = agent(&good, &u64::MAX.to_string()).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text_of(&o));
+    assert!(
+        text_of(&o).contains("more than the 900 s a client waits"),
+        "{}",
+        text_of(&o)
+    );
+    // Waiting for a start that has not been written: SIGTERM ends it, status 130.
+    let mut child = agent(&good, "")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+    assert!(line.contains("ready"), "{line}");
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let mut status = None;
+    common::wait_for(
+        "the agent to end on SIGTERM",
+        std::time::Duration::from_secs(60),
+        || {
+            status = child.try_wait().unwrap();
+            status.is_some()
+        },
+    );
+    assert_eq!(status.unwrap().code(), Some(130));
+}

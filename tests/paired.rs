@@ -210,3 +210,36 @@ fn a_duet_measures_every_series_in_the_same_seconds() {
         }
     }
 }
+
+/// Several series and no `design`: paired by default, with the sequential design's measuring
+/// time as its budget, said by `plan`; `design = "sequential"`, `order` and `--shard` keep
+/// one series after another, and say why.
+#[test]
+fn several_series_are_paired_by_default_and_plan_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = sweep(dir.path(), "duration = \"3s\"\nrepeats = 2");
+    let plain = std::fs::read_to_string(&f)
+        .unwrap()
+        .replace("design = \"paired\"\nslice = \"1s\"\n", "");
+    std::fs::write(&f, &plain).unwrap();
+    let plan = |extra: &[&str]| {
+        let mut args = vec!["plan", f.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let o = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        text(&o)
+    };
+    let t = plan(&[]);
+    assert!(t.contains("design: paired, the default for a sweep of several series"), "{t}");
+    // 2 points × 2 series × 2 repeats × (1 s warmup + 3 s).
+    assert!(t.contains("within a budget of 32s for the sweep"), "{t}");
+    let t = plan(&["--shard", "1/2"]);
+    assert!(t.contains("design: sequential, as --shard measures the series apart"), "{t}");
+    std::fs::write(&f, plain.replace("[run]\n", "[run]\ndesign = \"sequential\"\n")).unwrap();
+    let t = plan(&[]);
+    assert!(!t.contains("design: paired"), "{t}");
+    assert!(t.contains("sweep 'aa': 8 points"), "{t}");
+}

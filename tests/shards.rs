@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use sweepbench::pipeline::results::{load_points, PointStatus};
 use sweepbench::pipeline::sweep::latest_run;
 
-const SWEEP: &str = "name = \"sh\"\n[data]\ntables = 1\ntable_size = 500\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1, 2]\nduration = \"1s\"\nwarmup = \"0s\"\nrepeats = 1\n[[targets]]\nname = \"a\"\nserver = {}\n[[targets]]\nname = \"b\"\nserver = {}\n";
+const SWEEP: &str = "name = \"sh\"\n[data]\ntables = 1\ntable_size = 500\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1, 2]\nduration = \"1s\"\nwarmup = \"0s\"\nrepeats = 1\ndesign = \"sequential\"\n[[targets]]\nname = \"a\"\nserver = {}\n[[targets]]\nname = \"b\"\nserver = {}\n";
 
 fn sweepbench(args: &[&str]) -> std::process::Output {
     assert_cmd::Command::cargo_bin("sweepbench")
@@ -105,6 +105,45 @@ fn two_shards_merged_equal_the_unsharded_run() {
     assert_eq!(r.status.code(), Some(2), "{}", text(&r));
     assert!(text(&r).contains("different sweep files"), "{}", text(&r));
     assert!(!out.exists());
+
+    // A dangling link and a path ending in '..' are no new directory (#22 N12).
+    let dangling = dir.path().join("dangling");
+    std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).unwrap();
+    let up = dir.path().join("newdir").join("..");
+    for bad in [&dangling, &up] {
+        let r = sweepbench(&["merge", one_s, two_s, "--out", bad.to_str().unwrap()]);
+        assert_eq!(r.status.code(), Some(2), "{}", text(&r));
+        assert!(
+            text(&r).contains("--out") || text(&r).contains("exists"),
+            "{}",
+            text(&r)
+        );
+    }
+    assert!(!dir.path().join("newdir").exists());
+    // A row added to a part afterwards, for a target the sweep does not have (N10).
+    let csv = two.join("points.csv");
+    let original = std::fs::read(&csv).unwrap();
+    let mut pts = load_points(&two).unwrap();
+    let mut evil = pts[0].clone();
+    evil.target = "zz".into();
+    evil.point_id = evil.point_id.replacen("b/", "zz/", 1);
+    pts.push(evil);
+    let (tampered, _) = sweepbench::pipeline::results::points_and_intervals_csv(&pts, &[]).unwrap();
+    std::fs::write(&csv, tampered).unwrap();
+    let r = sweepbench(&["merge", one_s, two_s, "--out", o]);
+    assert_eq!(r.status.code(), Some(2), "{}", text(&r));
+    assert!(
+        text(&r).contains("is not one of the sweep's"),
+        "{}",
+        text(&r)
+    );
+    std::fs::write(&csv, original).unwrap();
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".merge-"))
+        .collect();
+    assert!(left.is_empty(), "a failed merge left {left:?}");
 
     let r = sweepbench(&["merge", two_s, one_s, "--out", o]);
     assert!(r.status.success(), "{}", text(&r));

@@ -390,6 +390,114 @@ fn settings_a_killed_run_changed_are_put_back_by_the_next() {
     );
 }
 
+/// `sweepbench run … | head -1`: the reader goes away after one line, and the sweep goes on
+/// to the end — every point measured and kept, the report written, exit 0 — instead of dying
+/// of SIGPIPE mid-run with an empty `latest` (#22 N39).
+#[test]
+fn a_run_whose_reader_closes_the_pipe_finishes_its_results() {
+    use std::io::BufRead;
+    let s = small_server();
+    let dir = tempfile::tempdir().unwrap();
+    let body = format!(
+        "name = \"piped\"\n[data]\ntables = 1\ntable_size = 200\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1, 2]\nduration = \"1s\"\nrepeats = 1\n[[targets]]\nname = \"ext\"\nurl = \"mysql://root@127.0.0.1:{}/piped\"\n",
+        s.port()
+    );
+    let f = sweep_file(dir.path(), "piped", &body);
+    let results = dir.path().join("results");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+        .args(["run", f.to_str().unwrap(), "--results-dir"])
+        .arg(&results)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    assert!(!first.is_empty());
+    drop(out);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "ended by {status:?}");
+    let run = sweepbench::pipeline::sweep::latest_run(&results, "piped").unwrap();
+    let points = std::fs::read_to_string(run.join("points.csv")).unwrap();
+    assert_eq!(points.matches(",ok,").count(), 2, "{points}");
+    assert!(run.join("report.html").is_file());
+}
+
+/// Sends SIGCONT when dropped, so a failing assertion does not leave the server stopped.
+struct Continue(i32);
+
+impl Drop for Continue {
+    fn drop(&mut self) {
+        unsafe { libc::kill(self.0, libc::SIGCONT) };
+    }
+}
+
+/// An external server stopped (SIGSTOP) while a config's setting is in force: the point fails
+/// and putting the setting back gives up after its deadline instead of holding the run for
+/// ever; the journal keeps the original, and the next run, once the server answers again,
+/// puts it back (#22 N41).
+#[test]
+fn a_stopped_server_does_not_hold_the_run_when_settings_go_back() {
+    let s = ManagedServer::start(&ServerSpec::default()).unwrap();
+    let pid = s.pid().unwrap() as i32;
+    let original = query_col_on(&s, "SELECT @@long_query_time")[0].clone();
+    let dir = tempfile::tempdir().unwrap();
+    let body = |d: &str| {
+        format!(
+            "name = \"stopped\"\n[data]\ntables = 1\ntable_size = 100\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1]\nduration = \"{d}\"\nrepeats = 1\npoint_timeout = \"5s\"\n[[targets]]\nname = \"ext\"\nurl = \"mysql://root@127.0.0.1:{}/stopped\"\n[[configs]]\nname = \"slowlog\"\nvars = {{ long_query_time = 7 }}\n",
+            s.port()
+        )
+    };
+    let results = dir.path().join("results");
+    let long = sweep_file(dir.path(), "stopped", &body("60s"));
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+        .args(["run", long.to_str().unwrap(), "--results-dir"])
+        .arg(&results)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(
+        "the config to be applied",
+        std::time::Duration::from_secs(120),
+        || query_col_on(&s, "SELECT @@long_query_time")[0].starts_with('7'),
+    );
+    let resume = Continue(pid);
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+    // Not a speed bound: before the deadline existed the run never ended while stopped.
+    let mut status = None;
+    wait_for(
+        "the run to end with its server stopped",
+        std::time::Duration::from_secs(180),
+        || {
+            status = child.try_wait().unwrap();
+            status.is_some()
+        },
+    );
+    let out = child.wait_with_output().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(status.unwrap().code(), Some(1), "{said}");
+    assert!(said.contains("no answer within 15 s"), "{said}");
+    let journal = results.join("stopped").join(".vars-journal.json");
+    assert!(journal.is_file(), "the original stays journaled: {said}");
+    drop(resume);
+    let short = sweep_file(dir.path(), "stopped", &body("1s"));
+    let out = run_sweep(&short, &results, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("ext: put back long_query_time = "),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(query_col_on(&s, "SELECT @@long_query_time")[0], original);
+    assert!(!journal.exists(), "nothing left to put back");
+}
+
 /// A sweep for one preflight check; the URL, the [data] lines and the threads vary.
 fn check_sweep(dir: &Path, name: &str, url: &str, data: &str, threads: &str) -> String {
     let body = format!(

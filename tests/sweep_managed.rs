@@ -72,7 +72,9 @@ fn variable(run: &Path, server: &str, name: &str) -> String {
         .to_string()
 }
 
-const RUN: &str = "[data]\ntables = 1\ntable_size = 500\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1, 2]\nduration = \"1s\"\nrepeats = 1\n";
+/// One series after another: these tests follow a block's life (start, prepare, variables,
+/// stop) point by point; tests/paired.rs covers the design several series get by default.
+const RUN: &str = "[data]\ntables = 1\ntable_size = 500\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1, 2]\nduration = \"1s\"\nrepeats = 1\ndesign = \"sequential\"\n";
 
 /// An unpacked MariaDB 10.11.18 (the distribution's packages, via the repo's script).
 fn mariadb_10_11_18() -> PathBuf {
@@ -203,7 +205,7 @@ fn structure(html: &str) -> Vec<Vec<String>> {
 
 #[test]
 fn two_configs_write_a_full_run_directory_and_a_comparing_report() {
-    let body = "name = \"flush\"\nbaseline = \"local/default\"\n[data]\ntables = 1\ntable_size = 500\n[run]\nworkloads = [\"oltp_write_only\"]\nthreads = [1, 4]\nduration = \"2s\"\nrepeats = 1\nreport_interval = \"1s\"\n[[targets]]\nname = \"local\"\nserver = {}\n[[configs]]\nname = \"default\"\n[[configs]]\nname = \"no-flush\"\nvars = { innodb_flush_log_at_trx_commit = 0 }\n";
+    let body = "name = \"flush\"\nbaseline = \"local/default\"\n[data]\ntables = 1\ntable_size = 500\n[run]\nworkloads = [\"oltp_write_only\"]\nthreads = [1, 4]\nduration = \"2s\"\nrepeats = 1\ndesign = \"sequential\"\nreport_interval = \"1s\"\n[[targets]]\nname = \"local\"\nserver = {}\n[[configs]]\nname = \"default\"\n[[configs]]\nname = \"no-flush\"\nvars = { innodb_flush_log_at_trx_commit = 0 }\n";
     let (out, run, tmp) = run_sweep(body, "flush");
     assert!(out.status.success(), "{}", text(&out));
     for f in [

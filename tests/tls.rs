@@ -316,3 +316,66 @@ fn the_sysbench_driver_runs_a_tls_target_over_tls() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// `sweepbench check FILE` for one target URL: its exit code and what it said.
+fn check_url(url: &str) -> (Option<i32>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("c.toml");
+    std::fs::write(
+        &f,
+        format!("name = \"c\"\n[data]\ntables = 1\ntable_size = 100\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1]\nduration = \"1s\"\nrepeats = 1\n[[targets]]\nname = \"t\"\nurl = \"{url}\"\n"),
+    )
+    .unwrap();
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+        .args(["check", f.to_str().unwrap()])
+        .output()
+        .unwrap();
+    (out.status.code(), text(&out))
+}
+
+/// VERIFY_CA checks the chain, not the name (#22 N21): a certificate the right CA signed for
+/// db.example is taken at 127.0.0.1 by the preflight as by the workload, VERIFY_IDENTITY
+/// refuses it for its name, and VERIFY_CA with another CA refuses it.
+#[test]
+fn verify_ca_takes_a_certificate_made_for_another_host() {
+    let p = pki();
+    let s = common::tls::tls_server_with(&p, &p.elsewhere_cert, &p.elsewhere_key);
+    let url = |mode: &str, ca: &std::path::Path| {
+        format!(
+            "mysql://tlsu:tls%20pw@127.0.0.1:{}/tlsdb?ssl-mode={mode}&ssl-ca={}",
+            s.port(),
+            ca.display()
+        )
+    };
+    let (code, said) = check_url(&url("VERIFY_CA", &p.ca));
+    assert_eq!(code, Some(0), "{said}");
+    let (code, said) = check_url(&url("VERIFY_IDENTITY", &p.ca));
+    assert_eq!(code, Some(2), "{said}");
+    assert!(said.contains("db.example"), "{said}");
+    let (code, said) = check_url(&url("VERIFY_CA", &p.other_ca));
+    assert_eq!(code, Some(2), "{said}");
+    assert!(said.contains("2026"), "{said}");
+}
+
+/// PREFERRED against a server without TLS connects without it, as the mysql client does
+/// (#22 N20); REQUIRED is refused with TLS's remedy, not a generic one (N19); a CA file that
+/// does not exist is named (N24).
+#[test]
+fn preferred_falls_back_to_plain_and_required_says_what_the_server_lacks() {
+    let s = common::server();
+    let base = format!("mysql://root@127.0.0.1:{}/prefdb", s.port());
+    let (code, said) = check_url(&format!("{base}?ssl-mode=PREFERRED"));
+    assert_eq!(code, Some(0), "{said}");
+    let (code, said) = check_url(&format!("{base}?ssl-mode=REQUIRED"));
+    assert_eq!(code, Some(2), "{said}");
+    assert!(said.contains("have_ssl"), "{said}");
+    assert!(
+        !said.contains("check the address, the user and the password"),
+        "{said}"
+    );
+    let (code, said) = check_url(&format!(
+        "{base}?ssl-mode=VERIFY_CA&ssl-ca=/nonexistent/ca.pem"
+    ));
+    assert_eq!(code, Some(2), "{said}");
+    assert!(said.contains("/nonexistent/ca.pem"), "{said}");
+}

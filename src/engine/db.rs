@@ -41,7 +41,7 @@ pub fn endpoint(c: &ConnOptions, n: usize) -> Endpoint {
         .get((n / ports.len()) % hosts.len().max(1))
         .map(String::as_str)
         .unwrap_or("localhost");
-    if host == "localhost" {
+    if host == "localhost" && !c.tcp {
         // libmysqlclient reads "localhost" as "use the Unix socket".
         if let Some(s) = DEFAULT_SOCKETS.iter().find(|s| Path::new(s).exists()) {
             return Endpoint::Socket((*s).to_string());
@@ -51,7 +51,8 @@ pub fn endpoint(c: &ConnOptions, n: usize) -> Endpoint {
     Endpoint::Tcp(host.to_string(), port)
 }
 
-/// mysql_async's TLS options for `c` (PREFERRED is as REQUIRED for administration).
+/// mysql_async's TLS options for `c` (PREFERRED asks for TLS; `open` falls back to a plain
+/// connection when the server has none, as the mysql client does).
 fn ssl_opts(c: &ConnOptions) -> Option<mysql_async::SslOpts> {
     use crate::engine::config::SslMode;
     let t = &c.tls;
@@ -124,6 +125,20 @@ pub fn error_code(e: &mysql_async::Error) -> Option<u16> {
         mysql_async::Error::Server(s) => Some(s.code),
         // A TLS failure surfaces as an I/O error: name it as libmysqlclient does (2026).
         mysql_async::Error::Io(x) if x.to_string().contains("certificate") => Some(2026),
+        // TLS asked of a server that has none; a TLS file that cannot be used (`open`).
+        mysql_async::Error::Driver(mysql_async::DriverError::NoClientSslFlagFromServer) => {
+            Some(2026)
+        }
+        mysql_async::Error::Other(x) if x.to_string().starts_with(TLS_SETUP) => Some(2026),
+        // Nothing listens there: libmysqlclient's 2003 (`cannot_connect` says 2002 for a socket).
+        mysql_async::Error::Io(mysql_async::IoError::Io(x))
+            if matches!(
+                x.kind(),
+                std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::NotFound
+            ) =>
+        {
+            Some(2003)
+        }
         mysql_async::Error::Io(_) => Some(2013),
         mysql_async::Error::Driver(mysql_async::DriverError::ConnectionClosed) => Some(2013),
         _ => None,
@@ -192,6 +207,10 @@ pub fn cannot_connect(
     code: Option<u16>,
     why: impl std::fmt::Display,
 ) -> anyhow::Error {
+    let code = match (endpoint(c, n), code) {
+        (Endpoint::Socket(_), Some(2003)) => Some(2002),
+        (_, code) => code,
+    };
     anyhow::anyhow!(
         "cannot connect to MySQL server at {} as user '{}': {why}; {}",
         endpoint(c, n),
@@ -200,21 +219,102 @@ pub fn cannot_connect(
     )
 }
 
+/// A DNS name the server's certificate holds, read over a VERIFY_CA login of our own client
+/// (whose verifier checks the chain and not the name), once per host and port.
+///
+/// mysql_async's "skip the domain check" misses rustls 0.23's `NotValidForNameContext`, so
+/// under VERIFY_CA it checked the name anyway and refused a certificate made for another
+/// host. Given a name the certificate holds, it checks the chain to the CA and that name —
+/// what VERIFY_CA promises. None when the login fails or the certificate names no host.
+fn certificate_name(c: &ConnOptions, host: &str, port: u16) -> Option<String> {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    type Names = HashMap<(String, u16), Option<String>>;
+    static NAMES: Mutex<Option<Names>> = Mutex::new(None);
+    let key = (host.to_string(), port);
+    if let Some(known) = NAMES
+        .lock()
+        .ok()?
+        .get_or_insert_with(HashMap::new)
+        .get(&key)
+    {
+        return known.clone();
+    }
+    let probe = ConnOptions {
+        hosts: vec![host.to_string()],
+        ports: vec![port],
+        sockets: vec![],
+        db: String::new(),
+        tcp: true,
+        ..c.clone()
+    };
+    let name = wire_connect(&probe, 0, false).ok().and_then(|conn| {
+        let der = rustls::pki_types::CertificateDer::from(conn.peer_certificate()?);
+        let cert = webpki::EndEntityCert::try_from(&der).ok()?;
+        let first = cert.valid_dns_names().next().map(str::to_string);
+        first
+    });
+    NAMES
+        .lock()
+        .ok()?
+        .get_or_insert_with(HashMap::new)
+        .insert(key, name.clone());
+    name
+}
+
+/// How a TLS file's problem starts, for `error_code`.
+const TLS_SETUP: &str = "SSL connection error: ";
+
 /// Opens a mysql_async connection. A login refused with "access denied" (1045) is tried once
 /// more: mysql_common 0.37 drops the last byte of a MariaDB ed25519 nonce when it is 0 (its
 /// AuthSwitchRequest strips a trailing NUL for every plugin; fixed upstream only in 0.38, which
 /// mysql_async 0.37 cannot use), so one ed25519 login in 256 is refused with a right password.
-/// A wrong password is refused twice with the same error.
-pub async fn open(o: Opts) -> Result<Conn, mysql_async::Error> {
-    match Conn::new(o.clone()).await {
-        Err(e) if error_code(&e) == Some(1045) => Conn::new(o).await,
+/// A wrong password is refused twice with the same error. Under `ssl-mode=PREFERRED` a
+/// server without TLS gets a plain connection, as the mysql client gives it.
+pub async fn open(c: &ConnOptions, o: Opts) -> Result<Conn, mysql_async::Error> {
+    // mysql_async names no file when a CA, certificate or key cannot be used: the workload
+    // client's reading of them does.
+    if let Err(why) = wire_tls(c) {
+        return Err(mysql_async::Error::Other(
+            format!("{TLS_SETUP}{why}").into(),
+        ));
+    }
+    let o = match (c.tls.mode, o.ssl_opts()) {
+        (crate::engine::config::SslMode::VerifyCa, Some(ssl)) if o.socket().is_none() => {
+            let (host, port) = (o.ip_or_hostname().to_string(), o.tcp_port());
+            let probe = c.clone();
+            let name = tokio::task::spawn_blocking(move || certificate_name(&probe, &host, port))
+                .await
+                .ok()
+                .flatten();
+            match name {
+                Some(n) => Opts::from(
+                    OptsBuilder::from_opts(o.clone())
+                        .ssl_opts(ssl.clone().with_danger_tls_hostname_override(Some(n))),
+                ),
+                None => o,
+            }
+        }
+        _ => o,
+    };
+    let r = match Conn::new(o.clone()).await {
+        Err(e) if error_code(&e) == Some(1045) => Conn::new(o.clone()).await,
+        r => r,
+    };
+    match r {
+        Err(mysql_async::Error::Driver(mysql_async::DriverError::NoClientSslFlagFromServer))
+            if c.tls.mode == crate::engine::config::SslMode::Preferred =>
+        {
+            let plain = OptsBuilder::from_opts(o).ssl_opts(None::<mysql_async::SslOpts>);
+            Conn::new(plain).await
+        }
         r => r,
     }
 }
 
 /// Opens one administrative connection, naming the endpoint and user on failure.
 pub async fn connect(c: &ConnOptions, n: usize) -> anyhow::Result<Conn> {
-    open(opts(c, n))
+    open(c, opts(c, n))
         .await
         .map_err(|e| cannot_connect(c, n, error_code(&e), describe(&e)))
 }

@@ -53,6 +53,19 @@ fn implausible(line: &str) -> Option<String> {
             i = end;
             continue;
         }
+        if b[i] == b'-'
+            && b.get(i + 1).is_some_and(u8::is_ascii_digit)
+            && (i == 0 || !b[i - 1].is_ascii_alphanumeric())
+        {
+            let end = b[i + 1..]
+                .iter()
+                .position(|c| !(c.is_ascii_digit() || *c == b'.'))
+                .map_or(b.len(), |e| i + 1 + e);
+            return Some(format!(
+                "'{}' is negative, which no count, rate or time sysbench prints is",
+                &line[i..end]
+            ));
+        }
         if b[i].is_ascii_digit() {
             let int_end = b[i..]
                 .iter()
@@ -300,6 +313,9 @@ pub fn record(
     let threads = threads_override
         .or(p.threads)
         .context("no thread count in the log (no header, no interval lines): give --threads")?;
+    if threads == 0 {
+        bail!("0 threads: a run needs at least one (the log's header, or --threads)");
+    }
     let workload = p.workload.clone().unwrap_or_else(|| "unknown".into());
     let mut r = PointRecord {
         target: target.to_string(),
@@ -330,7 +346,10 @@ pub fn record(
         r.lat_avg_ms = p.lat_avg_ms.unwrap_or(0.0);
         r.lat_max_ms = p.lat_max_ms.unwrap_or(0.0);
         r.lat_p95_ms = p.lat_pct_ms.unwrap_or(0.0);
-        return Ok(r);
+        if p.total_time_s.is_some_and(|t| t <= 0.0) {
+            bail!("the log's run lasted 0 s: nothing was measured");
+        }
+        return measured(r);
     }
     if p.intervals.is_empty() {
         bail!("neither a final report nor interval lines found");
@@ -361,6 +380,15 @@ pub fn record(
         r.lat_p95_ms = pct / secs;
     }
     r.error = "summarised from interval lines (no final report in the log)".into();
+    measured(r)
+}
+
+/// A point that measured nothing (no transaction, no time) is not one: refused, as a run's
+/// point with no event is failed, never ok.
+fn measured(r: PointRecord) -> anyhow::Result<PointRecord> {
+    if r.transactions == 0 || r.tps <= 0.0 {
+        bail!("the log records no completed transaction: nothing was measured");
+    }
     Ok(r)
 }
 
@@ -396,6 +424,17 @@ pub fn import(
                 .map(|s| s.to_string_lossy().to_string())
                 .unwrap_or_else(|| "sysbench".into())
         });
+        if !crate::pipeline::spec::name_ok(&t) {
+            let from = if target.is_some() {
+                "--target".to_string()
+            } else {
+                format!(
+                    "the target name taken from {} (give --target)",
+                    log.display()
+                )
+            };
+            bail!("{from} '{t}': {}", crate::pipeline::spec::NAME_RULE);
+        }
         let key = format!("{t}/{:?}/{:?}", p.workload, threads.or(p.threads));
         let repeat = {
             let n = seen.entry(key).or_insert(0);

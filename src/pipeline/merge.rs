@@ -119,9 +119,19 @@ fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
 
 /// Merges the run directories `dirs` into a new run directory `out`.
 pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<()> {
-    if out.exists() {
+    // A dangling link, or a path ending in `..`, is no new directory either.
+    if out.symlink_metadata().is_ok() {
         bail!(
             "{} exists: give a new directory for the merged run",
+            out.display()
+        );
+    }
+    if !matches!(
+        out.components().next_back(),
+        Some(std::path::Component::Normal(_))
+    ) {
+        bail!(
+            "--out {}: give the merged run a directory name of its own (not '.', '..' or '/')",
             out.display()
         );
     }
@@ -134,10 +144,25 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<()> {
     let mut points = Vec::new();
     let mut intervals = Vec::new();
     let mut seen = std::collections::HashSet::new();
+    // The parts ran one sweep (`check`): a row for a target, config or workload it does not
+    // have was added to a part afterwards.
+    let spec =
+        crate::pipeline::spec::SweepSpec::parse(&parts[0].dir.join("sweep.toml"), &parts[0].sweep)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
     for p in &parts {
         for r in load_points(&p.dir)? {
             if !seen.insert(r.point_id.clone()) {
                 bail!("point {} was measured by two parts", r.point_id);
+            }
+            let known = spec.targets.iter().any(|t| t.name == r.target)
+                && spec.configs.iter().any(|c| c.name == r.config)
+                && spec.run.workloads.iter().any(|w| w.name() == r.workload);
+            if !known {
+                bail!(
+                    "{}: point {} is not one of the sweep's (its target, config or workload is not in sweep.toml): the part was edited; merge the parts as the runs wrote them",
+                    p.dir.display(),
+                    r.point_id
+                );
             }
             points.push(r);
         }
@@ -204,8 +229,12 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<()> {
         serde_json::to_string_pretty(&manifest)?.as_bytes(),
     )?;
     let kept = work.keep();
-    std::fs::rename(&kept, out)
-        .with_context(|| format!("moving the merged run to {}", out.display()))?;
+    if let Err(e) = std::fs::rename(&kept, out) {
+        let _ = std::fs::remove_dir_all(&kept);
+        return Err(
+            anyhow::Error::new(e).context(format!("moving the merged run to {}", out.display()))
+        );
+    }
     // The report names the run by its directory, so it is rendered in place.
     if let Err(e) = crate::pipeline::report::write(out, None) {
         let _ = std::fs::remove_dir_all(out);

@@ -340,7 +340,7 @@ pub async fn check_target(
         message,
         max_threads: None,
     };
-    let mut c = match db::open(db::opts_no_db(conn)).await {
+    let mut c = match db::open(conn, db::opts_no_db(conn)).await {
         Ok(c) => c,
         Err(e) => {
             out.push(finding(

@@ -464,9 +464,13 @@ pub fn load_points(run: &Path) -> anyhow::Result<Vec<PointRecord>> {
     // sweepbench never writes an infinite or undefined figure: one is an edit or damage, and
     // would poison every mean, interval and chart axis built from it.
     for (i, p) in points.iter().enumerate() {
-        if let Some((name, v)) = p.figures().into_iter().find(|(_, v)| !v.is_finite()) {
+        if let Some((name, v)) = p
+            .figures()
+            .into_iter()
+            .find(|(_, v)| !v.is_finite() || *v < 0.0)
+        {
             bail!(
-                "{}: row {}: {name} = {v} is not a finite figure (the file was edited or damaged); correct or remove that row",
+                "{}: row {}: {name} = {v} is not a finite, non-negative figure (the file was edited or damaged); correct or remove that row",
                 path.display(),
                 i + 2
             );

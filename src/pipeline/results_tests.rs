@@ -70,7 +70,7 @@ fn an_infinite_figure_in_points_csv_is_refused_at_load() {
     .unwrap();
     assert_eq!(load_points(&dir.path).unwrap().len(), 2);
     let path = dir.path.join("points.csv");
-    for bad in ["inf", "NaN", "-inf"] {
+    for bad in ["inf", "NaN", "-inf", "-5"] {
         let text = std::fs::read_to_string(&path).unwrap();
         let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
         let tps = POINT_COLUMNS.iter().position(|c| *c == "tps").unwrap();
@@ -82,7 +82,7 @@ fn an_infinite_figure_in_points_csv_is_refused_at_load() {
         std::fs::write(edited.join("points.csv"), lines.join("\n") + "\n").unwrap();
         let e = load_points(&edited).unwrap_err().to_string();
         assert!(
-            e.contains("row 3: tps =") && e.contains("is not a finite figure"),
+            e.contains("row 3: tps =") && e.contains("is not a finite, non-negative figure"),
             "{bad}: {e}"
         );
     }

@@ -11,6 +11,9 @@ pub struct Pki {
     pub other_ca: PathBuf,
     pub cert: PathBuf,
     pub key: PathBuf,
+    /// A server certificate the CA signed for db.example only, and its key.
+    pub elsewhere_cert: PathBuf,
+    pub elsewhere_key: PathBuf,
     /// A directory holding client-cert.pem and client-key.pem (signed by `ca`), as sysbench
     /// 1.0.20's `--mysql-ssl=on` finds them in its working directory.
     pub client_dir: PathBuf,
@@ -39,6 +42,10 @@ pub fn pki() -> Pki {
     let key = KeyPair::generate().unwrap();
     let params = named(vec!["localhost".into(), "127.0.0.1".into()], "localhost");
     let cert = params.signed_by(&key, &ca_cert, &ca_key).unwrap();
+    let elsewhere_key = KeyPair::generate().unwrap();
+    let elsewhere = named(vec!["db.example".into()], "db.example")
+        .signed_by(&elsewhere_key, &ca_cert, &ca_key)
+        .unwrap();
     let client_key = KeyPair::generate().unwrap();
     let client = named(vec!["client".into()], "client")
         .signed_by(&client_key, &ca_cert, &ca_key)
@@ -61,6 +68,8 @@ pub fn pki() -> Pki {
         other_ca: put("other-ca.pem", other.pem()),
         cert: put("server-cert.pem", cert.pem()),
         key: put("server-key.pem", key.serialize_pem()),
+        elsewhere_cert: put("elsewhere-cert.pem", elsewhere.pem()),
+        elsewhere_key: put("elsewhere-key.pem", elsewhere_key.serialize_pem()),
         client_dir,
         _dir: dir,
     }
@@ -68,12 +77,17 @@ pub fn pki() -> Pki {
 
 /// A throwaway MariaDB with TLS from `p`, a `REQUIRE SSL` user tlsu / "tls pw" and tlsdb.
 pub fn tls_server(p: &Pki) -> ManagedServer {
+    tls_server_with(p, &p.cert, &p.key)
+}
+
+/// The same with another server certificate and key.
+pub fn tls_server_with(p: &Pki, cert: &Path, key: &Path) -> ManagedServer {
     let arg = |k: &str, v: &Path| format!("--{k}={}", v.display());
     let s = ManagedServer::start(&ServerSpec {
         options: vec![
             arg("ssl-ca", &p.ca),
-            arg("ssl-cert", &p.cert),
-            arg("ssl-key", &p.key),
+            arg("ssl-cert", cert),
+            arg("ssl-key", key),
         ],
         ..ServerSpec::default()
     })

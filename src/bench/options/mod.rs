@@ -286,6 +286,8 @@ pub fn build(workload: &str, raw: &RawOptions) -> Result<EngineConfig, OptionErr
             password,
             db: raw.get("mysql_db").to_string(),
             allow_cleartext: raw.flag("mysql_allow_cleartext"),
+            // As sysbench (libmariadb): "localhost" is the default socket, a port or not.
+            tcp: false,
             tls: TlsOptions {
                 mode: typed(raw, "mysql_ssl")?,
                 ca: path_opt(raw, "mysql_ssl_ca"),

@@ -464,6 +464,9 @@ pub struct ConnOptions {
     /// `--mysql-allow-cleartext`: mysql_clear_password over TCP without TLS.
     pub allow_cleartext: bool,
     pub tls: TlsOptions,
+    /// TCP even to "localhost", which otherwise means the default Unix socket: a sweep file's
+    /// URL that gives a port explicitly, as the mariadb client (10.6 and later) reads one.
+    pub tcp: bool,
 }
 
 /// TLS as `--mysql-ssl`, `--mysql-ssl-ca`, `--mysql-ssl-cert`, `--mysql-ssl-key` and
@@ -490,6 +493,7 @@ impl Default for ConnOptions {
             db: "sbtest".into(),
             allow_cleartext: false,
             tls: TlsOptions::default(),
+            tcp: false,
         }
     }
 }

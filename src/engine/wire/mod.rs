@@ -257,6 +257,14 @@ fn open(ep: &Endpoint, timeout: Duration) -> Result<Stream, Error> {
 }
 
 impl Conn {
+    /// The server's own certificate (DER) when the login went over TLS.
+    pub fn peer_certificate(&self) -> Option<Vec<u8>> {
+        let s = self.f.tls.as_ref()?;
+        Some(s.conn.peer_certificates()?.first()?.as_ref().to_vec())
+    }
+}
+
+impl Conn {
     /// Connects and logs in; `timeout` bounds the TCP connect and each read of the login.
     pub fn connect(ep: &Endpoint, login: &Login<'_>, timeout: Duration) -> Result<Conn, Error> {
         let stream = Arc::new(open(ep, timeout)?);

@@ -48,7 +48,7 @@ pub async fn admin_conn(o: &EngineConfig, create_db: bool) -> anyhow::Result<Con
     match db::connect(&o.conn, 0).await {
         Ok(c) => Ok(c),
         Err(e) if create_db && e.to_string().contains("error 1049") => {
-            let mut c = db::open(db::opts_no_db(&o.conn))
+            let mut c = db::open(&o.conn, db::opts_no_db(&o.conn))
                 .await
                 .map_err(|e| anyhow::anyhow!("cannot connect: {}", db::describe(&e)))?;
             c.query_drop(format!("CREATE DATABASE IF NOT EXISTS `{}`", o.conn.db))

@@ -58,8 +58,16 @@ impl Observer for Stream {
 /// `sweepbench agent`. Every failure is also a JSON line, so the controller can say which
 /// client failed and why.
 pub async fn serve(from: Source) -> anyhow::Result<Exit> {
+    // SIGTERM (a Job deleted, the controller ending) and SIGINT end every wait.
+    crate::interrupt::install();
     match run(from).await {
         Ok(exit) => Ok(exit),
+        Err(_) if crate::interrupt::requested() => {
+            emit(&Msg::Error {
+                message: "interrupted (SIGINT or SIGTERM) before the start".into(),
+            });
+            Ok(Exit::Interrupted)
+        }
         Err(e) => {
             emit(&Msg::Error {
                 message: format!("{e:#}"),
@@ -105,8 +113,17 @@ async fn run(from: Source) -> anyhow::Result<Exit> {
             Source::Files { start, .. } => wait_file(start).await?,
         };
         let now = unix_ns();
-        if at > now {
-            tokio::time::sleep(Duration::from_nanos(at - now)).await;
+        if at.saturating_sub(now) > START_WAIT.as_nanos() as u64 {
+            anyhow::bail!(
+                "the start instant {at} is {} s away, more than the {} s a client waits",
+                (at - now) / 1_000_000_000,
+                START_WAIT.as_secs()
+            );
+        }
+        while unix_ns() < at {
+            interrupted()?;
+            let left = at.saturating_sub(unix_ns());
+            tokio::time::sleep(Duration::from_nanos(left.min(POLL.as_nanos() as u64))).await;
         }
         let t = unix_ns();
         emit(&Msg::Started {
@@ -141,11 +158,25 @@ async fn run(from: Source) -> anyhow::Result<Exit> {
     Ok(Exit::Ok)
 }
 
+/// How often a wait looks for SIGINT / SIGTERM.
+const POLL: Duration = Duration::from_millis(200);
+
+/// An error once SIGINT or SIGTERM has arrived.
+fn interrupted() -> anyhow::Result<()> {
+    if crate::interrupt::requested() {
+        anyhow::bail!("interrupted");
+    }
+    Ok(())
+}
+
 async fn wait_stdin(stdin: &mut Lines<BufReader<Stdin>>) -> anyhow::Result<u64> {
-    let line = stdin
-        .next_line()
-        .await?
-        .ok_or_else(|| anyhow::anyhow!("the controller went away before the start"))?;
+    let line = loop {
+        tokio::select! {
+            l = stdin.next_line() => break l?,
+            _ = tokio::time::sleep(POLL) => interrupted()?,
+        }
+    };
+    let line = line.ok_or_else(|| anyhow::anyhow!("the controller went away before the start"))?;
     match serde_json::from_str(&line)
         .map_err(|e| anyhow::anyhow!("the start line on standard input: {e}"))?
     {
@@ -155,13 +186,22 @@ async fn wait_stdin(stdin: &mut Lines<BufReader<Stdin>>) -> anyhow::Result<u64> 
 }
 
 /// Polls `path` until it holds the start instant (Unix ns): a ConfigMap key mounted as a
-/// file, which the kubelet refreshes within its sync period.
+/// file, which the kubelet refreshes within its sync period. Empty (as rendered) means not
+/// yet; anything else that is not a number is an error at once.
 async fn wait_file(path: &Path) -> anyhow::Result<u64> {
     let deadline = tokio::time::Instant::now() + START_WAIT;
     loop {
+        interrupted()?;
         if let Ok(t) = std::fs::read_to_string(path) {
-            if let Ok(at) = t.trim().parse::<u64>() {
-                return Ok(at);
+            let t = t.trim();
+            if !t.is_empty() {
+                return t.parse::<u64>().map_err(|_| {
+                    anyhow::anyhow!(
+                        "{}: '{}' is not a start instant (Unix time in nanoseconds)",
+                        path.display(),
+                        t.chars().take(40).collect::<String>()
+                    )
+                });
             }
         }
         if tokio::time::Instant::now() >= deadline {
@@ -171,6 +211,6 @@ async fn wait_file(path: &Path) -> anyhow::Result<u64> {
                 START_WAIT.as_secs()
             );
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        tokio::time::sleep(POLL).await;
     }
 }

@@ -140,7 +140,33 @@ pub async fn run(
     let limit = Duration::from_secs(
         spec.run.warmup_s + spec.run.duration_s + spec.run.point_timeout_s + 30,
     );
-    let gathered = tokio::time::timeout(limit, gather(&mut rx, k, percentile, observer)).await;
+    let gathered = {
+        let gathering = gather(&mut rx, k, percentile, observer);
+        tokio::pin!(gathering);
+        let deadline = tokio::time::sleep(limit);
+        tokio::pin!(deadline);
+        let mut forwarded = false;
+        loop {
+            tokio::select! {
+                r = &mut gathering => break Ok(r),
+                _ = &mut deadline => break Err(()),
+                // SIGINT/SIGTERM to this process alone (not to its group, as a terminal's Ctrl-C
+                // is) is passed on: each client ends its share as interrupted, and the point
+                // is recorded so.
+                _ = tokio::time::sleep(Duration::from_millis(200)), if !forwarded => {
+                    if crate::interrupt::requested() {
+                        for c in &clients {
+                            if let Some(pid) = c.child.id() {
+                                // SAFETY: kill only sends a signal to our own child.
+                                unsafe { libc::kill(pid as i32, libc::SIGINT) };
+                            }
+                        }
+                        forwarded = true;
+                    }
+                }
+            }
+        }
+    };
     let parts = match gathered {
         Ok(r) => r?,
         Err(_) => anyhow::bail!(

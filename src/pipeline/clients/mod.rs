@@ -58,6 +58,9 @@ pub struct Conn {
     pub ssl_cert: Option<PathBuf>,
     pub ssl_key: Option<PathBuf>,
     pub ssl_cipher: Option<String>,
+    /// TCP even to "localhost" (the target's URL gave a port).
+    #[serde(default)]
+    pub tcp: bool,
 }
 
 fn ssl_mode_name(m: SslMode) -> &'static str {
@@ -83,6 +86,7 @@ impl Conn {
             ssl_cert: c.tls.cert.clone(),
             ssl_key: c.tls.key.clone(),
             ssl_cipher: c.tls.cipher.clone(),
+            tcp: c.port_given && c.socket.is_none(),
         }
     }
 
@@ -105,6 +109,7 @@ impl Conn {
                 key: self.ssl_key.clone(),
                 cipher: self.ssl_cipher.clone(),
             },
+            tcp: self.tcp,
         })
     }
 }
@@ -144,7 +149,40 @@ impl Task {
 
     /// The engine's configuration for this share: what `sweep::point_options` gives the
     /// one-client point, at this client's threads and rate.
+    /// Refuses a task whose values are out of their stated ranges: a task file is input
+    /// like any other (a mounted ConfigMap, a controller's line), and the engine assumes
+    /// tables ≥ 1, threads ≥ 1 and durations it can add to an instant.
+    pub fn check(&self) -> anyhow::Result<()> {
+        use crate::engine::config::MAX_SECONDS;
+        let bad = |what: String| Err(anyhow::anyhow!("task for point '{}': {what}", self.point));
+        if self.clients == 0 || self.client >= self.clients {
+            return bad(format!(
+                "client {} of {}: the index must be below the count, the count at least 1",
+                self.client, self.clients
+            ));
+        }
+        for (name, v, min) in [
+            ("threads", self.threads as u64, 1),
+            ("tables", self.tables as u64, 1),
+            ("table_size", self.table_size as u64, 1),
+            ("duration_s", self.duration_s, 1),
+            ("warmup_s", self.warmup_s, 0),
+            ("point_timeout_s", self.point_timeout_s, 0),
+        ] {
+            let max = if name.ends_with("_s") {
+                MAX_SECONDS
+            } else {
+                u32::MAX as u64
+            };
+            if v < min || v > max {
+                return bad(format!("{name} = {v}: expected {min} to {max}"));
+            }
+        }
+        Ok(())
+    }
+
     pub fn engine_config(&self, password: Option<String>) -> anyhow::Result<EngineConfig> {
+        self.check()?;
         let w = crate::engine::config::WorkloadKind::from_name(&self.workload)
             .ok_or_else(|| anyhow::anyhow!("unknown workload '{}'", self.workload))?;
         let mut c = EngineConfig::new(w);

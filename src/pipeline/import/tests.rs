@@ -140,3 +140,42 @@ fn a_failed_import_writes_nothing() {
     assert!(md.contains("| 11.0 / – |"), "{md}");
     assert!(!md.contains("/ 0.00"), "{md}");
 }
+
+/// Logs whose figures no run can have (#22 N34, 11c): a negative count, no transaction, no
+/// time, no thread; and a target name that could not name a series (N45).
+#[test]
+fn impossible_runs_and_unusable_names_are_refused() {
+    let full = fixture("sysbench-1.0-full.log");
+    let tx_line = full.lines().find(|l| l.contains("transactions:")).unwrap();
+    let e = record(&parse(&corrupted("2285", "-2285")), "t", 1, None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("'-2285' is negative"), "{e}");
+    let none = full.replace(
+        tx_line,
+        "    transactions:                        0      (0.00 per sec.)",
+    );
+    let e = record(&parse(&none), "t", 1, None).unwrap_err().to_string();
+    assert!(e.contains("no completed transaction"), "{e}");
+    let timeless = corrupted(
+        "total time:                          3.0048s",
+        "total time:                          0.0000s",
+    );
+    let e = record(&parse(&timeless), "t", 1, None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("lasted 0 s"), "{e}");
+    let e = record(&parse(&full), "t", 1, Some(0))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("0 threads"), "{e}");
+    let d = tempfile::tempdir().unwrap();
+    let log = d.path().join("run.log");
+    std::fs::write(&log, &full).unwrap();
+    for bad in ["<script>alert(1)</script>", "a/b", ".hidden", "a..b"] {
+        let out = d.path().join("out");
+        let e = import(std::slice::from_ref(&log), &out, Some(bad), None).unwrap_err();
+        assert!(format!("{e:#}").contains("--target"), "{bad}: {e:#}");
+        assert!(!out.exists());
+    }
+}

@@ -190,10 +190,12 @@ pub fn point_objects(
     let tasks = (0..p.clients)
         .map(|i| Task::new(spec, p, &conn, i))
         .collect::<anyhow::Result<Vec<Task>>>()?;
+    // The label is for people; the hash, of the sweep's full name as written, the run and the
+    // point, is what keeps two sweeps' objects apart ("Bench_A" and "bench.a" share a label).
     let name = format!(
         "sb-{}-{}",
         label(&spec.name, 40),
-        short_hash(&format!("{run_id}/{}", p.id))
+        short_hash(&format!("{}/{run_id}/{}", spec.name, p.id))
     );
     let labels = labels(&name, "client");
     let mut cm_meta = meta(&name, k, &labels);
@@ -238,7 +240,11 @@ pub fn shard_objects(spec: &SweepSpec, k: &Kube, n: u32) -> anyhow::Result<Objec
     if n == 0 {
         anyhow::bail!("--shards must be at least 1");
     }
-    let name = format!("sb-{}-shards-{n}", label(&spec.name, 40));
+    let name = format!(
+        "sb-{}-{}-shards-{n}",
+        label(&spec.name, 32),
+        short_hash(&spec.name)
+    );
     let labels = labels(&name, "shard");
     let config_map = ConfigMap {
         metadata: meta(&name, k, &labels),

@@ -359,3 +359,39 @@ async fn a_client_pod_that_dies_fails_the_point_and_keep_leaves_the_objects() {
         "--keep-k8s deletes nothing"
     );
 }
+
+/// Sweeps whose names differ only in case or punctuation, or after the label's 40
+/// characters, get distinct object names (#22 N14): one would otherwise overwrite the other's
+/// ConfigMap and Job in a shared namespace.
+#[test]
+fn sweeps_with_look_alike_names_render_distinct_objects() {
+    let long = "a".repeat(44);
+    let names = [
+        "Bench_A".to_string(),
+        "bench.a".to_string(),
+        "BENCH-A".to_string(),
+        format!("{long}1234"),
+        format!("{long}5678"),
+    ];
+    let mut points = std::collections::BTreeSet::new();
+    let mut shards = std::collections::BTreeSet::new();
+    for n in &names {
+        let text = SWEEP.replace("Two_Clients", n);
+        let s = SweepSpec::parse(std::path::Path::new("k.toml"), &text).unwrap();
+        let plan = Plan::build(&s, &[]);
+        let Executor::Kubernetes(k) = &s.executor else {
+            panic!("a kubernetes executor")
+        };
+        let o = point_objects(&s, k, &plan.points[0], "render").unwrap();
+        let name = o.job.metadata.name.clone().unwrap();
+        assert!(name.len() <= 63, "{name}");
+        assert_eq!(o.config_map.metadata.name.as_deref(), Some(name.as_str()));
+        points.insert(name);
+        let o = shard_objects(&s, k, 3).unwrap();
+        let name = o.job.metadata.name.clone().unwrap();
+        assert!(name.len() <= 63 && name.ends_with("-shards-3"), "{name}");
+        shards.insert(name);
+    }
+    assert_eq!(points.len(), names.len(), "{points:?}");
+    assert_eq!(shards.len(), names.len(), "{shards:?}");
+}

@@ -32,6 +32,12 @@ pub struct DesignSpec {
     /// Measuring time the whole sweep may spend, seconds: rounds go on until each point is
     /// decided or its share is spent. None: `repeats` rounds per point.
     pub budget_s: Option<u64>,
+    /// How the design was chosen: "file" (`[run] design`), or "default" — paired for a sweep
+    /// of several series that can be paired, sequential otherwise (`why` says why).
+    pub chosen: &'static str,
+    /// Why a sweep of several series stayed sequential by default; empty otherwise.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub why: String,
 }
 
 impl Default for DesignSpec {
@@ -40,6 +46,8 @@ impl Default for DesignSpec {
             design: Design::Sequential,
             slice_s: DEFAULT_SLICE_S,
             budget_s: None,
+            chosen: "file",
+            why: String::new(),
         }
     }
 }
@@ -53,6 +61,40 @@ impl DesignSpec {
     pub fn duet(&self) -> bool {
         self.design == Design::Duet
     }
+
+    /// Chosen by default rather than named in the sweep file.
+    pub fn defaulted(&self) -> bool {
+        self.chosen == "default"
+    }
+
+    /// Back to one series after another, for a default that cannot hold (`--shard`,
+    /// `--resume`, servers that would not fit in memory together); `why` says which.
+    pub fn fall_back(&mut self, why: impl Into<String>) {
+        self.design = Design::Sequential;
+        self.budget_s = None;
+        self.why = why.into();
+    }
+
+    /// One line for `plan` and the start of a run: the design and, when it was a default,
+    /// why, and how to choose the other.
+    pub fn said(&self) -> Option<String> {
+        match (self.chosen, self.design) {
+            ("default", Design::Paired) => Some(
+                "design: paired, the default for a sweep of several series (add design = \"sequential\" to [run] to measure one series after another)".into(),
+            ),
+            ("default", _) if !self.why.is_empty() => {
+                Some(format!("design: sequential, as {}", self.why))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The measuring time a sequential design would spend on `cells` points of `series` series
+/// (each point `repeats` × (warmup + duration)): the budget a default paired design gets, so
+/// it never costs more than the design it replaces and stops sooner where it decides.
+pub fn default_budget_s(run: &RunSpec, cells: usize, series: usize) -> u64 {
+    (cells * series) as u64 * run.repeats.max(1) as u64 * (run.warmup_s + run.duration_s)
 }
 
 /// Reads a `[run]` duration: the value (if given), its key and its default.
@@ -79,11 +121,16 @@ pub(super) fn parse(cx: &Ctx<'_>, raw: &RawSweep, dur: &Dur<'_>) -> Result<Desig
             "run.slice must be at least 1s",
         ));
     }
+    let chosen = if r.design.is_some() {
+        "file"
+    } else {
+        "default"
+    };
     let budget_s = match &r.budget {
         None => None,
         Some(b) => Some(dur(&r.budget, "budget", 0)?).filter(|_| !b.get_ref().is_empty()),
     };
-    if design == Design::Sequential {
+    if design == Design::Sequential && chosen == "file" {
         for (key, v) in [("slice", &r.slice), ("budget", &r.budget)] {
             if let Some(v) = v {
                 return Err(cx.err(
@@ -97,53 +144,87 @@ pub(super) fn parse(cx: &Ctx<'_>, raw: &RawSweep, dur: &Dur<'_>) -> Result<Desig
         design,
         slice_s,
         budget_s,
+        chosen,
+        why: String::new(),
     })
 }
 
 /// What a paired sweep needs: two or more series to pair, measured by the native engine in
-/// one process per point, on servers that can each hold their own config at once.
+/// one process per point, on servers that can each hold their own config at once. A sweep
+/// file that names the design is refused with the reason; without one, a sweep of several
+/// series that can be paired is paired, and one that cannot stays sequential (`why`).
 pub(super) fn check(
     cx: &Ctx<'_>,
     raw: &RawSweep,
-    run: &RunSpec,
+    run: &mut RunSpec,
+    local: bool,
     targets: &[Target],
     configs: &[Config],
 ) -> Result<(), SpecError> {
+    let series = targets.len() * configs.len();
+    if run.design.defaulted() {
+        if series < 2 {
+            return Ok(());
+        }
+        let slice_or_budget = raw.run.slice.is_some() || raw.run.budget.is_some();
+        match unfit(run, local, targets, configs) {
+            Some(why) if slice_or_budget => {
+                let span = raw.run.slice.as_ref().or(raw.run.budget.as_ref());
+                return Err(cx.err(
+                    span.map_or(0..0, |s| s.span()),
+                    format!("run.slice and run.budget apply to the paired design, which this sweep cannot use: it {why}"),
+                ));
+            }
+            Some(why) => run.design.why = format!("this sweep {why}"),
+            None if raw.run.order.is_some() => {
+                run.design.why = "run.order arranges a sequential design's repeats".into();
+            }
+            None => run.design.design = Design::Paired,
+        }
+        return Ok(());
+    }
     if !run.design.paired() {
         return Ok(());
     }
     let span = raw.run.design.as_ref().map_or(0..0, |d| d.span());
     let name = if run.design.duet() { "duet" } else { "paired" };
-    let refuse = |why: String| Err(cx.err(span.clone(), format!("run.design = \"{name}\": {why}")));
-    let series = targets.len() * configs.len();
     if series < 2 {
-        return refuse(format!("pairs series measured in the same rounds, and this sweep has one ({}); add a target or a config, or use design = \"sequential\"", targets[0].name));
+        return Err(cx.err(span, format!("run.design = \"{name}\": pairs series measured in the same rounds, and this sweep has one ({}); add a target or a config, or use design = \"sequential\"", targets[0].name)));
     }
+    match unfit(run, local, targets, configs) {
+        Some(why) => Err(cx.err(span, format!("run.design = \"{name}\": this sweep {why}"))),
+        None => Ok(()),
+    }
+}
+
+/// Why a sweep of several series cannot be measured in rounds of slices, with the remedy;
+/// None when it can.
+fn unfit(run: &RunSpec, local: bool, targets: &[Target], configs: &[Config]) -> Option<String> {
     if run.drivers != ["native"] {
-        return refuse(
-            "slices are measured by the native engine only; remove \"sysbench\" from run.drivers"
-                .into(),
-        );
+        return Some("is measured by sysbench too, and slices are measured by the native engine only (remove \"sysbench\" from run.drivers)".into());
     }
     if run.clients != [1] {
-        return refuse("slices run in this process: use clients = 1".into());
+        return Some("runs several client processes per point, and slices run in this process (use clients = 1)".into());
     }
     if run.auto.is_some() || run.sla.is_some() {
-        return refuse("needs a list of thread counts (threads = \"auto\" and rates = \"auto\" search one series at a time)".into());
+        return Some("searches thread counts or rates one series at a time (threads = \"auto\" or rates = \"auto\"), and rounds need a list of thread counts".into());
     }
     if run.rate > 0 {
-        return refuse("open-loop points (rate) are not sliced; remove run.rate".into());
+        return Some("has open-loop points (run.rate), which are not sliced".into());
+    }
+    if !local {
+        return Some("names an [executor], and slices run in this process".into());
     }
     for t in targets {
         match &t.kind {
             TargetKind::External(_) if configs.len() > 1 => {
-                return refuse(format!("target '{}' is an external server, which cannot hold {} configs at the same time; pair managed targets, or external targets with one config", t.name, configs.len()));
+                return Some(format!("has the external server '{}', which cannot hold {} configs at the same time (pair managed targets, or external targets with one config)", t.name, configs.len()));
             }
             TargetKind::Managed(m) if m.restart_per_point() => {
-                return refuse(format!("target '{}' restarts per point, which a round of slices cannot; remove restart", t.name));
+                return Some(format!("restarts target '{}' per point, which a round of slices cannot (remove restart)", t.name));
             }
             _ => {}
         }
     }
-    Ok(())
+    None
 }

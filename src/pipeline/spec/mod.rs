@@ -281,12 +281,18 @@ pub fn var_name_ok(s: &str) -> bool {
 
 /// Names become directory and file names: letters, digits, '-', '_', '.', and not "." or ".."
 /// (nor any name of dots alone), which would leave the results directory.
-fn name_ok(s: &str) -> bool {
-    !s.is_empty()
+/// A sweep, target or config name: it becomes a directory and a path segment, so letters,
+/// digits, '-', '_' and '.', starting with a letter or digit (no hidden `.name`, no `..`).
+pub fn name_ok(s: &str) -> bool {
+    s.as_bytes().first().is_some_and(u8::is_ascii_alphanumeric)
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
-        && !s.bytes().all(|b| b == b'.')
+        && !s.contains("..")
 }
+
+/// What `name_ok` asks for, for error messages.
+pub const NAME_RULE: &str =
+    "use letters, digits, '-', '_' or '.', starting with a letter or digit, without '..'";
 
 impl SweepSpec {
     pub fn load(path: &Path) -> Result<SweepSpec, SpecError> {
@@ -323,10 +329,13 @@ impl SweepSpec {
         })?;
         let name = raw.name.get_ref().clone();
         if !name_ok(&name) {
-            return Err(cx.err(raw.name.span(), format!("name '{name}': use letters, digits, '-', '_' or '.' (it names the results directory)")));
+            return Err(cx.err(
+                raw.name.span(),
+                format!("name '{name}': {NAME_RULE} (it names the results directory)"),
+            ));
         }
         let data = Self::data(&cx, &raw)?;
-        let run = Self::run(&cx, &raw)?;
+        let mut run = Self::run(&cx, &raw)?;
         Self::check_clients(&cx, &raw, &run)?;
         let executor = Self::executor(&cx, &raw)?;
         if raw.targets.is_empty() {
@@ -342,7 +351,14 @@ impl SweepSpec {
         let include = filters(&raw.include)?;
         let exclude = filters(&raw.exclude)?;
         let baseline = Self::baseline(&cx, &raw, &targets, &configs)?;
-        design::check(&cx, &raw, &run, &targets, &configs)?;
+        design::check(
+            &cx,
+            &raw,
+            &mut run,
+            matches!(executor, distributed::Executor::Local),
+            &targets,
+            &configs,
+        )?;
         let spec = SweepSpec {
             path: path.to_path_buf(),
             source: target::redact_source(text, raw.targets.iter().filter_map(|t| t.url.as_ref())),
@@ -414,9 +430,18 @@ impl SweepSpec {
                 "data.tables must be at least 1",
             ));
         }
+        let table_size = d.table_size.as_ref().map_or(10_000, |t| *t.get_ref());
+        if table_size == 0 {
+            // sysbench prepares empty tables and `bench` does too; a sweep would record the
+            // speed of finding nothing as a point.
+            return Err(cx.err(
+                d.table_size.as_ref().map_or(0..0, |t| t.span()),
+                "data.table_size must be at least 1: a point selecting from empty tables measures nothing",
+            ));
+        }
         Ok(DataSpec {
             tables,
-            table_size: d.table_size.as_ref().map_or(10_000, |t| *t.get_ref()),
+            table_size,
             storage_engine: engine,
             prepare,
         })

@@ -19,7 +19,7 @@ impl SweepSpec {
             if !name_ok(&tname) {
                 return Err(cx.err(
                     t.name.span(),
-                    format!("target name '{tname}': use letters, digits, '-', '_' or '.'"),
+                    format!("target name '{tname}': {}", super::NAME_RULE),
                 ));
             }
             if targets.iter().any(|x: &Target| x.name == tname) {
@@ -159,7 +159,7 @@ impl SweepSpec {
             if !name_ok(&cname) {
                 return Err(cx.err(
                     c.name.span(),
-                    format!("config name '{cname}': use letters, digits, '-', '_' or '.'"),
+                    format!("config name '{cname}': {}", super::NAME_RULE),
                 ));
             }
             if configs.iter().any(|x: &Config| x.name == cname) {

@@ -42,6 +42,9 @@ pub struct ConnInfo {
     pub port: u16,
     pub socket: Option<String>,
     pub db: String,
+    /// The URL gave a port: TCP, even to "localhost" (as the mariadb client does since 10.6;
+    /// without a port "localhost" means the default Unix socket, as libmysqlclient reads it).
+    pub port_given: bool,
     /// TLS, from the URL's `ssl-mode`, `ssl-ca`, `ssl-cert`, `ssl-key` (the mysql client's
     /// names).
     pub tls: TlsOptions,
@@ -129,6 +132,7 @@ impl ConnInfo {
             password,
             host,
             port,
+            port_given: u.port().is_some(),
             socket,
             db,
             tls,
@@ -142,6 +146,7 @@ impl ConnInfo {
             password: None,
             host: "localhost".into(),
             port: 3306,
+            port_given: false,
             socket: Some(path.to_string()),
             db: "sbtest".into(),
             tls: TlsOptions::default(),
@@ -192,6 +197,7 @@ impl ConnInfo {
             db: self.db.clone(),
             allow_cleartext: false,
             tls: self.tls.clone(),
+            tcp: self.port_given && self.socket.is_none(),
         }
     }
 
@@ -267,26 +273,25 @@ pub fn redact_source<'a>(
 }
 
 /// Every `mysql://user:password@` in free text (comments) with the password replaced by
-/// `***`; a password here ends at a quote or space.
+/// `***`. The user ends at the first ':'; the password runs to the last '@' before a quote or
+/// the end of the line, so one with spaces is caught too (and a later '@' on the line is
+/// taken as the end: over-redacting a comment is the safe side).
 pub fn redact_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(i) = rest.find("mysql://") {
         let (head, tail) = rest.split_at(i + "mysql://".len());
         out.push_str(head);
-        let end = tail
-            .find(|c: char| c == '"' || c == '\'' || c.is_whitespace())
-            .unwrap_or(tail.len());
-        let url = &tail[..end];
-        match (url.find(':'), url.rfind('@')) {
-            (Some(c), Some(a)) if c < a => {
-                out.push_str(&url[..c]);
+        rest = tail;
+        let line = &tail[..tail.find(['"', '\'', '\n']).unwrap_or(tail.len())];
+        let user_end = line.find(|c: char| c == ':' || c == '@' || c == '/' || c.is_whitespace());
+        if let Some(c) = user_end.filter(|&c| line[c..].starts_with(':')) {
+            if let Some(a) = line.rfind('@').filter(|&a| a > c) {
+                out.push_str(&line[..c]);
                 out.push_str(":***");
-                out.push_str(&url[a..]);
+                rest = &tail[a..];
             }
-            _ => out.push_str(url),
         }
-        rest = &tail[end..];
     }
     out.push_str(rest);
     out
@@ -325,6 +330,29 @@ mod tests {
     }
 
     #[test]
+    fn localhost_with_a_port_is_tcp_to_that_port() {
+        use crate::engine::db::endpoint;
+        use crate::engine::wire::Endpoint;
+        // As the mariadb client reads it since 10.6: a port given means TCP, even to
+        // localhost (#22 N42: the port was ignored for the default socket, another server).
+        let c = ConnInfo::from_url("mysql://u:p@localhost:37923/sbtest").unwrap();
+        assert_eq!(
+            endpoint(&c.conn_options(), 0),
+            Endpoint::Tcp("localhost".into(), 37923)
+        );
+        // Without a port, or with a socket, "localhost" stays the Unix socket.
+        let c = ConnInfo::from_url("mysql://u@localhost/db?socket=/run/m.sock").unwrap();
+        assert_eq!(
+            endpoint(&c.conn_options(), 0),
+            Endpoint::Socket("/run/m.sock".into())
+        );
+        let c = ConnInfo::from_url("mysql://u@localhost:3307/db?socket=/run/m.sock").unwrap();
+        assert!(!c.conn_options().tcp);
+        let c = ConnInfo::from_url("mysql://u@localhost/db").unwrap();
+        assert!(!c.conn_options().tcp);
+    }
+
+    #[test]
     fn redaction_hides_passwords() {
         let c = ConnInfo::from_url("mysql://bench:topsecret@h:1/d").unwrap();
         assert_eq!(c.redacted(), "mysql://bench:***@h:1/d");
@@ -333,6 +361,12 @@ mod tests {
         assert_eq!(
             redact_text(t),
             "url = \"mysql://bench:***@h:1/d\"\nother = \"mysql://root@h\"\n"
+        );
+        // A password with a space in a comment (#22 N17), and a URL without one untouched.
+        let t = "# previously: mysql://root:Old Pass9zz@db.example/sbtest\n# mysql://u@h:1/x ok\n";
+        assert_eq!(
+            redact_text(t),
+            "# previously: mysql://root:***@db.example/sbtest\n# mysql://u@h:1/x ok\n"
         );
     }
 

@@ -1,4 +1,5 @@
 //! Unit tests of sweep-file parsing: located errors, hints, and mutated files.
+use super::design::Design;
 use super::*;
 
 const GOOD: &str = r#"
@@ -405,20 +406,23 @@ fn the_paired_design_refuses_what_it_cannot_pair() {
         e.message.contains("expected sequential, paired or duet"),
         "{e}"
     );
-    let e = err(&PAIRED.replace("design = \"paired\"\n", ""));
+    let e = err(&PAIRED.replace("design = \"paired\"", "design = \"sequential\""));
     assert!(
         e.message
             .contains("run.slice applies to design = \"paired\""),
         "{e}"
     );
-    assert_eq!(e.line, 5);
+    assert_eq!(e.line, 6);
     let e = err(&PAIRED.replace("server = {}", "url = \"mysql://u@127.0.0.1:3306/db\""));
     assert!(
         e.message.contains("cannot hold 2 configs at the same time"),
         "{e}"
     );
     let e = err(&PAIRED.replace("threads = [1, 4]", "threads = \"auto\""));
-    assert!(e.message.contains("needs a list of thread counts"), "{e}");
+    assert!(
+        e.message.contains("rounds need a list of thread counts"),
+        "{e}"
+    );
     let e = err(&PAIRED.replace("slice = \"3s\"", "slice = \"0s\""));
     assert!(e.message.contains("run.slice must be at least 1s"), "{e}");
 }
@@ -446,4 +450,70 @@ fn repeats_have_an_upper_bound() {
         "{e}"
     );
     assert_eq!(e.line, 5, "{e}");
+}
+
+#[test]
+fn several_series_are_paired_by_default_where_they_can_be() {
+    let plain = PAIRED.replace("design = \"paired\"\nslice = \"3s\"\nbudget = \"4m\"\n", "");
+    let s = parse(&plain).unwrap();
+    assert!(s.run.design.paired() && !s.run.design.duet());
+    assert_eq!(s.run.design.chosen, "default");
+    assert!(s
+        .run
+        .design
+        .said()
+        .unwrap()
+        .starts_with("design: paired, the default"));
+    // slice and budget without a design: the default paired design takes them.
+    let s = parse(&PAIRED.replace("design = \"paired\"\n", "")).unwrap();
+    assert!(s.run.design.paired());
+    assert_eq!(
+        (s.run.design.slice_s, s.run.design.budget_s),
+        (3, Some(240))
+    );
+    // An external server cannot hold two configs at once: sequential, and why.
+    let ext = plain.replace("server = {}", "url = \"mysql://u@127.0.0.1:3306/db\"");
+    let s = parse(&ext).unwrap();
+    assert_eq!(s.run.design.design, Design::Sequential);
+    assert!(
+        s.run.design.why.contains("cannot hold 2 configs"),
+        "{}",
+        s.run.design.why
+    );
+    assert!(s
+        .run
+        .design
+        .said()
+        .unwrap()
+        .starts_with("design: sequential, as this sweep has"));
+    // … and slice or budget there is an error naming its line.
+    let e = err(&PAIRED
+        .replace("design = \"paired\"\n", "")
+        .replace("server = {}", "url = \"mysql://u@127.0.0.1:3306/db\""));
+    assert!(
+        e.message
+            .contains("run.slice and run.budget apply to the paired design"),
+        "{e}"
+    );
+    assert_eq!(e.line, 5, "{e}");
+    // order arranges a sequential design's repeats; one series has nothing to pair.
+    let s = parse(&plain.replace("[run]\n", "[run]\norder = \"interleaved\"\n")).unwrap();
+    assert_eq!(s.run.design.design, Design::Sequential);
+    let one = plain.replace(
+        "[[configs]]\nname = \"b\"\nvars = { innodb_flush_log_at_trx_commit = 2 }\n",
+        "",
+    );
+    let s = parse(&one).unwrap();
+    assert_eq!(s.run.design.design, Design::Sequential);
+    assert_eq!(s.run.design.said(), None);
+}
+
+#[test]
+fn empty_tables_are_refused_with_their_line() {
+    let e = err(&PAIRED.replace("name = \"p\"\n", "name = \"p\"\n[data]\ntable_size = 0\n"));
+    assert!(
+        e.message.contains("data.table_size must be at least 1"),
+        "{e}"
+    );
+    assert_eq!(e.line, 3, "{e}");
 }

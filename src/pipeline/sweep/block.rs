@@ -222,6 +222,7 @@ fn managed_conn(port: u16) -> ConnInfo {
         password: None,
         host: "127.0.0.1".into(),
         port,
+        port_given: true,
         socket: None,
         db: "sbtest".into(),
         tls: Default::default(),
@@ -336,7 +337,8 @@ async fn record_server(
     use mysql_async::prelude::Queryable;
     let dir = st.servers_dir.join(key.replace('/', "__"));
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let mut conn = crate::engine::db::open(crate::engine::db::opts_no_db(&c.conn_options()))
+    let o = c.conn_options();
+    let mut conn = crate::engine::db::open(&o, crate::engine::db::opts_no_db(&o))
         .await
         .map_err(|e| {
             anyhow::anyhow!(

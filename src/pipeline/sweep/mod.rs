@@ -68,8 +68,11 @@ pub(crate) fn load_spec(a: &SweepArgs) -> anyhow::Result<SweepSpec> {
 }
 
 fn load(a: &SweepArgs) -> anyhow::Result<(SweepSpec, Plan)> {
-    let spec = load_spec(a)?;
+    let mut spec = load_spec(a)?;
     let mut plan = Plan::build(&spec, &a.only);
+    if spec.run.design.defaulted() && spec.run.design.paired() {
+        default_paired(&mut spec, &plan, a);
+    }
     if spec.run.design.paired() && a.shard.is_some() {
         anyhow::bail!("--shard splits a sweep's series into parts, and design = \"paired\" measures them together in the same rounds: run it whole, or use design = \"sequential\"");
     }
@@ -85,6 +88,44 @@ fn load(a: &SweepArgs) -> anyhow::Result<(SweepSpec, Plan)> {
         anyhow::bail!("{}: the filters leave no point to run", a.file.display());
     }
     Ok((spec, plan))
+}
+
+/// A paired design chosen by default holds only where pairing can run: a part of a sweep
+/// (`--shard`), a sequential run continued (`--resume`) and servers that would not fit in
+/// memory together go back to sequential. Else it gets the sequential design's measuring
+/// time as its budget, unless `--budget` or `[run] budget` gave one.
+fn default_paired(spec: &mut SweepSpec, plan: &Plan, a: &SweepArgs) {
+    let design = &mut spec.run.design;
+    if a.shard.is_some() {
+        return design.fall_back("--shard measures the series apart");
+    }
+    if let Some(dir) = &a.resume {
+        if !dir.join("verdicts.json").exists() {
+            return design.fall_back("--resume continues a sequential run");
+        }
+    }
+    let series: std::collections::BTreeSet<(&str, &str)> = plan
+        .points
+        .iter()
+        .map(|p| (p.target.as_str(), p.config.as_str()))
+        .collect();
+    let keys: Vec<(String, String)> = series
+        .iter()
+        .map(|(t, c)| (t.to_string(), c.to_string()))
+        .collect();
+    if let Err(e) = paired::check_memory(spec, &keys) {
+        let why = format!("the servers would not all fit in memory at once ({e:#})");
+        return spec.run.design.fall_back(why);
+    }
+    if spec.run.design.budget_s.is_none() {
+        let cells: std::collections::BTreeSet<(&str, u32)> = plan
+            .points
+            .iter()
+            .map(|p| (p.workload.name(), p.threads))
+            .collect();
+        let budget = design::default_budget_s(&spec.run, cells.len(), keys.len());
+        spec.run.design.budget_s = Some(budget);
+    }
 }
 
 /// `sweepbench k8s render`: the manifests of the sweep's multi-client points (or of its
@@ -156,6 +197,9 @@ pub fn plan(a: &SweepArgs) -> anyhow::Result<Exit> {
             "SLA search per native series after its closed-loop points: the highest open-loop rate with p99 ≤ {} ms, at most {} rates",
             s.p99_ms, s.max_steps
         );
+    }
+    if let Some(line) = spec.run.design.said() {
+        println!("{line}");
     }
     for (i, p) in listed.iter().enumerate() {
         println!("  {:>4}  {}", i + 1, p.id);

@@ -12,6 +12,7 @@ use crate::engine::exec::{self, Observer};
 use crate::pipeline::plan::Point;
 use crate::pipeline::results::{r4, PointRecord, PointStatus};
 use crate::pipeline::spec::design::MIN_ROUNDS;
+use crate::pipeline::spec::SweepSpec;
 use crate::pipeline::verdict::paired::{self, PairedPoint, Rounds, Schedule};
 use crate::pipeline::verdict::{Verdict, ALPHA};
 use crate::pipeline::verdicts_file::{Cell, Comparison, Verdicts};
@@ -72,21 +73,19 @@ fn available_mb() -> Option<u64> {
 
 /// The paired design keeps every managed server up at once: refuse what would not fit in
 /// memory, naming each server's buffer pool.
-fn check_memory(r: &Runner<'_>, series: &[(String, String)]) -> anyhow::Result<()> {
+pub(super) fn check_memory(spec: &SweepSpec, series: &[(String, String)]) -> anyhow::Result<()> {
     use crate::pipeline::spec::target::TargetKind;
     let mut need = 0;
     let mut parts = Vec::new();
     for (t, c) in series {
-        let managed = r
-            .spec
+        let managed = spec
             .targets
             .iter()
             .any(|x| &x.name == t && matches!(x.kind, TargetKind::Managed(_)));
         if !managed {
             continue;
         }
-        let pool = r
-            .spec
+        let pool = spec
             .configs
             .iter()
             .find(|x| &x.name == c)
@@ -114,7 +113,11 @@ fn check_memory(r: &Runner<'_>, series: &[(String, String)]) -> anyhow::Result<(
 async fn prewarm(r: &Runner<'_>, b: &Block) -> anyhow::Result<()> {
     use mysql_async::prelude::Queryable;
     let Some(c) = &b.conn else { return Ok(()) };
-    let mut conn = crate::engine::db::open(crate::engine::db::opts(&c.conn_options(), 1)).await?;
+    let mut conn = crate::engine::db::open(
+        &c.conn_options(),
+        crate::engine::db::opts(&c.conn_options(), 1),
+    )
+    .await?;
     for i in 1..=r.spec.data.tables {
         let t = format!("sbtest{i}");
         let _: Option<(i64, Option<i64>)> = conn
@@ -165,7 +168,7 @@ pub(super) async fn run(r: &mut Runner<'_>) {
         .baseline
         .clone()
         .unwrap_or_else(|| format!("{}/{}", keys[0].0, keys[0].1));
-    if let Err(e) = check_memory(r, &keys) {
+    if let Err(e) = check_memory(spec, &keys) {
         say(r.bar, format!("error: {e:#}"));
         r.t.failed += r.plan.points.len() as u32;
         return;

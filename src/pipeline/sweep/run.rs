@@ -305,6 +305,9 @@ async fn run_points(
         threshold_pct,
     };
     crate::interrupt::install();
+    if let Some(line) = spec.run.design.said() {
+        r.note(line);
+    }
     if spec.run.design.paired() {
         super::paired::run(&mut r).await;
         return r.t;

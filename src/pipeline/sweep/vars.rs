@@ -117,25 +117,21 @@ impl Journal {
                     "target '{target}' still has settings an earlier run changed and could not put back ({listed}), and this sweep no longer defines it: {remedy}"
                 );
             };
-            let mut conn = db::open(db::opts_no_db(&c.conn_options()))
+            let o = c.conn_options();
+            let mut conn = within("connecting", db::open(&o, db::opts_no_db(&o)))
                 .await
                 .map_err(|e| {
                     anyhow::anyhow!(
-                        "target '{target}' still has settings an earlier run changed ({listed}) and {} cannot be reached to put them back ({}): {remedy}",
+                        "target '{target}' still has settings an earlier run changed ({listed}) and {} cannot be reached to put them back ({e:#}): {remedy}",
                         c.redacted(),
-                        db::describe(&e)
                     )
                 })?;
             for (name, old) in vars.iter().rev() {
                 let lit = literal(old);
-                conn.query_drop(format!("SET GLOBAL {name} = {lit}"))
+                let sql = format!("SET GLOBAL {name} = {lit}");
+                within(&sql, conn.query_drop(&sql))
                     .await
-                    .map_err(|e| {
-                        anyhow::anyhow!(
-                            "putting back SET GLOBAL {name} = {lit} on '{target}': {}: {remedy}",
-                            db::describe(&e)
-                        )
-                    })?;
+                    .map_err(|e| anyhow::anyhow!("putting back {e:#} on '{target}': {remedy}"))?;
             }
             let _ = conn.disconnect().await;
             self.clear(target)?;
@@ -144,6 +140,26 @@ impl Journal {
             ));
         }
         Ok(done)
+    }
+}
+
+/// How long a server may take to answer one administrative step (connecting, reading or
+/// setting a variable) before the run gives up on it: a stopped (SIGSTOP) or wedged server
+/// must not hold the run for ever. The journal keeps what was not put back.
+const ADMIN_DEADLINE: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// `fut`, or an error naming `what` when the server has not answered within ADMIN_DEADLINE.
+async fn within<T>(
+    what: &str,
+    fut: impl std::future::Future<Output = Result<T, mysql_async::Error>>,
+) -> anyhow::Result<T> {
+    match tokio::time::timeout(ADMIN_DEADLINE, fut).await {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(anyhow::anyhow!("{what}: {}", db::describe(&e))),
+        Err(_) => Err(anyhow::anyhow!(
+            "{what}: no answer within {} s (is the server stopped, e.g. SIGSTOP, or overloaded?)",
+            ADMIN_DEADLINE.as_secs()
+        )),
     }
 }
 
@@ -181,30 +197,26 @@ impl Applied {
             error: None,
             version: String::new(),
         };
-        let mut conn = match db::open(db::opts_no_db(&c.conn_options())).await {
+        let o = c.conn_options();
+        let mut conn = match within("connecting", db::open(&o, db::opts_no_db(&o))).await {
             Ok(x) => x,
             Err(e) => {
-                a.error = Some(format!(
-                    "cannot connect to {}: {}",
-                    c.redacted(),
-                    db::describe(&e)
-                ));
+                a.error = Some(format!("cannot connect to {}: {e:#}", c.redacted()));
                 return a;
             }
         };
-        a.version = conn
-            .query_first("SELECT VERSION()")
+        a.version = within("SELECT VERSION()", conn.query_first("SELECT VERSION()"))
             .await
             .ok()
             .flatten()
             .unwrap_or_default();
         for (name, value) in vars {
-            let old: Result<Option<String>, _> =
-                conn.query_first(format!("SELECT @@GLOBAL.{name}")).await;
+            let sql = format!("SELECT @@GLOBAL.{name}");
+            let old: anyhow::Result<Option<String>> = within(&sql, conn.query_first(&sql)).await;
             let old = match old {
                 Ok(v) => v.unwrap_or_default(),
                 Err(e) => {
-                    a.error = Some(format!("server variable {name}: {}", db::describe(&e)));
+                    a.error = Some(format!("server variable {name}: {e:#}"));
                     break;
                 }
             };
@@ -214,10 +226,18 @@ impl Applied {
                 a.error = Some(format!("recording the original {name}: {e:#}"));
                 break;
             }
-            match conn
-                .query_drop(format!("SET GLOBAL {name} = {value}"))
-                .await
-            {
+            let set = format!("SET GLOBAL {name} = {value}");
+            let done = tokio::time::timeout(ADMIN_DEADLINE, conn.query_drop(&set)).await;
+            let done = match done {
+                Ok(r) => r,
+                Err(_) => {
+                    // It may yet take effect: the journal holds the original for the next run.
+                    a.old.push((name.clone(), old));
+                    a.error = Some(format!("{set}: no answer within {} s (is the server stopped, e.g. SIGSTOP, or overloaded?)", ADMIN_DEADLINE.as_secs()));
+                    break;
+                }
+            };
+            match done {
                 Ok(()) => a.old.push((name.clone(), old)),
                 Err(e) if db::error_code(&e) == Some(1238) => {
                     a.error = Some(format!(
@@ -242,15 +262,19 @@ impl Applied {
         };
         let mut first_err = None;
         for (name, old) in self.old.iter().rev() {
-            let lit = literal(old);
-            if let Err(e) = conn.query_drop(format!("SET GLOBAL {name} = {lit}")).await {
-                first_err.get_or_insert(anyhow::anyhow!(
-                    "SET GLOBAL {name} = {lit}: {}",
-                    db::describe(&e)
-                ));
+            let sql = format!("SET GLOBAL {name} = {}", literal(old));
+            if let Err(e) = within(&sql, conn.query_drop(&sql)).await {
+                // A server that does not answer will not answer the next one either.
+                let stuck = e.to_string().contains("no answer within");
+                first_err.get_or_insert(e);
+                if stuck {
+                    break;
+                }
             }
         }
-        let _ = conn.disconnect().await;
+        if first_err.is_none() {
+            let _ = tokio::time::timeout(ADMIN_DEADLINE, conn.disconnect()).await;
+        }
         if first_err.is_none() {
             if let Some(j) = &self.journal {
                 j.clear(&self.target)?;
