@@ -233,12 +233,22 @@ fn several_series_are_paired_by_default_and_plan_says_so() {
         text(&o)
     };
     let t = plan(&[]);
-    assert!(t.contains("design: paired, the default for a sweep of several series"), "{t}");
+    assert!(
+        t.contains("design: paired, the default for a sweep of several series"),
+        "{t}"
+    );
     // 2 points × 2 series × 2 repeats × (1 s warmup + 3 s).
     assert!(t.contains("within a budget of 32s for the sweep"), "{t}");
     let t = plan(&["--shard", "1/2"]);
-    assert!(t.contains("design: sequential, as --shard measures the series apart"), "{t}");
-    std::fs::write(&f, plain.replace("[run]\n", "[run]\ndesign = \"sequential\"\n")).unwrap();
+    assert!(
+        t.contains("design: sequential, as --shard measures the series apart"),
+        "{t}"
+    );
+    std::fs::write(
+        &f,
+        plain.replace("[run]\n", "[run]\ndesign = \"sequential\"\n"),
+    )
+    .unwrap();
     let t = plan(&[]);
     assert!(!t.contains("design: paired"), "{t}");
     assert!(t.contains("sweep 'aa': 8 points"), "{t}");

@@ -856,3 +856,37 @@ fn an_ipv6_target_runs() {
     let csv = std::fs::read_to_string(run.join("points.csv")).unwrap();
     assert_eq!(csv.matches(",ok,").count(), 1, "{csv}");
 }
+
+/// `report` on a run whose manifest.json is missing or cut short renders the figures and
+/// warns that the host, versions and plan are missing (#22 11g).
+#[test]
+fn report_warns_of_a_missing_or_damaged_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("imported");
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sysbench-1.0-full.log");
+    let imp = sweepbench(&[
+        "import",
+        fixture.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(imp.status.success(), "{}", text(&imp));
+    let manifest = out.join("manifest.json");
+    std::fs::write(&manifest, "{\"tool\": ").unwrap();
+    let r = sweepbench(&["report", out.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", text(&r));
+    assert!(
+        text(&r).contains("is not valid JSON (cut short?)"),
+        "{}",
+        text(&r)
+    );
+    std::fs::remove_file(&manifest).unwrap();
+    let r = sweepbench(&["report", out.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", text(&r));
+    assert!(
+        text(&r).contains("warning:") && text(&r).contains("manifest.json"),
+        "{}",
+        text(&r)
+    );
+}

@@ -357,8 +357,38 @@ pub enum Command {
         /// bash, zsh, fish, elvish or powershell.
         shell: clap_complete::Shell,
     },
-    /// Print the manual page (roff), e.g. `sweepbench man > /usr/local/share/man/man1/sweepbench.1`.
-    Man,
+    /// Print a manual page (roff): the whole tool's, e.g. `sweepbench man >
+    /// /usr/local/share/man/man1/sweepbench.1`, or one command's with every option, e.g.
+    /// `sweepbench man run > …/sweepbench-run.1` (then `man sweepbench-run`).
+    Man {
+        /// A command (run, plan, compare, …); none for the tool's page.
+        command: Option<String>,
+    },
+}
+
+/// Writes the manual page of the tool (`None`) or of one visible command, named
+/// `sweepbench-COMMAND` as git's and cargo's are; an unknown command is refused with the list.
+pub fn man_page(command: Option<&str>, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
+    use clap::CommandFactory;
+    let cli = Cli::command();
+    let page = match command {
+        None => cli,
+        Some(name) => {
+            let visible: Vec<&clap::Command> =
+                cli.get_subcommands().filter(|s| !s.is_hide_set()).collect();
+            let Some(sub) = visible.iter().find(|s| s.get_name() == name) else {
+                let names: Vec<&str> = visible.iter().map(|s| s.get_name()).collect();
+                anyhow::bail!("no command '{name}': one of {}", names.join(", "));
+            };
+            (*sub)
+                .clone()
+                .name(format!("sweepbench-{name}"))
+                .bin_name(format!("sweepbench {name}"))
+                .version(env!("CARGO_PKG_VERSION"))
+        }
+    };
+    clap_mangen::Man::new(page).render(out)?;
+    Ok(())
 }
 
 /// "10m", "90s", "1h" → seconds, for --budget.
@@ -412,6 +442,17 @@ mod tests {
             assert!(man.contains(name), "the manual lacks {name}");
         }
         assert!(bash.contains("--fail-on-regression"));
+        // A page per command, with its options (`man sweepbench-run`).
+        let mut run = Vec::new();
+        man_page(Some("run"), &mut run).unwrap();
+        let run = String::from_utf8(run).unwrap();
+        assert!(run.contains(".TH sweepbench-run 1"), "{run}");
+        assert!(run.contains("fail\\-on\\-regression"), "{run}");
+        assert!(run.contains("budget"), "{run}");
+        let e = man_page(Some("agent"), &mut Vec::new())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no command 'agent'") && e.contains("run"), "{e}");
     }
 
     #[test]

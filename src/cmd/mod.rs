@@ -224,7 +224,7 @@ pub async fn run(cli: Cli) -> i32 {
             }),
         ),
         Command::Completions { shell } => finish("completions", generated(Some(shell))),
-        Command::Man => finish("man", generated(None)),
+        Command::Man { command } => finish("man", manual(command.as_deref())),
         Command::Sandbox {
             basedir,
             max_connections,
@@ -248,15 +248,20 @@ pub async fn run(cli: Cli) -> i32 {
     }
 }
 
-/// A completion script for `shell` or the roff manual page, on stdout.
+/// A completion script for `shell`, on stdout.
 fn generated(what: Option<clap_complete::Shell>) -> anyhow::Result<Exit> {
     use clap::CommandFactory;
     let mut cmd = Cli::command();
-    let mut out = std::io::stdout();
-    match what {
-        Some(shell) => clap_complete::generate(shell, &mut cmd, "sweepbench", &mut out),
-        None => clap_mangen::Man::new(cmd).render(&mut out)?,
+    if let Some(shell) = what {
+        clap_complete::generate(shell, &mut cmd, "sweepbench", &mut std::io::stdout());
     }
+    Ok(Exit::Ok)
+}
+
+/// The roff manual page of the tool, or of one of its commands, on stdout.
+fn manual(command: Option<&str>) -> anyhow::Result<Exit> {
+    let mut out = std::io::stdout();
+    crate::cmd::cli::man_page(command, &mut out)?;
     Ok(Exit::Ok)
 }
 

@@ -82,6 +82,106 @@ fn dns_label(s: &str) -> bool {
         && !s.ends_with('-')
 }
 
+/// A DNS-1123 subdomain (Secret, ServiceAccount and claim names, a label key's prefix).
+fn dns_subdomain(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 253 && s.split('.').all(dns_label)
+}
+
+/// A label's name part, or a label value when `empty_ok`: alphanumerics, '-', '_', '.',
+/// starting and ending alphanumeric, at most 63.
+fn label_part(s: &str, empty_ok: bool) -> bool {
+    if s.is_empty() {
+        return empty_ok;
+    }
+    let b = s.as_bytes();
+    s.len() <= 63
+        && b[0].is_ascii_alphanumeric()
+        && b[b.len() - 1].is_ascii_alphanumeric()
+        && s.bytes()
+            .all(|c| c.is_ascii_alphanumeric() || b"-_.".contains(&c))
+}
+
+/// A positive Kubernetes quantity: "2", "500m", "1.5", "1Gi", "128M", "1e3".
+fn quantity(s: &str) -> bool {
+    let digits_end = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, suffix) = s.split_at(digits_end);
+    let value: Option<f64> = num.parse().ok();
+    let exponent = |x: &str| {
+        x.strip_prefix(['e', 'E'])
+            .map(|r| r.strip_prefix(['+', '-']).unwrap_or(r))
+            .is_some_and(|d| !d.is_empty() && d.bytes().all(|c| c.is_ascii_digit()))
+    };
+    let suffix_ok = [
+        "", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei",
+    ]
+    .contains(&suffix)
+        || exponent(suffix);
+    value.is_some_and(|v| v > 0.0) && suffix_ok
+}
+
+/// What an API server would refuse at apply time, refused here with the key (#22 N16).
+fn check_kube(k: &Kube) -> Result<(), String> {
+    for (key, v) in [("cpu", &k.cpu), ("memory", &k.memory)] {
+        if let Some(v) = v {
+            if !quantity(v) {
+                return Err(format!("{key} = \"{v}\": a positive Kubernetes quantity, e.g. \"2\", \"500m\", \"1Gi\""));
+            }
+        }
+    }
+    for (key, v) in [
+        ("service_account", &k.service_account),
+        ("results_claim", &k.results_claim),
+        (
+            "password_secret.name",
+            &k.password_secret.as_ref().map(|s| s.name.clone()),
+        ),
+    ] {
+        if let Some(v) = v {
+            if !dns_subdomain(v) {
+                return Err(format!("{key} = \"{v}\": a Kubernetes object name (lower-case letters, digits, '-' and '.')"));
+            }
+        }
+    }
+    if let Some(s) = &k.password_secret {
+        let ok = !s.key.is_empty()
+            && s.key.len() <= 253
+            && s.key
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || b"-_.".contains(&c));
+        if !ok {
+            return Err(format!(
+                "password_secret.key = \"{}\": a Secret key (letters, digits, '-', '_' and '.')",
+                s.key
+            ));
+        }
+    }
+    for (key, value) in &k.node_selector {
+        let (prefix, name) = match key.rsplit_once('/') {
+            Some((p, n)) => (Some(p), n),
+            None => (None, key.as_str()),
+        };
+        if !label_part(name, false) || !prefix.is_none_or(dns_subdomain) {
+            return Err(format!("node_selector key \"{key}\": a label key ([prefix/]name, letters, digits, '-', '_', '.')"));
+        }
+        if !label_part(value, true) {
+            return Err(format!("node_selector value \"{value}\" (for {key}): a label value (at most 63 letters, digits, '-', '_', '.')"));
+        }
+    }
+    if !k
+        .image
+        .bytes()
+        .all(|c| c.is_ascii_alphanumeric() || b"._-/:@".contains(&c))
+    {
+        return Err(format!(
+            "image \"{}\": an image reference (registry/name:tag or @digest, no spaces)",
+            k.image
+        ));
+    }
+    Ok(())
+}
+
 impl SweepSpec {
     /// `[run] clients`: a count, or a list of counts (an axis).
     pub(super) fn clients(cx: &Ctx<'_>, raw: &RawSweep) -> Result<Vec<u32>, SpecError> {
@@ -193,6 +293,7 @@ impl SweepSpec {
                         )));
                     }
                 }
+                check_kube(&k).map_err(bad)?;
                 Ok(Executor::Kubernetes(Box::new(k)))
             }
             other => Err(bad(format!(

@@ -376,6 +376,34 @@ fn an_executor_is_local_by_default_and_kubernetes_settings_are_checked() {
     assert!(e.message.contains("namespace 'Bench_1'"), "{e}");
     let e = err(&format!("{GOOD}\n[executor]\nkind = \"kubernetes\"\n"));
     assert!(e.message.contains("image"), "{e}");
+    // What an API server would refuse only at apply time is refused here (#22 N16).
+    let base = format!("{GOOD}\n[executor]\nkind = \"kubernetes\"\nimage = \"reg/sb:1\"\n");
+    for (extra, says) in [
+        ("cpu = \"lots\"", "cpu = \"lots\""),
+        ("memory = \"-1Gi\"", "memory = \"-1Gi\""),
+        (
+            "node_selector = { \"a b/../c\" = \"x\" }",
+            "node_selector key",
+        ),
+        ("node_selector = { pool = \"x y\" }", "node_selector value"),
+        (
+            "password_secret = { name = \"../Evil Name\", key = \"k\" }",
+            "password_secret.name",
+        ),
+        ("service_account = \"Not Valid!\"", "service_account"),
+    ] {
+        let e = err(&format!("{base}{extra}\n"));
+        assert!(e.message.contains(says), "{extra}: {e}");
+    }
+    let e = err(&base.replace("reg/sb:1", "reg/sb:1; rm -rf /"));
+    assert!(e.message.contains("an image reference"), "{e}");
+    for ok in [
+        "cpu = \"500m\"\nmemory = \"1.5Gi\"",
+        "memory = \"1e9\"",
+        "node_selector = { \"kubernetes.io/arch\" = \"amd64\" }",
+    ] {
+        assert!(parse(&format!("{base}{ok}\n")).is_ok(), "{ok}");
+    }
 }
 
 const PAIRED: &str = "name = \"p\"\n[run]\nworkloads = [\"oltp_read_only\"]\nthreads = [1, 4]\ndesign = \"paired\"\nslice = \"3s\"\nbudget = \"4m\"\n[[targets]]\nname = \"m\"\nserver = {}\n[[configs]]\nname = \"a\"\n[[configs]]\nname = \"b\"\nvars = { innodb_flush_log_at_trx_commit = 2 }\n";

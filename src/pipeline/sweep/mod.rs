@@ -474,7 +474,10 @@ pub(crate) async fn ensure_data(spec: &SweepSpec, c: &ConnInfo, quiet: bool) -> 
     let mut o = point_options(spec, crate::engine::workload::WorkloadKind::ReadWrite, 1, c);
     o.threads = 1;
     o.quiet = quiet;
-    prepare::cleanup(&o).await?;
+    // Only what is there is dropped: a fresh server is not told of tables it never had.
+    if rows.iter().any(Option::is_some) {
+        prepare::cleanup(&o).await?;
+    }
     prepare::prepare(&o).await?;
     Ok(())
 }
@@ -483,6 +486,20 @@ pub(crate) async fn ensure_data(spec: &SweepSpec, c: &ConnInfo, quiet: bool) -> 
 /// `report RUN`: re-renders report.md and report.html and prints their paths; with `json`,
 /// prints the report's model as JSON instead and writes nothing.
 pub fn report(run: &Path, baseline: Option<&str>, json: bool) -> anyhow::Result<Exit> {
+    // The figures are in points.csv; what the manifest adds (host, versions, the plan) is
+    // missing from the report without it, which the reader should know.
+    let manifest = run.join("manifest.json");
+    match std::fs::read(&manifest) {
+        Err(e) => eprintln!(
+            "warning: {}: {e}: the report says nothing of the host, the tool's version or the plan",
+            manifest.display()
+        ),
+        Ok(b) if serde_json::from_slice::<serde_json::Value>(&b).is_err() => eprintln!(
+            "warning: {} is not valid JSON (cut short?): the report says nothing of the host, the tool's version or the plan",
+            manifest.display()
+        ),
+        Ok(_) => {}
+    }
     if json {
         let m = crate::pipeline::report::model(run, baseline)?;
         println!("{}", crate::pipeline::report::render::json(&m)?);
