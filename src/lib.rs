@@ -5,6 +5,7 @@
 //! `cmd` (with `bench`, sysbench's own command line) is what the user types. `exit`,
 //! `interrupt` and `usage` are process-wide and depend on nothing else here.
 
+pub mod affinity;
 pub mod bench;
 pub mod cmd;
 pub mod engine;

@@ -171,7 +171,10 @@ fn a_duet_measures_every_series_in_the_same_seconds() {
     // b differs from a in one variable that cannot matter to point selects; the gate names it.
     let body = std::fs::read_to_string(&f)
         .unwrap()
-        .replace("design = \"paired\"", "design = \"duet\"")
+        .replace(
+            "design = \"paired\"",
+            "design = \"duet\"\nisolate = \"cpus\"",
+        )
         .replace(
             "name = \"b\"\n",
             "name = \"b\"\nvars = { max_heap_table_size = 33554432 }\n",
@@ -190,6 +193,27 @@ fn a_duet_measures_every_series_in_the_same_seconds() {
     let v = verdicts(&run_dir);
     assert_eq!(v["design"], "duet");
     assert_eq!(v["points"].as_array().unwrap().len(), 2);
+    // Each side on its own CPU, as the file asks (this machine has two); "auto" would need
+    // two each.
+    let cpus = sweepbench::affinity::allowed(0).unwrap().len();
+    if cpus >= 2 {
+        let iso: Vec<&str> = v["isolation"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap())
+            .collect();
+        assert_eq!(iso.len(), 2, "{v}");
+        assert!(
+            iso[0].starts_with("local/a: server and client on CPU "),
+            "{iso:?}"
+        );
+        assert_ne!(
+            iso[0].rsplit(' ').next(),
+            iso[1].rsplit(' ').next(),
+            "{iso:?}"
+        );
+    }
     // The two series' slices of each round started together.
     let points = std::fs::read_to_string(run_dir.join("points.csv")).unwrap();
     let mut rdr = csv::Reader::from_reader(points.as_bytes());

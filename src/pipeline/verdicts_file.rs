@@ -47,6 +47,10 @@ pub struct Verdicts {
     pub alpha: f64,
     pub slice_s: u64,
     pub budget_s: Option<u64>,
+    /// A duet's CPU isolation, per series ("local/a: server and client on CPU 0"); empty
+    /// when the sides shared every CPU.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub isolation: Vec<String>,
     pub points: Vec<Cell>,
 }
 

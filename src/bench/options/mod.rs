@@ -320,6 +320,7 @@ pub fn build(workload: &str, raw: &RawOptions) -> Result<EngineConfig, OptionErr
         prepare_threads: u32_opt(raw, "prepare_threads")?,
         quiet: false,
         dry_run: raw.flag("mysql_dry_run"),
+        cpus: Vec::new(),
     };
     c.fit_workload();
     Ok(c)

@@ -524,6 +524,8 @@ pub struct EngineConfig {
     pub quiet: bool,
     /// `--mysql-dry-run`: pretend every MySQL call succeeds, without a server.
     pub dry_run: bool,
+    /// The CPUs the worker threads run on (a duet's isolation); empty: any.
+    pub cpus: Vec<usize>,
 }
 
 impl EngineConfig {
@@ -550,6 +552,7 @@ impl EngineConfig {
             prepare_threads: 0,
             quiet: false,
             dry_run: false,
+            cpus: Vec::new(),
         };
         c.fit_workload();
         c

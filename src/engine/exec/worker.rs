@@ -106,6 +106,10 @@ pub fn spawn(i: usize, seed: u64, l: Arc<Links>) -> std::io::Result<()> {
         .name(format!("worker-{i}"))
         .stack_size(STACK)
         .spawn(move || {
+            if !l.cfg.opts.cpus.is_empty() {
+                // Before connecting: the connection's buffers then live on these cores' node.
+                let _ = crate::affinity::pin(0, &l.cfg.opts.cpus);
+            }
             let session_seed = seed.wrapping_add(i as u64 * 0x9E37);
             let opened = l
                 .gate

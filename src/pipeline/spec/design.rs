@@ -9,6 +9,11 @@ use super::{Config, Ctx, RunSpec, SpecError, Target};
 /// Rounds a budgeted paired point runs before its first look: fewer leave the t quantile of
 /// the interval too wide to decide anything.
 pub const MIN_ROUNDS: u32 = 5;
+/// CPUs each side of a duet needs before "auto" isolates them: with one, a side's server and
+/// client share a core, which on a VM runs a one-thread point several times faster than on
+/// two (no cross-core wake-ups) — a different machine from the one measured alone
+/// (docs/statistics.md, "A duet").
+pub const ISOLATE_MIN_CPUS: usize = 2;
 /// A slice when the sweep file does not say.
 pub const DEFAULT_SLICE_S: u64 = 2;
 
@@ -38,6 +43,10 @@ pub struct DesignSpec {
     /// Why a sweep of several series stayed sequential by default; empty otherwise.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub why: String,
+    /// A duet's CPU isolation (each side's server threads and client workers held to its
+    /// own share of the CPUs): "auto" where each side gets at least `ISOLATE_MIN_CPUS`, "cpus"
+    /// wherever each gets one, "none" never.
+    pub isolate: &'static str,
 }
 
 impl Default for DesignSpec {
@@ -48,6 +57,7 @@ impl Default for DesignSpec {
             budget_s: None,
             chosen: "file",
             why: String::new(),
+            isolate: "auto",
         }
     }
 }
@@ -140,12 +150,30 @@ pub(super) fn parse(cx: &Ctx<'_>, raw: &RawSweep, dur: &Dur<'_>) -> Result<Desig
             }
         }
     }
+    let isolate = match r.isolate.as_ref().map(|v| (v.get_ref().as_str(), v.span())) {
+        None | Some(("auto", _)) => "auto",
+        Some(("cpus", _)) => "cpus",
+        Some(("none", _)) => "none",
+        Some((other, span)) => {
+            return Err(cx.err(
+                span,
+                format!("run.isolate = '{other}': expected auto, cpus or none"),
+            ))
+        }
+    };
+    if let (Some(v), false) = (&r.isolate, design == Design::Duet) {
+        return Err(cx.err(
+            v.span(),
+            "run.isolate applies to design = \"duet\" (the other designs measure one side at a time)",
+        ));
+    }
     Ok(DesignSpec {
         design,
         slice_s,
         budget_s,
         chosen,
         why: String::new(),
+        isolate,
     })
 }
 

@@ -62,6 +62,8 @@ pub struct RawRun {
     pub design: Option<Spanned<String>>,
     pub slice: Option<Spanned<String>>,
     pub budget: Option<Spanned<String>>,
+    /// A duet's CPU isolation: "cpus" (each side its own cores) or "none".
+    pub isolate: Option<Spanned<String>>,
 }
 
 /// `sla = { p99_ms = 10, threads = 32, max_steps = 8, resolution = 0.05 }`.

@@ -453,6 +453,19 @@ fn the_paired_design_refuses_what_it_cannot_pair() {
     );
     let e = err(&PAIRED.replace("slice = \"3s\"", "slice = \"0s\""));
     assert!(e.message.contains("run.slice must be at least 1s"), "{e}");
+    // A duet's CPU isolation: on unless "none"; only for a duet.
+    let duet = PAIRED.replace("design = \"paired\"", "design = \"duet\"");
+    assert_eq!(parse(&duet).unwrap().run.design.isolate, "auto");
+    let s = parse(&duet.replace("[[targets]]", "isolate = \"none\"\n[[targets]]")).unwrap();
+    assert_eq!(s.run.design.isolate, "none");
+    let e = err(&PAIRED.replace("[[targets]]", "isolate = \"cpus\"\n[[targets]]"));
+    assert!(
+        e.message
+            .contains("run.isolate applies to design = \"duet\""),
+        "{e}"
+    );
+    let e = err(&duet.replace("[[targets]]", "isolate = \"cores\"\n[[targets]]"));
+    assert!(e.message.contains("expected auto, cpus or none"), "{e}");
 }
 
 #[test]

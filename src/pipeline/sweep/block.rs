@@ -126,6 +126,14 @@ impl Block {
         }
     }
 
+    /// The managed server's process id (None for an external target).
+    pub fn server_pid(&self) -> Option<u32> {
+        match &self.live {
+            Some(Live::Managed(s)) => s.pid(),
+            _ => None,
+        }
+    }
+
     pub fn server_cpu_seconds(&self) -> Option<f64> {
         match &self.live {
             Some(Live::Managed(s)) => s.cpu_seconds(),

@@ -31,10 +31,12 @@ impl Observer for Quiet {}
 /// took during it (`others_share`).
 type Measured = (usize, Point, PointRecord, Option<(f64, f64)>);
 
-/// One series of the sweep: target/config, its open block.
+/// One series of the sweep: target/config, its open block, and the CPUs a duet gives it
+/// (empty: any).
 struct Series {
     key: String,
     block: Block,
+    cpus: Vec<usize>,
 }
 
 pub const METHOD: &str = "Paired design: each point is measured in rounds of one slice per \
@@ -189,8 +191,17 @@ pub(super) async fn run(r: &mut Runner<'_>) {
                 r.note(format!("warning: prewarming {key}: {e:#}"));
             }
         }
-        series.push(Series { key, block });
+        series.push(Series {
+            key,
+            block,
+            cpus: Vec::new(),
+        });
     }
+    let isolation = if design.duet() && design.isolate != "none" {
+        isolate(r, &mut series, design.isolate == "cpus")
+    } else {
+        Vec::new()
+    };
     // The baseline first: its slices are what every candidate is divided by.
     if let Some(i) = series.iter().position(|s| s.key == baseline) {
         series.swap(0, i);
@@ -220,7 +231,7 @@ pub(super) async fn run(r: &mut Runner<'_>) {
         let c = measure_cell(r, cell, &mut series, &schedule, ci).await;
         spent += started.elapsed().as_secs_f64();
         out.push(c);
-        if let Err(e) = write_verdicts(r, &baseline, &out) {
+        if let Err(e) = write_verdicts(r, &baseline, &out, &isolation) {
             say(r.bar, format!("warning: verdicts.json not written: {e:#}"));
         }
         if r.t.interrupted || !r.t.unwritten.is_empty() {
@@ -233,6 +244,44 @@ pub(super) async fn run(r: &mut Runner<'_>) {
         }
     }
     r.t.paired = Some(summary(&out, &baseline));
+}
+
+/// A duet's isolation: the CPUs this process may use, shared out evenly between the series;
+/// each managed server's threads and each series' client workers are held to its share.
+/// Unless `forced`, only when every share has `ISOLATE_MIN_CPUS`. Returns what was done, per
+/// series, for verdicts.json (nothing when the sides share every CPU).
+fn isolate(r: &Runner<'_>, series: &mut [Series], forced: bool) -> Vec<String> {
+    use crate::pipeline::spec::design::ISOLATE_MIN_CPUS;
+    let cpus = crate::affinity::allowed(0).unwrap_or_default();
+    let need = if forced { 1 } else { ISOLATE_MIN_CPUS } * series.len();
+    let groups = crate::affinity::split(&cpus, series.len()).filter(|_| cpus.len() >= need);
+    let Some(groups) = groups else {
+        r.note(format!(
+            "duet: {} CPU(s) for {} series, fewer than {need}: the sides are not isolated (they share every CPU; isolate = \"cpus\" gives each side one)",
+            cpus.len(),
+            series.len()
+        ));
+        return Vec::new();
+    };
+    let mut said = Vec::new();
+    for (s, g) in series.iter_mut().zip(groups) {
+        let list = g
+            .iter()
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        let server = match s.block.server_pid() {
+            Some(pid) => match crate::affinity::pin_process(pid, &g) {
+                Ok(_) => format!("server and client on CPU {list}"),
+                Err(e) => format!("client on CPU {list}; the server could not be pinned ({e})"),
+            },
+            None => format!("client on CPU {list}; the server is external (not pinned)"),
+        };
+        said.push(format!("{}: {server}", s.key));
+        s.cpus = g;
+    }
+    r.note(format!("duet isolation: {}", said.join("; ")));
+    said
 }
 
 /// One line per compared series over the whole sweep, for the run's last lines.
@@ -263,7 +312,12 @@ fn summary(cells: &[Cell], baseline: &str) -> Vec<String> {
     lines
 }
 
-fn write_verdicts(r: &Runner<'_>, baseline: &str, cells: &[Cell]) -> anyhow::Result<()> {
+fn write_verdicts(
+    r: &Runner<'_>,
+    baseline: &str,
+    cells: &[Cell],
+    isolation: &[String],
+) -> anyhow::Result<()> {
     let spec = r.spec;
     let v = Verdicts {
         design: if spec.run.design.duet() {
@@ -278,6 +332,7 @@ fn write_verdicts(r: &Runner<'_>, baseline: &str, cells: &[Cell]) -> anyhow::Res
         alpha: ALPHA,
         slice_s: spec.run.design.slice_s,
         budget_s: spec.run.design.budget_s,
+        isolation: isolation.to_vec(),
         points: cells.to_vec(),
     };
     let text = serde_json::to_string_pretty(&v)?;
@@ -352,6 +407,8 @@ async fn measure_cell(
                 let mut o = super::point_options(spec, cell.workload, cell.threads, c);
                 o.time_s = spec.run.warmup_s.max(1);
                 o.warmup_s = 0;
+                // The rig's workers start on the series' CPUs (a duet's isolation).
+                o.cpus = s.cpus.clone();
                 match exec::Rig::open(&o).await {
                     Err(e) => Err(format!("{e:#}")),
                     Ok(mut rig) => match rig.run(&o, &mut Quiet).await {
