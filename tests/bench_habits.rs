@@ -204,3 +204,59 @@ fn test_config_file_dry_run_and_client_options_are_taken() {
         assert!(tx > 100, "{s}");
     }
 }
+
+/// `bench cpu` as sysbench 1.0.20's CPU test: the same report layout line for line (figures
+/// masked), exactly `--events` events over the threads, the same `help`, and `prepare`
+/// refused with sysbench's words and status (#24).
+#[test]
+fn the_cpu_test_prints_what_sysbench_prints() {
+    let words = |s: &str| -> Vec<String> { s.split_whitespace().map(str::to_string).collect() };
+    let mask = |s: String| -> String {
+        s.lines()
+            .map(|l| {
+                l.chars()
+                    .map(|c| {
+                        if c.is_ascii_digit() || c == '.' {
+                            'N'
+                        } else {
+                            c
+                        }
+                    })
+                    .collect::<String>()
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let run = "cpu --events=300 --time=0 --threads=2 --cpu-max-prime=2000 run";
+    let ours = bench(&words(run));
+    let sb = sysbench(&words(run));
+    assert_eq!(ours.status.code(), Some(0), "{}", text(&ours));
+    assert_eq!(mask(body(&ours)), mask(body(&sb)), "{}", stdout(&ours));
+    assert!(stdout(&ours).contains("Prime numbers limit: 2000\n"));
+    assert!(
+        stdout(&ours).contains("    total number of events:              300\n"),
+        "{}",
+        stdout(&ours)
+    );
+    assert!(stdout(&ours).contains("    events (avg/stddev):           150.0000/"));
+    let help = |o: &std::process::Output| body(o);
+    assert_eq!(
+        help(&bench(&words("cpu help"))),
+        help(&sysbench(&words("cpu help")))
+    );
+    let ours = bench(&words("cpu prepare"));
+    let sb = sysbench(&words("cpu prepare"));
+    assert_eq!(ours.status.code(), sb.status.code());
+    assert!(
+        String::from_utf8_lossy(&ours.stderr)
+            .contains("'cpu' test does not implement the 'prepare' command."),
+        "{}",
+        text(&ours)
+    );
+    let ours = bench(&words("cpu --cpu-max-prime=0 run"));
+    assert_eq!(ours.status.code(), Some(1));
+    assert!(text(&ours).contains("FATAL: Invalid value of cpu-max-prime: 0."));
+}

@@ -1,6 +1,7 @@
 //! `sweepbench bench`: the sysbench drop-in. Parses sysbench's command line and dispatches to
 //! prepare / run / cleanup / prewarm, printing what sysbench prints.
 
+pub mod host;
 pub mod options;
 
 pub mod output;
@@ -69,6 +70,12 @@ async fn bench(args: &[String]) -> anyhow::Result<Exit> {
     }
     if let Some(extra) = positionals.get(2) {
         bail!("unexpected argument '{extra}'; usage: sweepbench bench <workload> prepare|run|cleanup|prewarm|help [--option=value ...]");
+    }
+    if host::is_host_test(&positionals[0]) {
+        let Some(command) = positionals.get(1) else {
+            bail!("FATAL: Command is required. Supported commands: run, help");
+        };
+        return host::main(command, &raw, raw.int("verbosity") >= 3);
     }
     let opts = options::build(&positionals[0], &raw)?;
     let format = options::output_format(&raw)?;

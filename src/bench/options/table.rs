@@ -30,6 +30,12 @@ const fn def(name: &'static str, kind: Kind, default: &'static str, help: &'stat
 /// Every option `bench` accepts, under sysbench 1.0.20's canonical name.
 pub(super) const DEFS: &[Def] = &[
     def(
+        "cpu_max_prime",
+        Kind::Int,
+        "10000",
+        "upper limit for primes generator (the cpu test)",
+    ),
+    def(
         "threads",
         Kind::Int,
         "1",

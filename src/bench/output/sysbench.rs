@@ -71,7 +71,6 @@ pub fn final_report(r: &RunReport, o: &EngineConfig) -> String {
         }
         s.push_str(" \n");
     }
-    let lat = LatencySummary::new(&r.hist, t.events, t.lat_sum_ns, r.min_max_ns);
     let _ = write!(
         s,
         "SQL statistics:\n    queries performed:\n        read:                            {}\n        write:                           {}\n        other:                           {}\n        total:                           {}\n",
@@ -102,6 +101,15 @@ pub fn final_report(r: &RunReport, o: &EngineConfig) -> String {
         per_sec(t.reconnects, secs)
     );
     s.push('\n');
+    s.push_str(&general(r, o));
+    s
+}
+
+/// The blocks every sysbench test ends with: general statistics, latency and fairness.
+pub fn general(r: &RunReport, o: &EngineConfig) -> String {
+    let mut s = String::new();
+    let t = &r.totals;
+    let lat = LatencySummary::new(&r.hist, t.events, t.lat_sum_ns, r.min_max_ns);
     s.push_str("General statistics:\n");
     let _ = writeln!(
         s,
