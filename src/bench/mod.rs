@@ -75,7 +75,7 @@ async fn bench(args: &[String]) -> anyhow::Result<Exit> {
         let Some(command) = positionals.get(1) else {
             bail!("FATAL: Command is required. Supported commands: run, help");
         };
-        return host::main(command, &raw, raw.int("verbosity") >= 3);
+        return host::main(&positionals[0], command, &raw, raw.int("verbosity") >= 3);
     }
     let opts = options::build(&positionals[0], &raw)?;
     let format = options::output_format(&raw)?;

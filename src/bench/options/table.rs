@@ -36,6 +36,42 @@ pub(super) const DEFS: &[Def] = &[
         "upper limit for primes generator (the cpu test)",
     ),
     def(
+        "memory_block_size",
+        Kind::Str,
+        "1K",
+        "size of memory block for test (the memory test)",
+    ),
+    def(
+        "memory_total_size",
+        Kind::Str,
+        "100G",
+        "total size of data to transfer (the memory test)",
+    ),
+    def(
+        "memory_scope",
+        Kind::Str,
+        "global",
+        "memory access scope {global,local} (the memory test)",
+    ),
+    def(
+        "memory_hugetlb",
+        Kind::Bool,
+        "off",
+        "allocate memory from HugeTLB pool (the memory test; not done here)",
+    ),
+    def(
+        "memory_oper",
+        Kind::Str,
+        "write",
+        "type of memory operations {read, write, none} (the memory test)",
+    ),
+    def(
+        "memory_access_mode",
+        Kind::Str,
+        "seq",
+        "memory access mode {seq,rnd} (the memory test)",
+    ),
+    def(
         "threads",
         Kind::Int,
         "1",
