@@ -19,7 +19,7 @@ use crate::pipeline::verdicts_file::{Cell, Comparison, Verdicts};
 use std::time::Instant;
 
 /// Time between slices (the report of one, the start of the next), for budgeting.
-const SLICE_SETUP_S: f64 = 0.1;
+pub(super) const SLICE_SETUP_S: f64 = 0.1;
 
 /// Memory a managed server takes beside its buffer pool (threads, log buffer, caches).
 const SERVER_OVERHEAD_MB: u64 = 200;

@@ -132,11 +132,30 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
     } else {
         ProgressBar::new(plan.max_points(&spec))
     };
+    // What is left to measure by the plan, not indicatif's rate estimate, which swung with
+    // every server start and prepare: a point is its warmup and duration, a paired slice its
+    // slice (plus the moment it takes to start and stop).
+    let per_point_s = if spec.run.design.paired() {
+        spec.run.design.slice_s as f64 + super::paired::SLICE_SETUP_S
+    } else {
+        (spec.run.warmup_s + spec.run.duration_s) as f64
+    };
     bar.set_style(
         ProgressStyle::with_template(
-            "[{elapsed_precise}] {bar:30} {pos}/{len} points, ETA {eta} {msg}",
+            "[{elapsed_precise}] {bar:30} {pos}/{len} points, about {left} of measuring left {msg}",
         )
-        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .with_key(
+            "left",
+            move |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let left = s.len().unwrap_or(0).saturating_sub(s.pos()) as f64 * per_point_s;
+                let _ = write!(
+                    w,
+                    "{}",
+                    crate::pipeline::plan::format_duration(left.ceil() as u64)
+                );
+            },
+        ),
     );
     let threshold = a.threshold_pct;
     let t = run_points(
