@@ -44,6 +44,12 @@ fn prepare_cleanup_and_verbosity_print_what_sysbench_prints() {
         ));
         assert_eq!(ours.status.code(), Some(0), "{}", text(&ours));
         assert_eq!(sb.status.code(), Some(0));
+        // Nothing on stderr either, so `prepare 2>&1` is sysbench's (our summary line is for
+        // --verbosity=4 and above).
+        assert_eq!(
+            String::from_utf8_lossy(&ours.stderr),
+            String::from_utf8_lossy(&sb.stderr)
+        );
         if verbosity.is_empty() {
             assert_eq!(
                 body(&ours),
@@ -303,4 +309,20 @@ fn masked(s: String) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// An unknown `--db-driver` (`help` too): sysbench's header and FATAL lines on stdout,
+/// status 1, for `run` and `prepare` alike (#24: scripts diff `2>&1`).
+#[test]
+fn an_unknown_driver_says_what_sysbench_says() {
+    let words = |s: &str| -> Vec<String> { s.split_whitespace().map(str::to_string).collect() };
+    for cmd in [
+        "oltp_read_only --db-driver=pgsqlx run",
+        "oltp_read_only --db-driver=help prepare",
+    ] {
+        let (ours, sb) = (bench(&words(cmd)), sysbench(&words(cmd)));
+        assert_eq!(ours.status.code(), sb.status.code(), "{cmd}");
+        assert_eq!(body(&ours), body(&sb), "{cmd}");
+        assert_eq!(ours.stderr, sb.stderr, "{cmd}");
+    }
 }
