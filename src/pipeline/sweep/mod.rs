@@ -7,6 +7,7 @@ mod block;
 pub mod calibrate;
 mod gate;
 mod paired;
+mod paired_setup;
 mod record;
 mod run;
 mod sysbench_driver;
@@ -113,7 +114,7 @@ fn default_paired(spec: &mut SweepSpec, plan: &Plan, a: &SweepArgs) {
         .iter()
         .map(|(t, c)| (t.to_string(), c.to_string()))
         .collect();
-    if let Err(e) = paired::check_memory(spec, &keys) {
+    if let Err(e) = paired_setup::check_memory(spec, &keys) {
         let why = format!("the servers would not all fit in memory at once ({e:#})");
         return spec.run.design.fall_back(why);
     }
