@@ -2,7 +2,7 @@
 //! `--memory-block-size` block (in order or at random offsets) of a buffer shared by every
 //! thread (`global`) or each thread's own (`local`), until `--memory-total-size` is moved.
 
-use super::HostTest;
+use super::{size, HostTest};
 use crate::bench::options::RawOptions;
 use crate::engine::workload::rand::Rng;
 use anyhow::bail;
@@ -12,20 +12,6 @@ use std::sync::Arc;
 pub const HELP: &str = "memory options:\n  --memory-block-size=SIZE    size of memory block for test [1K]\n  --memory-total-size=SIZE    total size of data to transfer [100G]\n  --memory-scope=STRING       memory access scope {global,local} [global]\n  --memory-hugetlb[=on|off]   allocate memory from HugeTLB pool [off]\n  --memory-oper=STRING        type of memory operations {read, write, none} [write]\n  --memory-access-mode=STRING memory access mode {seq,rnd} [seq]\n";
 
 const WORD: usize = std::mem::size_of::<usize>();
-
-/// sysbench's SIZE values: a number with an optional b, k, m, g or t (powers of 1024).
-fn size(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let (num, mult) = match s.chars().last()? {
-        'b' | 'B' => (&s[..s.len() - 1], 1),
-        'k' | 'K' => (&s[..s.len() - 1], 1 << 10),
-        'm' | 'M' => (&s[..s.len() - 1], 1 << 20),
-        'g' | 'G' => (&s[..s.len() - 1], 1 << 30),
-        't' | 'T' => (&s[..s.len() - 1], 1u64 << 40),
-        _ => (s, 1),
-    };
-    num.parse::<u64>().ok()?.checked_mul(mult)
-}
 
 #[derive(Clone, Copy, PartialEq)]
 enum Oper {

@@ -4,6 +4,7 @@
 //! are fixed. DBAs characterise a host with them before they benchmark its server.
 
 mod cpu;
+mod fileio;
 mod memory;
 
 pub use cpu::primes_below;
@@ -23,7 +24,21 @@ use std::time::{Duration, Instant};
 
 /// sysbench's built-in tests that need no server.
 pub fn is_host_test(name: &str) -> bool {
-    matches!(name, "cpu" | "memory")
+    matches!(name, "cpu" | "memory" | "fileio")
+}
+
+/// sysbench's SIZE values: a number with an optional b, k, m, g or t (powers of 1024).
+fn size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (num, mult) = match s.chars().last()? {
+        'b' | 'B' => (&s[..s.len() - 1], 1),
+        'k' | 'K' => (&s[..s.len() - 1], 1 << 10),
+        'm' | 'M' => (&s[..s.len() - 1], 1 << 20),
+        'g' | 'G' => (&s[..s.len() - 1], 1 << 30),
+        't' | 'T' => (&s[..s.len() - 1], 1u64 << 40),
+        _ => (s, 1),
+    };
+    num.parse::<u64>().ok()?.checked_mul(mult)
 }
 
 /// The general options every host test takes.
@@ -71,19 +86,34 @@ trait HostTest: Sync {
     fn interval_line(&self, events: u64, secs: f64, threads: u32, pct: u32, lat_ms: f64) -> String;
     /// What comes before "General statistics:".
     fn cumulative(&self, events: u64, secs: f64) -> String;
+    /// After the threads ended, before the report (fileio's fsync at the end).
+    fn done(&self) {}
 }
 
 /// `bench cpu|memory COMMAND`: `run` and `help`; prepare, cleanup and prewarm are refused as
 /// sysbench refuses them.
 pub fn main(name: &str, command: &str, raw: &RawOptions, verbose: bool) -> anyhow::Result<Exit> {
-    if verbose && command != "run" {
+    let no_mode = name == "fileio" && command == "run" && !raw.given("file_test_mode");
+    if verbose && (command != "run" || no_mode) {
         println!("{}\n", banner());
+    }
+    if no_mode {
+        // sysbench's answer, on stdout with the test's options.
+        println!(
+            "FATAL: Missing required argument: --file-test-mode\n\n{}",
+            fileio::HELP
+        );
+        return Ok(Exit::Failed);
     }
     match (command, name) {
         ("help", "cpu") => println!("{}", cpu::HELP),
+        ("help", "fileio") => println!("{}", fileio::HELP),
         ("help", _) => println!("{}", memory::HELP),
         ("run", "cpu") => return run(&cpu::Cpu::of(raw)?, raw, verbose),
+        ("run", "fileio") => return run(&fileio::FileIo::of(raw, true)?, raw, verbose),
         ("run", _) => return run(&memory::Memory::of(raw)?, raw, verbose),
+        ("prepare", "fileio") => fileio::prepare(&fileio::FileIo::of(raw, false)?)?,
+        ("cleanup", "fileio") => fileio::cleanup(&fileio::FileIo::of(raw, false)?),
         ("prepare" | "cleanup" | "prewarm" | "warmup", _) => {
             bail!("'{name}' test does not implement the '{command}' command.")
         }
@@ -195,6 +225,7 @@ fn run<T: HostTest>(test: &T, raw: &RawOptions, verbose: bool) -> anyhow::Result
             .map(|w| w.join().expect("a host test's thread panicked"))
             .collect()
     });
+    test.done();
     let elapsed = started.elapsed().as_secs_f64();
     let mut report = RunReport {
         threads: lim.threads,

@@ -141,7 +141,7 @@ impl RawOptions {
         self.get(name).parse().unwrap_or(0)
     }
 
-    fn float(&self, name: &str) -> f64 {
+    pub fn float(&self, name: &str) -> f64 {
         self.get(name).parse().unwrap_or(0.0)
     }
 
