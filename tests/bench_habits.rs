@@ -216,7 +216,6 @@ fn test_config_file_dry_run_and_client_options_are_taken() {
 /// refused with sysbench's words and status (#24).
 #[test]
 fn the_cpu_test_prints_what_sysbench_prints() {
-    let words = |s: &str| -> Vec<String> { s.split_whitespace().map(str::to_string).collect() };
     let run = "cpu --events=300 --time=0 --threads=2 --cpu-max-prime=2000 run";
     let ours = bench(&words(run));
     let sb = sysbench(&words(run));
@@ -253,7 +252,6 @@ fn the_cpu_test_prints_what_sysbench_prints() {
 /// blocks shared out over the threads, and the same `help` (#24).
 #[test]
 fn the_memory_test_prints_what_sysbench_prints() {
-    let words = |s: &str| -> Vec<String> { s.split_whitespace().map(str::to_string).collect() };
     for extra in [
         "",
         "--memory-oper=read --memory-scope=local",
@@ -315,7 +313,6 @@ fn masked(s: String) -> String {
 /// status 1, for `run` and `prepare` alike (#24: scripts diff `2>&1`).
 #[test]
 fn an_unknown_driver_says_what_sysbench_says() {
-    let words = |s: &str| -> Vec<String> { s.split_whitespace().map(str::to_string).collect() };
     for cmd in [
         "oltp_read_only --db-driver=pgsqlx run",
         "oltp_read_only --db-driver=help prepare",
@@ -406,4 +403,9 @@ fn the_fileio_test_prints_what_sysbench_prints() {
     );
     assert_eq!(body(&o), body(&t));
     assert!(!ours_dir.path().join("test_file.0").exists());
+}
+
+/// A command line's words.
+fn words(s: &str) -> Vec<String> {
+    s.split_whitespace().map(str::to_string).collect()
 }
