@@ -12,6 +12,11 @@ pub struct Probe {
     pub cpu_mops: f64,
     /// (max − min) / median of the rounds, percent.
     pub cpu_spread_pct: f64,
+    /// sysbench's CPU test on one thread (`--cpu-max-prime=10000`), events per second over
+    /// 0.3 s, as `bench cpu` counts them (on the project's VM 1.45× sysbench 1.0.20's own
+    /// figure: compare hosts with one tool). 0 in runs made before it was measured.
+    #[serde(default)]
+    pub cpu_eps: f64,
     /// Median latency of a 4 KiB write + fdatasync in the results directory, microseconds.
     pub fsync_us: f64,
     /// (p90 − p10) / median of the fsyncs, percent.
@@ -84,6 +89,19 @@ fn cpu_round(d: Duration) -> f64 {
     steps as f64 / start.elapsed().as_secs_f64() / 1e6
 }
 
+/// sysbench cpu's events per second on this thread for `d`.
+fn cpu_eps(d: Duration) -> f64 {
+    let start = Instant::now();
+    let mut events = 0u64;
+    while start.elapsed() < d {
+        std::hint::black_box(crate::engine::workload::primes::primes_below(
+            std::hint::black_box(10_000),
+        ));
+        events += 1;
+    }
+    events as f64 / start.elapsed().as_secs_f64()
+}
+
 fn probe(dir: &Path) -> Option<Probe> {
     let cpu = sorted(
         (0..9)
@@ -112,6 +130,7 @@ fn probe(dir: &Path) -> Option<Probe> {
     let fs_med = q(&lat, 0.5);
     Some(Probe {
         cpu_mops: (cpu_med * 10.0).round() / 10.0,
+        cpu_eps: (cpu_eps(Duration::from_millis(300)) * 100.0).round() / 100.0,
         cpu_spread_pct: ((cpu[cpu.len() - 1] - cpu[0]) / cpu_med * 1000.0).round() / 10.0,
         fsync_us: (fs_med * 10.0).round() / 10.0,
         fsync_spread_pct: ((q(&lat, 0.9) - q(&lat, 0.1)) / fs_med * 1000.0).round() / 10.0,
@@ -190,6 +209,8 @@ mod tests {
         let f = fingerprint(Some(d.path()));
         let p = f.probe.expect("probe ran");
         assert!(p.cpu_mops > 0.0 && p.fsync_us > 0.0, "{p:?}");
+        // At least one event of sysbench's CPU test was timed.
+        assert!(p.cpu_eps > 0.0, "{p:?}");
         assert!(!f.kernel.is_empty() && f.memory_bytes > 0);
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
     }
@@ -199,6 +220,7 @@ mod tests {
         let probe = Probe {
             cpu_mops: 1000.0,
             cpu_spread_pct: 2.0,
+            cpu_eps: 2400.0,
             fsync_us: 500.0,
             fsync_spread_pct: 20.0,
         };

@@ -8,25 +8,7 @@ use anyhow::bail;
 pub const HELP: &str =
     "cpu options:\n  --cpu-max-prime=N upper limit for primes generator [10000]\n";
 
-/// One event: the primes below `max_prime`, counted as sysbench's `cpu_execute_event` does
-/// (trial division up to √c, in 64-bit integers). Returns the count, so the work is used.
-pub fn primes_below(max_prime: u64) -> u64 {
-    let mut n = 0;
-    for c in 3..max_prime {
-        let t = (c as f64).sqrt();
-        let mut l = 2u64;
-        while (l as f64) <= t {
-            if c % l == 0 {
-                break;
-            }
-            l += 1;
-        }
-        if l as f64 > t {
-            n += 1;
-        }
-    }
-    n
-}
+pub use crate::engine::workload::primes::primes_below;
 
 pub struct Cpu {
     max_prime: u64,
@@ -78,19 +60,5 @@ impl HostTest for Cpu {
             "CPU speed:\n    events per second: {:8.2}\n\n",
             events as f64 / secs
         )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn primes_are_counted_as_sysbench_counts_them() {
-        // 3..10: 3, 5, 7 (sysbench starts at 3, so 2 is not counted).
-        assert_eq!(primes_below(10), 3);
-        // π(10000) = 1229, less the prime 2.
-        assert_eq!(primes_below(10_000), 1228);
-        assert_eq!(primes_below(3), 0);
     }
 }

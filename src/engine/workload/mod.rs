@@ -2,6 +2,7 @@
 //! and the per-event sequence of statement groups (spec §3).
 
 pub mod prepare;
+pub mod primes;
 pub mod rand;
 pub mod session;
 pub mod sql;
