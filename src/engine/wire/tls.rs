@@ -269,15 +269,26 @@ pub fn client_config(verify: Verify, o: &TlsOptions) -> Result<Arc<ClientConfig>
         }
     };
     let config = match (cert, key) {
-        (Some(cert), Some(key)) => {
+        (Some(cert), Some(key_path)) => {
             let chain = CertificateDer::pem_file_iter(cert)
                 .and_then(|i| i.collect::<Result<Vec<_>, _>>())
                 .map_err(|e| format!("{}: {e}", read("reading the certificate", cert)))?;
-            let key = PrivateKeyDer::from_pem_file(key)
-                .map_err(|e| format!("{}: {e}", read("reading the key", key)))?;
+            let key = PrivateKeyDer::from_pem_file(key_path)
+                .map_err(|e| format!("{}: {e}", read("reading the key", key_path)))?;
             builder
                 .with_client_auth_cert(chain, key)
-                .map_err(|e| format!("the client certificate and key: {e}"))?
+                .map_err(|e| match e {
+                    rustls::Error::InconsistentKeys(_) => format!(
+                        "the client certificate {} and the key {} do not belong together ({e}): give the key the certificate was made with",
+                        cert.display(),
+                        key_path.display()
+                    ),
+                    e => format!(
+                        "the client certificate {} and key {}: {e}",
+                        cert.display(),
+                        key_path.display()
+                    ),
+                })?
         }
         (None, None) => builder.with_no_client_auth(),
         _ => return Err("give both --mysql-ssl-cert and --mysql-ssl-key, or neither".into()),
@@ -322,6 +333,38 @@ mod tests {
             cipher: Some("TLS_CHACHA20_POLY1305_SHA256".into()),
             ..Default::default()
         };
+        assert!(client_config(Verify::Nothing, &o).is_ok());
+    }
+
+    /// A client certificate with another key's file is refused naming both files and what
+    /// is wrong (#22 N24), before anything connects.
+    #[test]
+    fn a_certificate_and_a_key_that_do_not_match_are_named() {
+        let d = tempfile::tempdir().unwrap();
+        let key = rcgen::KeyPair::generate().unwrap();
+        let other = rcgen::KeyPair::generate().unwrap();
+        let cert = rcgen::CertificateParams::new(vec!["client".into()])
+            .unwrap()
+            .self_signed(&key)
+            .unwrap();
+        let (c, k) = (
+            d.path().join("client-cert.pem"),
+            d.path().join("other-key.pem"),
+        );
+        std::fs::write(&c, cert.pem()).unwrap();
+        std::fs::write(&k, other.serialize_pem()).unwrap();
+        let o = TlsOptions {
+            cert: Some(c.clone()),
+            key: Some(k.clone()),
+            ..TlsOptions::default()
+        };
+        let e = client_config(Verify::Nothing, &o).unwrap_err();
+        assert!(e.contains("do not belong together"), "{e}");
+        assert!(
+            e.contains(&c.display().to_string()) && e.contains(&k.display().to_string()),
+            "{e}"
+        );
+        std::fs::write(&k, key.serialize_pem()).unwrap();
         assert!(client_config(Verify::Nothing, &o).is_ok());
     }
 }
