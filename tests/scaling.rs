@@ -223,7 +223,18 @@ fn an_sla_search_returns_a_capacity_that_meets_it_and_a_step_above_that_does_not
             .find(|p| p.rate == rate)
             .unwrap_or_else(|| panic!("no point at {rate}/s"))
     };
-    let cap = sla["rate"].as_u64().expect("a rate met p99 ≤ 5 ms");
+    // Whether any rate meets p99 ≤ 5 ms is this machine's business (a loaded VM may miss it
+    // at every rate); what the search reports of what it measured is asserted either way.
+    let Some(cap) = sla["rate"].as_u64() else {
+        assert!(
+            rate_points
+                .iter()
+                .all(|p| !sweepbench::pipeline::scaling::meets_sla(p, 5.0)),
+            "no capacity reported, yet a rate met the SLA: {rate_points:?}"
+        );
+        println!("no rate met p99 ≤ 5 ms on this machine this time");
+        return;
+    };
     let p = at(cap);
     assert!(p.lat_p99_ms.unwrap() <= 5.0, "{p:?}");
     assert!(sweepbench::pipeline::scaling::meets_sla(p, 5.0));
