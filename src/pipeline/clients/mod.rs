@@ -147,8 +147,6 @@ impl Task {
         })
     }
 
-    /// The engine's configuration for this share: what `sweep::point_options` gives the
-    /// one-client point, at this client's threads and rate.
     /// Refuses a task whose values are out of their stated ranges: a task file is input
     /// like any other (a mounted ConfigMap, a controller's line), and the engine assumes
     /// tables ≥ 1, threads ≥ 1 and durations it can add to an instant.
@@ -181,6 +179,8 @@ impl Task {
         Ok(())
     }
 
+    /// The engine's configuration for this share: what `sweep::point_options` gives the
+    /// one-client point, at this client's threads and rate.
     pub fn engine_config(&self, password: Option<String>) -> anyhow::Result<EngineConfig> {
         self.check()?;
         let w = crate::engine::config::WorkloadKind::from_name(&self.workload)

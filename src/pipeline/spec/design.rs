@@ -191,23 +191,27 @@ pub(super) fn check(
 ) -> Result<(), SpecError> {
     let series = targets.len() * configs.len();
     if run.design.defaulted() {
-        if series < 2 {
-            return Ok(());
-        }
-        let slice_or_budget = raw.run.slice.is_some() || raw.run.budget.is_some();
-        match unfit(run, local, targets, configs) {
-            Some(why) if slice_or_budget => {
-                let span = raw.run.slice.as_ref().or(raw.run.budget.as_ref());
+        // Why the default stays sequential, if it does; one series needs no saying.
+        let why = if series < 2 {
+            Some(format!("this sweep has one series ({})", targets[0].name))
+        } else if let Some(why) = unfit(run, local, targets, configs) {
+            Some(format!("this sweep {why}"))
+        } else if raw.run.order.is_some() {
+            Some("run.order arranges a sequential design's repeats".into())
+        } else {
+            None
+        };
+        let slice_or_budget = raw.run.slice.as_ref().or(raw.run.budget.as_ref());
+        match (why, slice_or_budget) {
+            (Some(why), Some(v)) => {
                 return Err(cx.err(
-                    span.map_or(0..0, |s| s.span()),
-                    format!("run.slice and run.budget apply to the paired design, which this sweep cannot use: it {why}"),
+                    v.span(),
+                    format!("run.slice and run.budget apply to the paired design, which this sweep cannot use: {why}"),
                 ));
             }
-            Some(why) => run.design.why = format!("this sweep {why}"),
-            None if raw.run.order.is_some() => {
-                run.design.why = "run.order arranges a sequential design's repeats".into();
-            }
-            None => run.design.design = Design::Paired,
+            (Some(why), None) if series >= 2 => run.design.why = why,
+            (Some(_), None) => {}
+            (None, _) => run.design.design = Design::Paired,
         }
         return Ok(());
     }

@@ -547,6 +547,14 @@ fn several_series_are_paired_by_default_where_they_can_be() {
     let s = parse(&one).unwrap();
     assert_eq!(s.run.design.design, Design::Sequential);
     assert_eq!(s.run.design.said(), None);
+    // slice or budget where the default cannot pair is an error, not silently ignored.
+    let e = err(&one.replace("[run]\n", "[run]\nslice = \"3s\"\n"));
+    assert!(e.message.contains("this sweep has one series (m)"), "{e}");
+    let e = err(&plain.replace(
+        "[run]\n",
+        "[run]\norder = \"interleaved\"\nbudget = \"4m\"\n",
+    ));
+    assert!(e.message.contains("run.order arranges"), "{e}");
 }
 
 #[test]
