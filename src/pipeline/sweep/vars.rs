@@ -148,18 +148,32 @@ impl Journal {
 /// must not hold the run for ever. The journal keeps what was not put back.
 const ADMIN_DEADLINE: std::time::Duration = std::time::Duration::from_secs(15);
 
-/// `fut`, or an error naming `what` when the server has not answered within ADMIN_DEADLINE.
+/// The error for a step the server did not answer in time.
+fn no_answer(what: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{what}: no answer within {} s (is the server stopped, e.g. SIGSTOP, or overloaded?)",
+        ADMIN_DEADLINE.as_secs()
+    )
+}
+
+/// `fut` within ADMIN_DEADLINE: Err(()) when the server did not answer in time.
+async fn timed<T>(
+    fut: impl std::future::Future<Output = Result<T, mysql_async::Error>>,
+) -> Result<Result<T, mysql_async::Error>, ()> {
+    tokio::time::timeout(ADMIN_DEADLINE, fut)
+        .await
+        .map_err(|_| ())
+}
+
+/// `fut`, or an error naming `what` when it failed or the server has not answered in time.
 async fn within<T>(
     what: &str,
     fut: impl std::future::Future<Output = Result<T, mysql_async::Error>>,
 ) -> anyhow::Result<T> {
-    match tokio::time::timeout(ADMIN_DEADLINE, fut).await {
+    match timed(fut).await {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(anyhow::anyhow!("{what}: {}", db::describe(&e))),
-        Err(_) => Err(anyhow::anyhow!(
-            "{what}: no answer within {} s (is the server stopped, e.g. SIGSTOP, or overloaded?)",
-            ADMIN_DEADLINE.as_secs()
-        )),
+        Err(()) => Err(no_answer(what)),
     }
 }
 
@@ -227,15 +241,11 @@ impl Applied {
                 break;
             }
             let set = format!("SET GLOBAL {name} = {value}");
-            let done = tokio::time::timeout(ADMIN_DEADLINE, conn.query_drop(&set)).await;
-            let done = match done {
-                Ok(r) => r,
-                Err(_) => {
-                    // It may yet take effect: the journal holds the original for the next run.
-                    a.old.push((name.clone(), old));
-                    a.error = Some(format!("{set}: no answer within {} s (is the server stopped, e.g. SIGSTOP, or overloaded?)", ADMIN_DEADLINE.as_secs()));
-                    break;
-                }
+            let Ok(done) = timed(conn.query_drop(&set)).await else {
+                // It may yet take effect: the journal holds the original for the next run.
+                a.old.push((name.clone(), old));
+                a.error = Some(format!("{:#}", no_answer(&set)));
+                break;
             };
             match done {
                 Ok(()) => a.old.push((name.clone(), old)),
@@ -263,19 +273,20 @@ impl Applied {
         let mut first_err = None;
         for (name, old) in self.old.iter().rev() {
             let sql = format!("SET GLOBAL {name} = {}", literal(old));
-            if let Err(e) = within(&sql, conn.query_drop(&sql)).await {
+            match timed(conn.query_drop(&sql)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    first_err.get_or_insert(anyhow::anyhow!("{sql}: {}", db::describe(&e)));
+                }
                 // A server that does not answer will not answer the next one either.
-                let stuck = e.to_string().contains("no answer within");
-                first_err.get_or_insert(e);
-                if stuck {
+                Err(()) => {
+                    first_err.get_or_insert(no_answer(&sql));
                     break;
                 }
             }
         }
         if first_err.is_none() {
             let _ = tokio::time::timeout(ADMIN_DEADLINE, conn.disconnect()).await;
-        }
-        if first_err.is_none() {
             if let Some(j) = &self.journal {
                 j.clear(&self.target)?;
             }
