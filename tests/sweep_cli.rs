@@ -450,7 +450,9 @@ fn a_stopped_server_does_not_hold_the_run_when_settings_go_back() {
         )
     };
     let results = dir.path().join("results");
-    let long = sweep_file(dir.path(), "stopped", &body("60s"));
+    // Long enough to be stopped mid-point; the point then ends at its duration plus
+    // point_timeout, whatever the server does.
+    let long = sweep_file(dir.path(), "stopped", &body("20s"));
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
         .args(["run", long.to_str().unwrap(), "--results-dir"])
         .arg(&results)
@@ -462,6 +464,18 @@ fn a_stopped_server_does_not_hold_the_run_when_settings_go_back() {
         "the config to be applied",
         std::time::Duration::from_secs(120),
         || query_col_on(&s, "SELECT @@long_query_time")[0].starts_with('7'),
+    );
+    // And the data prepared (its secondary index is made last): the point is what is
+    // stopped, not the preparation, which has no deadline of its own yet.
+    wait_for(
+        "the data to be prepared",
+        std::time::Duration::from_secs(120),
+        || {
+            query_col_on(
+                &s,
+                "SELECT COUNT(*) FROM information_schema.statistics WHERE table_schema = 'stopped' AND index_name = 'k_1'",
+            )[0] != "0"
+        },
     );
     let resume = Continue(pid);
     assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
