@@ -322,3 +322,41 @@ fn checkpoints_report_and_reset_the_counters() {
     );
     assert_eq!(text.matches("SQL statistics:").count(), 2);
 }
+
+/// A server stopped (SIGSTOP) while `prepare` loads: the load is given up once a ping on a
+/// second connection goes unanswered, instead of waiting for ever (#22: every wait on a
+/// server has a deadline). Not a speed bound: before the watch the command never ended.
+#[test]
+fn prepare_gives_up_on_a_server_that_stopped_answering() {
+    let s = ManagedServer::start(&ServerSpec::default()).unwrap();
+    let pid = s.pid().unwrap() as i32;
+    let conn = db_on(&s, "stalled");
+    let mut args: Vec<String> = "oltp_read_write prepare --tables=4 --table-size=2000000"
+        .split(' ')
+        .map(String::from)
+        .collect();
+    args.extend(conn);
+    let mut child = spawn_bench(&args);
+    // Stopped once the load is under way (the first table exists).
+    wait_for("the load to start", Duration::from_secs(60), || {
+        exec_root(&s, &["SELECT COUNT(*) FROM stalled.sbtest1 LIMIT 1"]).is_ok()
+    });
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+    let mut status = None;
+    wait_for("prepare to give up", Duration::from_secs(120), || {
+        status = child.try_wait().unwrap();
+        status.is_some()
+    });
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    let out = child.wait_with_output().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(status.unwrap().code(), Some(1), "{said}");
+    assert!(
+        said.contains("the server stopped answering while preparing the tables: no reply to a ping on a second connection within 15 s"),
+        "{said}"
+    );
+}

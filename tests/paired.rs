@@ -33,11 +33,15 @@ fn verdicts(run: &Path) -> serde_json::Value {
 #[test]
 fn a_paired_run_measures_a_slice_per_series_per_round_and_keeps_its_verdicts() {
     let dir = tempfile::tempdir().unwrap();
-    let f = sweep(dir.path(), "repeats = 3");
+    let f = sweep(
+        dir.path(),
+        "repeats = 3\ninterleave = \"300ms\"\npin = \"pairs\"",
+    );
     let out = run(dir.path(), &f, &[]);
     let t = text(&out);
     assert_eq!(out.status.code(), Some(0), "{t}");
     assert!(t.contains("12 ok, 0 failed, 0 skipped of 12 slices"), "{t}");
+    assert!(t.contains("(1 s each, in turns of 300 ms)"), "{t}");
     assert!(t.contains("local/b vs local/a: "), "{t}");
     let run_dir = latest(dir.path());
     // One record per series per round, the round as its repeat.
@@ -56,14 +60,38 @@ fn a_paired_run_measures_a_slice_per_series_per_round_and_keeps_its_verdicts() {
         assert_eq!(repeats, BTreeSet::from(["1", "2", "3"]), "{cfg} t{threads}");
     }
     assert!(rows.iter().all(|r| &r[col("status")] == "ok"));
+    // A slice is its turns added up: 300 + 300 + 300 + 100 ms, and the events in flight at
+    // each turn's end.
+    for r in &rows {
+        let d: f64 = r[col("duration_s")].parse().unwrap();
+        assert!((1.0..3.0).contains(&d), "a 1 s slice measured {d} s");
+    }
     let v = verdicts(&run_dir);
     assert_eq!(v["design"], "paired");
+    assert_eq!(v["interleave_ms"], 300);
     assert_eq!(v["baseline"], "local/a");
     let cells = v["points"].as_array().unwrap();
     assert_eq!(cells.len(), 2);
     for c in cells {
         assert_eq!(c["rounds"], 3);
         assert_eq!(c["looks"], serde_json::json!([3]));
+        // Each worker and its connection's server thread held to one CPU, on both sides.
+        let n = c["threads"].as_u64().unwrap();
+        let pinned: Vec<&str> = c["pinned"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap())
+            .collect();
+        assert_eq!(pinned.len(), 2, "{c}");
+        for (p, key) in pinned.iter().zip(["local/a", "local/b"]) {
+            assert!(
+                p.starts_with(&format!(
+                    "{key}: {n} client/server thread pair(s) pinned over CPU(s) "
+                )),
+                "{p}"
+            );
+        }
         // One look, after the third round: decided there, or not.
         assert!(
             ["rounds", "decided"].contains(&c["stopped"].as_str().unwrap()),
@@ -102,6 +130,7 @@ fn a_paired_run_measures_a_slice_per_series_per_round_and_keeps_its_verdicts() {
     }
     let md = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
     assert!(md.contains("## Paired verdicts"), "{md}");
+    assert!(md.contains("1 s slices in turns of 300 ms"), "{md}");
     assert!(md.contains("| oltp_point_select t2 | local/b |"), "{md}");
     let html = std::fs::read_to_string(run_dir.join("report.html")).unwrap();
     assert!(html.contains("Paired verdicts"));

@@ -8,5 +8,6 @@ pub mod config;
 pub mod db;
 pub mod exec;
 pub mod metrics;
+pub mod watch;
 pub mod wire;
 pub mod workload;

@@ -125,6 +125,28 @@ impl PointRecord {
         v
     }
 
+    /// Why the record's count and rate cannot both be true: a measured point's transactions
+    /// and tps × duration agree within the rounding of a second's edges, and an import's
+    /// within sysbench's own; tenfold apart is an edit, not a measurement.
+    pub fn disagrees(&self) -> Option<String> {
+        if self.status != PointStatus::Ok || self.duration_s <= 0.0 {
+            return None;
+        }
+        let implied = self.tps * self.duration_s;
+        let n = self.transactions as f64;
+        let apart = if n > implied {
+            n / implied.max(1.0)
+        } else {
+            implied / n.max(1.0)
+        };
+        (apart > 10.0 && (n - implied).abs() > 100.0).then(|| {
+            format!(
+                "transactions = {} but tps × duration_s = {implied:.0}",
+                self.transactions
+            )
+        })
+    }
+
     /// Client processes that measured the point (1 for files without the column).
     pub fn client_count(&self) -> u32 {
         self.clients.max(1)
@@ -471,6 +493,13 @@ pub fn load_points(run: &Path) -> anyhow::Result<Vec<PointRecord>> {
         {
             bail!(
                 "{}: row {}: {name} = {v} is not a finite, non-negative figure (the file was edited or damaged); correct or remove that row",
+                path.display(),
+                i + 2
+            );
+        }
+        if let Some(why) = p.disagrees() {
+            bail!(
+                "{}: row {}: {why} (the file was edited or damaged); correct or remove that row",
                 path.display(),
                 i + 2
             );

@@ -88,6 +88,43 @@ fn an_infinite_figure_in_points_csv_is_refused_at_load() {
     }
 }
 
+/// A count no rate and duration can give (#22 N10: a part's `transactions` set to
+/// u64::MAX) is refused at load; counts that agree, or differ by a second's edges, are not.
+#[test]
+fn a_count_the_rate_and_duration_deny_is_refused_at_load() {
+    let rec = |transactions: u64, tps: f64, duration_s: f64| PointRecord {
+        point_id: "a/default/w/t1/r1".into(),
+        status: PointStatus::Ok,
+        transactions,
+        tps,
+        duration_s,
+        ..PointRecord::default()
+    };
+    for (n, tps, d) in [
+        (1000, 100.0, 10.0),
+        (1, 0.5, 2.0),
+        (1210, 100.0, 10.0),
+        (0, 0.0, 0.0),
+    ] {
+        assert_eq!(rec(n, tps, d).disagrees(), None, "{n} {tps} {d}");
+    }
+    let d = tempfile::tempdir().unwrap();
+    let mut dir = RunDir::create_at(&d.path().join("run"), "name = \"x\"\n").unwrap();
+    dir.append_point(&rec(u64::MAX, 100.0, 10.0)).unwrap();
+    let e = load_points(&dir.path).unwrap_err().to_string();
+    assert!(
+        e.contains("row 2: transactions = 18446744073709551615 but tps × duration_s = 1000"),
+        "{e}"
+    );
+    let mut failed = rec(u64::MAX, 100.0, 10.0);
+    failed.status = PointStatus::Failed;
+    assert_eq!(
+        failed.disagrees(),
+        None,
+        "a failed point's figures are not read"
+    );
+}
+
 /// compare and history read the scaling curve only: an SLA search's open-loop step at
 /// 4 threads is not a closed-loop point at 4 threads.
 #[test]

@@ -35,6 +35,9 @@ pub struct Cell {
     /// the slice, and the share stolen by the hypervisor; null where not measured.
     #[serde(default)]
     pub cpu_pct: Vec<Vec<Option<[f64; 2]>>>,
+    /// Per series: how its client/server thread pairs were pinned (`run.pin`), or why not.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pinned: Vec<String>,
     pub comparisons: Vec<Comparison>,
 }
 
@@ -46,12 +49,19 @@ pub struct Verdicts {
     pub threshold_pct: f64,
     pub alpha: f64,
     pub slice_s: u64,
+    /// Paired: the turns each slice was measured in, milliseconds (0 or absent: one turn).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub interleave_ms: u64,
     pub budget_s: Option<u64>,
     /// A duet's CPU isolation, per series ("local/a: server and client on CPU 0"); empty
     /// when the sides shared every CPU.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub isolation: Vec<String>,
     pub points: Vec<Cell>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// The run's verdicts.json, if it has one.
@@ -89,9 +99,14 @@ fn change(j: &PairedJudgement) -> String {
 /// The verdicts as a Markdown table with the method, for report.md and the terminal.
 pub fn markdown(v: &Verdicts) -> String {
     let mut s = format!(
-        "{} design: {} s slices{}, threshold ±{}, baseline {}.\n\n",
+        "{} design: {} s slices{}{}, threshold ±{}, baseline {}.\n\n",
         if v.design == "duet" { "Duet" } else { "Paired" },
         v.slice_s,
+        if v.interleave_ms > 0 {
+            format!(" in turns of {} ms", v.interleave_ms)
+        } else {
+            String::new()
+        },
         v.budget_s
             .map(|b| format!(", budget {}", crate::pipeline::plan::format_duration(b)))
             .unwrap_or_default(),

@@ -7,6 +7,7 @@ mod interval;
 pub mod pacer;
 mod supervise;
 mod worker;
+pub use worker::Opened;
 
 use crate::engine::config::EngineConfig;
 use crate::engine::metrics::{Counts, LiveCounts, TotalHist, WorkerHist};
@@ -70,6 +71,35 @@ pub struct RunReport {
     pub interrupted: bool,
     /// Ignored errors by server error code (whole run, checkpoints included).
     pub ignored_by_code: std::collections::BTreeMap<u16, u64>,
+}
+
+impl RunReport {
+    /// Adds another run's figures on the same connections (a turn of an interleaved round):
+    /// counts and histograms add, times add, the first fatal error stays.
+    pub fn absorb(&mut self, o: &RunReport) {
+        self.elapsed_s += o.elapsed_s;
+        self.window_s += o.window_s;
+        self.totals.add(&o.totals);
+        let _ = self.hist.add(&o.hist);
+        self.min_max_ns = match (self.min_max_ns, o.min_max_ns) {
+            (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
+            (x, y) => x.or(y),
+        };
+        for (t, c) in self.per_thread.iter_mut().zip(&o.per_thread) {
+            t.add(c);
+        }
+        if self.fatal.is_none() {
+            self.fatal = o.fatal.clone();
+        }
+        self.unfinished = match (self.unfinished, o.unfinished) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        };
+        self.interrupted |= o.interrupted;
+        for (&c, &n) in &o.ignored_by_code {
+            *self.ignored_by_code.entry(c).or_default() += n;
+        }
+    }
 }
 
 /// Hooks for live output; the run never knows the output format.
@@ -225,7 +255,8 @@ pub async fn run_at(
 ) -> anyhow::Result<RunReport> {
     let mut rig = Rig::open(o).await?;
     start.await?;
-    rig.go(o, observer, true).await
+    let measure = (o.time_s > 0).then(|| Duration::from_secs(o.time_s));
+    rig.go(o, measure, observer, true).await
 }
 
 /// Connections opened and prepared once and measured by many runs (the slices of a paired
@@ -236,6 +267,8 @@ pub struct Rig {
     go: Arc<worker::Go>,
     inbox: Inbox,
     threads: usize,
+    /// Each worker's connection id and thread id, by worker index.
+    opened: Vec<worker::Opened>,
     _teardown: Teardown,
     /// Why the connections can no longer be used (a fatal error, an interrupt, a forced end).
     broken: Option<String>,
@@ -261,15 +294,21 @@ impl Rig {
             graceful: false,
         };
         let mut inbox = start_workers(&cfg, &go, seed, threads)?;
-        inbox.wait_ready(threads).await?;
+        let opened = inbox.wait_ready(threads).await?;
         Ok(Rig {
             cfg,
             go,
             inbox,
             threads,
+            opened,
             _teardown: teardown,
             broken: None,
         })
+    }
+
+    /// Each worker's connection id (the server's) and thread id (ours), by worker index.
+    pub fn workers(&self) -> &[worker::Opened] {
+        &self.opened
     }
 
     /// Closes the connections as a client should (COM_QUIT) when they are idle; a rig
@@ -285,12 +324,26 @@ impl Rig {
         o: &EngineConfig,
         observer: &mut dyn Observer,
     ) -> anyhow::Result<RunReport> {
-        self.go(o, observer, false).await
+        let measure = (o.time_s > 0).then(|| Duration::from_secs(o.time_s));
+        self.go(o, measure, observer, false).await
+    }
+
+    /// One run of `measure` (which may be shorter than a second: the turns of an
+    /// interleaved round) on the open connections; `o.time_s` is not used, and a run this
+    /// short reports no per-second line.
+    pub async fn run_for(
+        &mut self,
+        o: &EngineConfig,
+        measure: Duration,
+        observer: &mut dyn Observer,
+    ) -> anyhow::Result<RunReport> {
+        self.go(o, Some(measure), observer, false).await
     }
 
     async fn go(
         &mut self,
         o: &EngineConfig,
+        measure: Option<Duration>,
         observer: &mut dyn Observer,
         last: bool,
     ) -> anyhow::Result<RunReport> {
@@ -316,7 +369,7 @@ impl Rig {
             events_limit: o.events,
             start,
             measure_start,
-            deadline: (o.time_s > 0).then(|| measure_start + Duration::from_secs(o.time_s)),
+            deadline: measure.map(|m| measure_start + m),
             pacer: (o.rate > 0).then(|| Pacer::new(o.rate)),
             live: (0..self.threads).map(|_| LiveCounts::new()).collect(),
             fatal: Mutex::new(None),
@@ -341,7 +394,7 @@ impl Rig {
 /// What the workers send the controller: readiness once, a histogram per interval, and how
 /// each one ended.
 struct Inbox {
-    ready: mpsc::UnboundedReceiver<(usize, anyhow::Result<()>)>,
+    ready: mpsc::UnboundedReceiver<(usize, anyhow::Result<worker::Opened>)>,
     hists: mpsc::UnboundedReceiver<WorkerHist>,
     ends: mpsc::UnboundedReceiver<Result<WorkerEnd, String>>,
 }
@@ -374,19 +427,24 @@ fn start_workers(
 impl Inbox {
     /// Waits until every worker has connected and prepared, as sysbench does before
     /// "Threads started!"; gives up after 30 s (more for thousands of threads).
-    async fn wait_ready(&mut self, threads: usize) -> anyhow::Result<()> {
+    async fn wait_ready(&mut self, threads: usize) -> anyhow::Result<Vec<worker::Opened>> {
         let limit = Duration::from_secs(30u64.max(threads as u64 / 20));
         let opened = async {
+            let none = worker::Opened {
+                connection_id: 0,
+                tid: 0,
+            };
+            let mut all = vec![none; threads];
             for _ in 0..threads {
                 match self.ready.recv().await {
-                    Some((_, Ok(()))) => {}
+                    Some((i, Ok(o))) => all[i] = o,
                     Some((i, Err(e))) => {
                         return Err(e.context(format!("thread {i} failed to initialize")))
                     }
                     None => anyhow::bail!("worker initialisation failed"),
                 }
             }
-            Ok(())
+            Ok(all)
         };
         match tokio::time::timeout(limit, opened).await {
             Ok(r) => r,
@@ -395,5 +453,61 @@ impl Inbox {
                 limit.as_secs()
             ),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(events: u64, secs: f64, lat_ns: &[u64], fatal: Option<&str>) -> RunReport {
+        let mut hist = crate::engine::metrics::total_hist();
+        for &v in lat_ns {
+            hist.record(v).unwrap();
+        }
+        RunReport {
+            threads: 2,
+            elapsed_s: secs,
+            window_s: secs,
+            totals: Counts {
+                events,
+                reads: events * 10,
+                lat_sum_ns: lat_ns.iter().sum(),
+                ..Counts::default()
+            },
+            hist,
+            min_max_ns: lat_ns
+                .iter()
+                .min()
+                .map(|&a| (a, *lat_ns.iter().max().unwrap())),
+            per_thread: vec![Counts::default(); 2],
+            intervals: Vec::new(),
+            interval_hists: Vec::new(),
+            fatal: fatal.map(String::from),
+            unfinished: None,
+            interrupted: false,
+            ignored_by_code: [(1213u16, 2u64)].into_iter().collect(),
+        }
+    }
+
+    #[test]
+    fn turns_add_up_to_one_report() {
+        let mut a = report(100, 0.25, &[1_000, 2_000], None);
+        a.absorb(&report(
+            300,
+            0.25,
+            &[500, 9_000, 3_000],
+            Some("FATAL: gone"),
+        ));
+        a.absorb(&report(50, 0.125, &[], Some("FATAL: later")));
+        assert_eq!(a.totals.events, 450);
+        assert_eq!(a.totals.reads, 4_500);
+        assert_eq!(a.elapsed_s, 0.625);
+        assert_eq!(a.window_s, 0.625);
+        assert_eq!(a.hist.len(), 5);
+        assert_eq!(a.min_max_ns, Some((500, 9_000)));
+        assert_eq!(a.fatal.as_deref(), Some("FATAL: gone"));
+        assert_eq!(a.ignored_by_code.get(&1213), Some(&6));
+        assert_eq!(a.unfinished, None);
     }
 }

@@ -90,12 +90,20 @@ impl Go {
     }
 }
 
+/// A worker's connection, once open: the server's id for it and the worker's thread id
+/// (what a paired run pins side by side, `Rig::threads`).
+#[derive(Debug, Clone, Copy)]
+pub struct Opened {
+    pub connection_id: u32,
+    pub tid: i32,
+}
+
 /// What a worker thread needs besides its own index.
 pub struct Links {
     pub cfg: Arc<SessionConfig>,
     pub gate: Arc<Gate>,
     pub go: Arc<Go>,
-    pub ready: UnboundedSender<(usize, anyhow::Result<()>)>,
+    pub ready: UnboundedSender<(usize, anyhow::Result<Opened>)>,
     pub hists: UnboundedSender<WorkerHist>,
     pub ends: UnboundedSender<Result<WorkerEnd, String>>,
 }
@@ -116,7 +124,12 @@ pub fn spawn(i: usize, seed: u64, l: Arc<Links>) -> std::io::Result<()> {
                 .pass(|| Session::open(l.cfg.clone(), i, session_seed));
             let mut s = match opened {
                 Ok(s) => {
-                    let _ = l.ready.send((i, Ok(())));
+                    let opened = Opened {
+                        connection_id: s.connection_id(),
+                        // SAFETY: gettid has no arguments and cannot fail.
+                        tid: unsafe { libc::gettid() },
+                    };
+                    let _ = l.ready.send((i, Ok(opened)));
                     s
                 }
                 Err(e) => {

@@ -31,6 +31,8 @@ fn ascii_safe(collation: u8) -> bool {
 /// What the greeting told us that outlives the login.
 pub struct Greeting {
     pub version: String,
+    /// The server's id for this connection (CONNECTION_ID(), PROCESSLIST.ID).
+    pub connection_id: u32,
 }
 
 /// The auth response `plugin` wants. `clear_ok`: the password may travel in clear (a Unix
@@ -148,7 +150,7 @@ pub fn handshake(
         ));
     }
     let version = String::from_utf8_lossy(rd.nul_str()?).into_owned();
-    rd.u32()?;
+    let connection_id = rd.u32()?;
     let mut nonce = rd.bytes(8)?.to_vec();
     rd.u8()?;
     let mut server_caps = rd.u16()? as u32;
@@ -236,7 +238,12 @@ pub fn handshake(
         let r = f.next()?;
         let p = f.payload(r);
         match p.first() {
-            Some(0x00) => return Ok(Greeting { version }),
+            Some(0x00) => {
+                return Ok(Greeting {
+                    version,
+                    connection_id,
+                })
+            }
             Some(0xFF) => {
                 // Which plugin and transport the refused login used: the remedy depends on it.
                 let mut e = Error::from_err_packet(p);

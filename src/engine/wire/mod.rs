@@ -219,6 +219,8 @@ fn eof_status(p: &[u8]) -> u16 {
 pub struct Conn {
     f: Framed,
     pub server_version: String,
+    /// The server's id for this connection (PROCESSLIST.ID); 0 for a dry run.
+    pub connection_id: u32,
     /// `--mysql-dry-run`: every call succeeds at once without a server (sysbench's smoke
     /// test); the socket is an unconnected pair that is never written.
     dry: bool,
@@ -291,6 +293,7 @@ impl Conn {
         Ok(Conn {
             f,
             server_version: g.version,
+            connection_id: g.connection_id,
             dry: false,
         })
     }
@@ -302,6 +305,7 @@ impl Conn {
         Ok(Conn {
             f: Framed::new(Arc::new(Stream::Unix(a))),
             server_version: "dry run".into(),
+            connection_id: 0,
             dry: true,
         })
     }

@@ -96,11 +96,24 @@ fn prepare_parallelism(o: &EngineConfig) -> u32 {
     o.threads.max(cores).max(2)
 }
 
-/// `prepare`: sysbench's tables with sysbench's data, built in parallel.
+/// `prepare`: sysbench's tables with sysbench's data, built in parallel, under the watch
+/// (a server that stops answering, or an interrupt, ends it and shuts the loaders' sockets).
 pub async fn prepare(o: &EngineConfig) -> anyhow::Result<PrepareStats> {
     if o.dry_run {
         return Ok(dry_prepare(o));
     }
+    let sockets = Arc::new(wire::Sockets::new(prepare_parallelism(o) as usize));
+    let shut = sockets.clone();
+    crate::engine::watch::watched(
+        &o.conn,
+        "preparing the tables",
+        build(o, sockets),
+        move || shut.shutdown_all(),
+    )
+    .await
+}
+
+async fn build(o: &EngineConfig, sockets: Arc<wire::Sockets>) -> anyhow::Result<PrepareStats> {
     let mut admin = admin_conn(o, true).await?;
     let started = Instant::now();
     if o.workload == WorkloadKind::BulkInsert {
@@ -171,6 +184,7 @@ pub async fn prepare(o: &EngineConfig) -> anyhow::Result<PrepareStats> {
         serial: serial.then(|| Mutex::new(InOrder::default())),
         table_size,
         chunks,
+        sockets,
     });
     // Tables with no rows still get their index.
     if table_size == 0 {
@@ -282,6 +296,8 @@ struct Loader {
     /// With one thread: tables finished, printed in table order (see `prepare`).
     serial: Option<Mutex<InOrder>>,
     table_size: u64,
+    /// Each loader's socket, shut when the watch gives up on the server.
+    sockets: Arc<wire::Sockets>,
 }
 
 /// Tables finished out of order, and the next one whose lines are due.
@@ -332,6 +348,7 @@ impl Loader {
         // conversion per value (+25–50 % rows/s where the server's default is latin1).
         let mut conn =
             db::wire_connect(c, w, true).map_err(|e| db::cannot_connect(c, w, Some(e.code), e))?;
+        self.sockets.set(w, conn.stream());
         loop {
             let i = self.next.fetch_add(1, Ordering::Relaxed);
             let Some(&chunk) = self.chunks.get(i) else {
@@ -508,6 +525,10 @@ pub async fn cleanup(o: &EngineConfig) -> anyhow::Result<()> {
         }
         return Ok(());
     }
+    crate::engine::watch::watched(&o.conn, "dropping the tables", drop_all(o, tables), || {}).await
+}
+
+async fn drop_all(o: &EngineConfig, tables: u32) -> anyhow::Result<()> {
     let mut conn = admin_conn(o, false).await?;
     for t in 1..=tables {
         say!(o, "Dropping table 'sbtest{t}'...");
@@ -526,6 +547,11 @@ pub async fn prewarm(o: &EngineConfig) -> anyhow::Result<()> {
         }
         return Ok(());
     }
+    crate::engine::watch::watched(&o.conn, "prewarming the tables", warm_all(o, tables), || {})
+        .await
+}
+
+async fn warm_all(o: &EngineConfig, tables: u32) -> anyhow::Result<()> {
     let next = Arc::new(AtomicU32::new(1));
     let mut set = tokio::task::JoinSet::new();
     for w in 0..o.threads.min(tables).max(1) {

@@ -129,6 +129,11 @@ impl Session {
         Ok(s)
     }
 
+    /// The server's id for this connection (PROCESSLIST.ID) as it was opened.
+    pub fn connection_id(&self) -> u32 {
+        self.conn.connection_id
+    }
+
     fn prepare_one(&mut self, text: String) -> Result<Prepared, String> {
         if self.cfg.opts.ps_mode == PsMode::Disable {
             return Ok(Prepared { handle: None, text });

@@ -16,6 +16,30 @@ pub const MIN_ROUNDS: u32 = 5;
 pub const ISOLATE_MIN_CPUS: usize = 2;
 /// A slice when the sweep file does not say.
 pub const DEFAULT_SLICE_S: u64 = 2;
+/// A turn of an interleaved round when the sweep file does not say: none (each slice in one
+/// piece). Turns cut a neighbour's noise, but what one side defers — a lazy server's log
+/// fsync once a second — then lands in the other side's turns, which exaggerated a durable
+/// against lazy change twofold (docs/statistics.md, "Interleaved turns").
+pub const DEFAULT_INTERLEAVE_MS: u64 = 0;
+/// `run.pin`: where a paired design holds each client worker and its connection's server
+/// thread (docs/statistics.md, "Where the threads run").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pin {
+    /// The scheduler decides.
+    None,
+    /// Both on one CPU: no wake-up crosses cores.
+    Pairs,
+    /// The server thread on the CPU after its client's: every wake-up crosses cores, as a
+    /// client on another host's would arrive.
+    Apart,
+}
+
+/// Where a paired design pins when the sweep file does not say.
+pub const DEFAULT_PIN: Pin = Pin::None;
+/// The shortest turn: below it the edges of a turn (the events in flight when it ends) weigh
+/// too much in its rate.
+pub const MIN_INTERLEAVE_MS: u64 = 100;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -34,6 +58,13 @@ pub struct DesignSpec {
     pub design: Design,
     /// Length of one measured slice, seconds (paired).
     pub slice_s: u64,
+    /// Paired (not duet): a round's slices are measured in turns of this many milliseconds,
+    /// the sides alternating in a random order per turn, so that what the machine does for a
+    /// second or two falls on every side of the round alike. 0: each slice in one turn.
+    pub interleave_ms: u64,
+    /// Paired: where each client worker and the server thread serving its connection are
+    /// held, alike on every side (managed servers).
+    pub pin: Pin,
     /// Measuring time the whole sweep may spend, seconds: rounds go on until each point is
     /// decided or its share is spent. None: `repeats` rounds per point.
     pub budget_s: Option<u64>,
@@ -54,6 +85,8 @@ impl Default for DesignSpec {
         DesignSpec {
             design: Design::Sequential,
             slice_s: DEFAULT_SLICE_S,
+            interleave_ms: DEFAULT_INTERLEAVE_MS,
+            pin: DEFAULT_PIN,
             budget_s: None,
             chosen: "file",
             why: String::new(),
@@ -161,6 +194,43 @@ pub(super) fn parse(cx: &Ctx<'_>, raw: &RawSweep, dur: &Dur<'_>) -> Result<Desig
             ))
         }
     };
+    let interleave_ms = match r.interleave.as_ref().map(|v| (v.get_ref().trim(), v.span())) {
+        None => DEFAULT_INTERLEAVE_MS,
+        Some(("off", _)) => 0,
+        Some((text, span)) => match parse_ms(text) {
+            Some(ms) if ms >= MIN_INTERLEAVE_MS && ms <= slice_s * 1000 => ms,
+            _ => {
+                return Err(cx.err(
+                    span,
+                    format!("run.interleave = '{text}': expected a turn from {MIN_INTERLEAVE_MS}ms to the slice ({slice_s}s), such as \"250ms\", or \"off\" for one turn per slice"),
+                ))
+            }
+        },
+    };
+    if let (Some(v), true) = (&r.interleave, chosen == "file" && design != Design::Paired) {
+        return Err(cx.err(
+            v.span(),
+            "run.interleave applies to design = \"paired\" (a duet's sides already share their seconds)",
+        ));
+    }
+    let pin = match r.pin.as_ref().map(|v| (v.get_ref().as_str(), v.span())) {
+        None => DEFAULT_PIN,
+        Some(("apart", _)) => Pin::Apart,
+        Some(("pairs", _)) => Pin::Pairs,
+        Some(("none", _)) => Pin::None,
+        Some((other, span)) => {
+            return Err(cx.err(
+                span,
+                format!("run.pin = '{other}': expected apart, pairs or none"),
+            ))
+        }
+    };
+    if let (Some(v), true) = (&r.pin, chosen == "file" && design != Design::Paired) {
+        return Err(cx.err(
+            v.span(),
+            "run.pin applies to design = \"paired\" (a duet isolates its sides with run.isolate)",
+        ));
+    }
     if let (Some(v), false) = (&r.isolate, design == Design::Duet) {
         return Err(cx.err(
             v.span(),
@@ -170,11 +240,23 @@ pub(super) fn parse(cx: &Ctx<'_>, raw: &RawSweep, dur: &Dur<'_>) -> Result<Desig
     Ok(DesignSpec {
         design,
         slice_s,
+        interleave_ms,
+        pin,
         budget_s,
         chosen,
         why: String::new(),
         isolate,
     })
+}
+
+/// A turn's length: `250ms`, `0.5s`, `1s`.
+fn parse_ms(s: &str) -> Option<u64> {
+    let (num, scale) = match s.strip_suffix("ms") {
+        Some(n) => (n, 1.0),
+        None => (s.strip_suffix('s').unwrap_or(s), 1000.0),
+    };
+    let v: f64 = num.trim().parse().ok()?;
+    (v.is_finite() && v > 0.0 && v * scale < 1e12).then(|| (v * scale).round() as u64)
 }
 
 /// What a paired sweep needs: two or more series to pair, measured by the native engine in
@@ -201,7 +283,13 @@ pub(super) fn check(
         } else {
             None
         };
-        let slice_or_budget = raw.run.slice.as_ref().or(raw.run.budget.as_ref());
+        let slice_or_budget = raw
+            .run
+            .slice
+            .as_ref()
+            .or(raw.run.budget.as_ref())
+            .or(raw.run.interleave.as_ref())
+            .or(raw.run.pin.as_ref());
         match (why, slice_or_budget) {
             (Some(why), Some(v)) => {
                 return Err(cx.err(

@@ -64,6 +64,11 @@ pub struct RawRun {
     pub budget: Option<Spanned<String>>,
     /// A duet's CPU isolation: "cpus" (each side its own cores) or "none".
     pub isolate: Option<Spanned<String>>,
+    /// Paired: how often the sides take turns within a round ("250ms"; "off": one turn).
+    pub interleave: Option<Spanned<String>>,
+    /// Paired: "pairs" (each client worker and its connection's server thread on one CPU)
+    /// or "none".
+    pub pin: Option<Spanned<String>>,
 }
 
 /// `sla = { p99_ms = 10, threads = 32, max_steps = 8, resolution = 0.05 }`.

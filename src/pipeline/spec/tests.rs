@@ -419,6 +419,57 @@ fn the_paired_design_reads_its_slice_and_budget() {
 }
 
 #[test]
+fn the_paired_design_reads_its_turns_and_pinning() {
+    use crate::pipeline::spec::design::{Pin, DEFAULT_INTERLEAVE_MS, DEFAULT_PIN};
+    let s = parse(PAIRED).unwrap();
+    assert_eq!(s.run.design.interleave_ms, DEFAULT_INTERLEAVE_MS);
+    assert_eq!(s.run.design.pin, DEFAULT_PIN);
+    let with =
+        |extra: &str| PAIRED.replace("budget = \"4m\"\n", &format!("budget = \"4m\"\n{extra}\n"));
+    for (text, ms) in [
+        ("500ms", 500),
+        ("0.5s", 500),
+        ("1s", 1000),
+        ("3s", 3000),
+        ("off", 0),
+    ] {
+        let s = parse(&with(&format!("interleave = \"{text}\""))).unwrap();
+        assert_eq!(s.run.design.interleave_ms, ms, "{text}");
+    }
+    for (text, pin) in [
+        ("none", Pin::None),
+        ("pairs", Pin::Pairs),
+        ("apart", Pin::Apart),
+    ] {
+        let s = parse(&with(&format!("pin = \"{text}\""))).unwrap();
+        assert_eq!(s.run.design.pin, pin, "{text}");
+    }
+    // Below the shortest turn, beyond the slice, not a duration: refused on their line.
+    for bad in ["50ms", "4s", "fast", "-1s"] {
+        let e = err(&with(&format!("interleave = \"{bad}\"")));
+        assert_eq!(e.line, 8, "{bad}: {e}");
+        assert!(
+            e.message.contains("from 100ms to the slice (3s)"),
+            "{bad}: {e}"
+        );
+    }
+    let e = err(&with("pin = \"cores\""));
+    assert!(e.message.contains("expected apart, pairs or none"), "{e}");
+    // A duet shares its seconds already; a sequential design has no turns.
+    for design in ["duet", "sequential"] {
+        let text = with("interleave = \"250ms\"")
+            .replace("design = \"paired\"", &format!("design = \"{design}\""))
+            .replace("slice = \"3s\"\nbudget = \"4m\"\n", "");
+        let e = err(&text);
+        assert!(
+            e.message
+                .contains("run.interleave applies to design = \"paired\""),
+            "{design}: {e}"
+        );
+    }
+}
+
+#[test]
 fn the_paired_design_refuses_what_it_cannot_pair() {
     let one = PAIRED.replace(
         "[[configs]]\nname = \"b\"\nvars = { innodb_flush_log_at_trx_commit = 2 }\n",

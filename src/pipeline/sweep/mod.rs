@@ -11,6 +11,7 @@ mod paired_setup;
 mod record;
 mod run;
 mod sysbench_driver;
+mod turns;
 mod vars;
 
 pub use run::run;
@@ -460,9 +461,18 @@ pub async fn check(a: &SweepArgs) -> anyhow::Result<Exit> {
 pub(crate) async fn ensure_data(spec: &SweepSpec, c: &ConnInfo, quiet: bool) -> anyhow::Result<()> {
     let mut o = point_options(spec, spec.run.workloads[0], 1, c);
     o.quiet = quiet;
-    let mut conn = prepare::admin_conn(&o, true).await?;
-    let rows = preflight::table_rows(&mut conn, &c.db, spec.data.tables).await?;
-    let _ = conn.disconnect().await;
+    let rows = crate::engine::watch::watched(
+        &o.conn,
+        "counting the rows of the tables",
+        async {
+            let mut conn = prepare::admin_conn(&o, true).await?;
+            let rows = preflight::table_rows(&mut conn, &c.db, spec.data.tables).await?;
+            let _ = conn.disconnect().await;
+            Ok(rows)
+        },
+        || {},
+    )
+    .await?;
     let ready = rows.iter().all(|r| *r == Some(spec.data.table_size as u64));
     let must = match spec.data.prepare {
         PreparePolicy::Never => return Ok(()),

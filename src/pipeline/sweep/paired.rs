@@ -20,12 +20,12 @@ use std::time::Instant;
 /// Time between slices (the report of one, the start of the next), for budgeting.
 pub(super) const SLICE_SETUP_S: f64 = 0.1;
 
-struct Quiet;
+pub(super) struct Quiet;
 impl Observer for Quiet {}
 
 /// One slice measured: the series' index, its point, its record and the CPU shares others
 /// took during it (`others_share`).
-type Measured = (usize, Point, PointRecord, Option<(f64, f64)>);
+pub(super) type Measured = (usize, Point, PointRecord, Option<(f64, f64)>);
 
 /// One series of the sweep: target/config, its open block, and the CPUs a duet gives it
 /// (empty: any).
@@ -36,7 +36,8 @@ pub(super) struct Series {
 }
 
 pub const METHOD: &str = "Paired design: each point is measured in rounds of one slice per \
-series, in a random order per round (a duet: all of a round's slices in the same seconds). A \
+series, in a random order per round, a slice measured in short turns that alternate between \
+the series in a random order per turn (a duet: all of a round's slices in the same seconds). A \
 candidate's change is the mean of its per-round log ratios to the baseline (drift both sides \
 share cancels); from 8 rounds on it is taken at equal CPU used by other processes (/proc/stat; \
 an ANCOVA intercept) when the sides' shares balance. The t interval's standard error is the \
@@ -205,6 +206,11 @@ fn write_verdicts(
         threshold_pct: r.threshold_pct,
         alpha: ALPHA,
         slice_s: spec.run.design.slice_s,
+        interleave_ms: if spec.run.design.duet() {
+            0
+        } else {
+            spec.run.design.interleave_ms
+        },
         budget_s: spec.run.design.budget_s,
         isolation: isolation.to_vec(),
         points: cells.to_vec(),
@@ -226,7 +232,7 @@ fn push(rounds: &mut Rounds, rec: &PointRecord, others: Option<f64>) {
 
 /// The share of the host's CPU (all cores) that processes other than this client and the
 /// measured server took during a slice, and the share the hypervisor stole.
-fn others_share(
+pub(super) fn others_share(
     h0: Option<crate::usage::HostCpu>,
     h1: Option<crate::usage::HostCpu>,
     rec: &PointRecord,
@@ -266,6 +272,7 @@ async fn measure_cell(
         orders: Vec::new(),
         series: series.iter().map(|s| s.key.clone()).collect(),
         cpu_pct: Vec::new(),
+        pinned: Vec::new(),
         comparisons: Vec::new(),
     };
     let started = Instant::now();
@@ -273,32 +280,53 @@ async fn measure_cell(
     // Each series' connections, opened once for the point and warmed at its thread count
     // (not recorded); the slices run on them.
     let mut rigs: Vec<Result<exec::Rig, String>> = Vec::new();
+    let warm_opts = |s: &Series| {
+        s.block.conn.as_ref().map(|c| {
+            let mut o = super::point_options(spec, cell.workload, cell.threads, c);
+            o.time_s = spec.run.warmup_s.max(1);
+            o.warmup_s = 0;
+            // The rig's workers start on the series' CPUs (a duet's isolation).
+            o.cpus = s.cpus.clone();
+            o
+        })
+    };
     for s in series.iter() {
-        let rig = match (&s.block.conn, &s.block.error) {
+        rigs.push(match (warm_opts(s), &s.block.error) {
             (_, Some(e)) => Err(e.clone()),
             (None, None) => Err("no connection".to_string()),
-            (Some(c), None) => {
-                let mut o = super::point_options(spec, cell.workload, cell.threads, c);
-                o.time_s = spec.run.warmup_s.max(1);
-                o.warmup_s = 0;
-                // The rig's workers start on the series' CPUs (a duet's isolation).
-                o.cpus = s.cpus.clone();
-                match exec::Rig::open(&o).await {
-                    Err(e) => Err(format!("{e:#}")),
-                    Ok(mut rig) => match rig.run(&o, &mut Quiet).await {
-                        Err(e) => Err(format!("warming: {e:#}")),
-                        Ok(w) if w.fatal.is_some() => {
-                            Err(format!("warming: {}", w.fatal.unwrap_or_default()))
-                        }
-                        Ok(_) => Ok(rig),
-                    },
+            (Some(o), None) => exec::Rig::open(&o).await.map_err(|e| format!("{e:#}")),
+        });
+    }
+    let pin = spec.run.design.pin;
+    if pin != crate::pipeline::spec::design::Pin::None && !spec.run.design.duet() {
+        let mut said = Vec::new();
+        for (s, rig) in series.iter().zip(&rigs) {
+            if let Ok(rig) = rig {
+                match super::paired_setup::pin_pairs(&s.block, rig, pin).await {
+                    Ok(m) => said.push(format!("{}: {m}", s.key)),
+                    Err(e) => said.push(format!("{}: not pinned: {e:#}", s.key)),
                 }
             }
+        }
+        r.note(format!("{tag}: {}", said.join("; ")));
+        out.pinned = said;
+    }
+    // Warmed at the point's thread count once pinned, not recorded.
+    for (s, rig) in series.iter().zip(rigs.iter_mut()) {
+        let (Ok(r), Some(o)) = (&mut *rig, warm_opts(s)) else {
+            continue;
         };
-        rigs.push(rig);
+        let failed = match r.run(&o, &mut Quiet).await {
+            Err(e) => Some(format!("warming: {e:#}")),
+            Ok(w) => w.fatal.map(|f| format!("warming: {f}")),
+        };
+        if let Some(e) = failed {
+            *rig = Err(e);
+        }
     }
     let mut verdicts: Vec<PairedPoint> = Vec::new();
     let duet = spec.run.design.duet();
+    let interleaved = !duet && spec.run.design.interleave_ms > 0;
     'rounds: for n in 1..=schedule.last() {
         let mut order: Vec<usize> = (0..series.len()).collect();
         for i in (1..order.len()).rev() {
@@ -321,9 +349,11 @@ async fn measure_cell(
             for (i, (p, rec)) in recs.into_iter().enumerate() {
                 measured.push((i, p, rec, None));
             }
+        } else if interleaved {
+            measured = super::turns::round(r, cell, series, &mut rigs, &order, &mut rng, n).await;
         }
         for &i in &order {
-            let (p, rec, cpu) = if duet {
+            let (p, rec, cpu) = if duet || interleaved {
                 let k = measured
                     .iter()
                     .position(|m| m.0 == i)
@@ -370,12 +400,17 @@ async fn measure_cell(
         }
         out.rounds = n;
         out.cpu_pct.push(cpu_round);
-        r.note(format!(
-            "{tag} round {n}: {} (one {} s slice{}; one-second samples in intervals.csv)",
-            line.join(", "),
-            spec.run.design.slice_s,
-            if duet { ", all at once" } else { " each" }
-        ));
+        let how = if duet {
+            format!("one {} s slice, all at once", spec.run.design.slice_s)
+        } else if interleaved {
+            format!(
+                "{} s each, in turns of {} ms",
+                spec.run.design.slice_s, spec.run.design.interleave_ms
+            )
+        } else {
+            format!("one {} s slice each", spec.run.design.slice_s)
+        };
+        r.note(format!("{tag} round {n}: {} ({how})", line.join(", ")));
         if schedule.is_look(n) {
             verdicts = judge(&rounds, schedule, r.threshold_pct);
             if verdicts.iter().all(paired::decided) {
@@ -444,7 +479,7 @@ fn judge(rounds: &[Rounds], schedule: &Schedule, threshold_pct: f64) -> Vec<Pair
 }
 
 /// The plan's point for one series' slice in round `n`.
-fn slice_point(cell: &Point, key: &str, n: u32) -> Point {
+pub(super) fn slice_point(cell: &Point, key: &str, n: u32) -> Point {
     let (target, config) = key.split_once('/').expect("series keys are target/config");
     let tail = cell
         .id
@@ -583,7 +618,7 @@ async fn duet_round(
 
 /// A slice's status from its run: failed (with why), interrupted or ok; a slice with no
 /// event is failed, never ok.
-fn status(rep: &exec::RunReport, error: &mut String) -> PointStatus {
+pub(super) fn status(rep: &exec::RunReport, error: &mut String) -> PointStatus {
     match (&rep.fatal, rep.interrupted) {
         (Some(f), _) => {
             *error = f.clone();

@@ -5,6 +5,7 @@
 use super::block::Block;
 use super::paired::Series;
 use super::run::Runner;
+use crate::pipeline::spec::design::Pin;
 use crate::pipeline::spec::SweepSpec;
 
 /// Memory a managed server takes beside its buffer pool (threads, log buffer, caches).
@@ -73,8 +74,13 @@ pub(super) fn check_memory(spec: &SweepSpec, series: &[(String, String)]) -> any
 /// Reads every table once through its primary key and its secondary index, so the first
 /// measured slice does not pay for a cold buffer pool.
 pub(super) async fn prewarm(r: &Runner<'_>, b: &Block) -> anyhow::Result<()> {
-    use mysql_async::prelude::Queryable;
     let Some(c) = &b.conn else { return Ok(()) };
+    let o = c.conn_options();
+    crate::engine::watch::watched(&o, "prewarming the tables", read_all(r, c), || {}).await
+}
+
+async fn read_all(r: &Runner<'_>, c: &super::ConnInfo) -> anyhow::Result<()> {
+    use mysql_async::prelude::Queryable;
     let mut conn = crate::engine::db::open(
         &c.conn_options(),
         crate::engine::db::opts(&c.conn_options(), 1),
@@ -130,4 +136,86 @@ pub(super) fn isolate(r: &Runner<'_>, series: &mut [Series], forced: bool) -> Ve
     }
     r.note(format!("duet isolation: {}", said.join("; ")));
     said
+}
+
+/// `run.pin`: each client worker of `rig` and the server thread serving its connection held
+/// to fixed CPUs, worker i on the i-th CPU this process may use (round robin) and its server
+/// thread on the same one (`Pin::Pairs`) or the next (`Pin::Apart`). Where a client thread
+/// and its server thread run is otherwise the scheduler's lottery, and on a VM it moves a
+/// one-thread point fourfold (docs/statistics.md, "Where the threads run"); pinned alike on
+/// every side, it is the same for every slice. Managed servers only (an external server's
+/// threads are not ours to move). Returns what was done.
+pub(super) async fn pin_pairs(
+    b: &Block,
+    rig: &crate::engine::exec::Rig,
+    how: Pin,
+) -> anyhow::Result<String> {
+    use mysql_async::prelude::Queryable;
+    if b.server_pid().is_none() {
+        anyhow::bail!("the server is external: its threads are not pinned");
+    }
+    let Some(c) = &b.conn else {
+        anyhow::bail!("no connection")
+    };
+    let cpus = crate::affinity::allowed(0)?;
+    if cpus.is_empty() {
+        anyhow::bail!("this process may run on no CPU it can name");
+    }
+    let ids: Vec<String> = rig
+        .workers()
+        .iter()
+        .map(|w| w.connection_id.to_string())
+        .collect();
+    let mut conn = crate::engine::db::open(
+        &c.conn_options(),
+        crate::engine::db::opts(&c.conn_options(), 1),
+    )
+    .await?;
+    let list = ids.join(",");
+    // MariaDB names the server thread in PROCESSLIST; MySQL in performance_schema.
+    let rows: Vec<(u64, u64)> = match conn
+        .query(format!(
+            "SELECT ID, TID FROM information_schema.PROCESSLIST WHERE ID IN ({list})"
+        ))
+        .await
+    {
+        Ok(r) => r,
+        Err(_) => {
+            conn.query(format!("SELECT PROCESSLIST_ID, THREAD_OS_ID FROM performance_schema.threads WHERE PROCESSLIST_ID IN ({list})"))
+                .await?
+        }
+    };
+    let _ = conn.disconnect().await;
+    let mut pinned = 0;
+    for (i, w) in rig.workers().iter().enumerate() {
+        let client = [cpus[i % cpus.len()]];
+        let server = match how {
+            Pin::Apart => [cpus[(i + 1) % cpus.len()]],
+            _ => client,
+        };
+        let Some(&(_, tid)) = rows.iter().find(|(id, _)| *id == w.connection_id as u64) else {
+            continue;
+        };
+        crate::affinity::pin(w.tid, &client)?;
+        crate::affinity::pin(tid as i32, &server)?;
+        pinned += 1;
+    }
+    if pinned < ids.len() {
+        anyhow::bail!(
+            "{} of {} connections' server threads not found (PROCESSLIST.TID, performance_schema.threads)",
+            ids.len() - pinned,
+            ids.len()
+        );
+    }
+    Ok(format!(
+        "{pinned} client/server thread pair(s) pinned over CPU(s) {}, {}",
+        match how {
+            Pin::Apart if cpus.len() > 1 => "each server thread beside its client's CPU",
+            _ => "each server thread on its client's CPU",
+        },
+        cpus.iter()
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    ))
 }

@@ -1,0 +1,174 @@
+//! An interleaved round of the paired design: each series' slice measured in short turns
+//! (`[run] interleave`), the series taking turns in a random order per turn, so that what
+//! the machine does for a second or two — a neighbour's burst — falls on every side of the
+//! round alike instead of on one slice and not the other. A side's turns add up to one
+//! record: its counts, histogram, measured time and CPU summed over the round.
+
+use super::block::Block;
+use super::paired::{others_share, status, Measured, Quiet, Series};
+use super::record::{fill, record};
+use super::run::Runner;
+use crate::engine::exec::{self, RunReport};
+use crate::engine::workload::rand::Rng;
+use crate::pipeline::plan::Point;
+use crate::pipeline::results::{r4, PointStatus};
+use crate::usage::HostCpu;
+use std::time::Duration;
+
+/// What one side gathered over the round's turns.
+#[derive(Default)]
+struct Side {
+    report: Option<RunReport>,
+    error: Option<String>,
+    client_cpu_s: f64,
+    server_cpu_s: Option<f64>,
+    /// The host's CPU over this side's turns (summed), for the share others took.
+    host: Option<HostCpu>,
+}
+
+/// The turns a slice of `slice_s` takes at turns of `turn_ms` (the last may be shorter).
+pub(super) fn turns(slice_s: u64, turn_ms: u64) -> Vec<u64> {
+    let total = slice_s * 1000;
+    let n = total.div_ceil(turn_ms.max(1));
+    (0..n).map(|k| turn_ms.min(total - k * turn_ms)).collect()
+}
+
+/// Measures round `n` of `cell`: every series' slice in turns, the first turn in `first`'s
+/// order and each later one in an order drawn from `rng`. Returns one measurement per
+/// series, in series order. A side whose turn fails (or is interrupted) ends the round.
+pub(super) async fn round(
+    r: &mut Runner<'_>,
+    cell: &Point,
+    series: &mut [Series],
+    rigs: &mut [Result<exec::Rig, String>],
+    first: &[usize],
+    rng: &mut Rng,
+    n: u32,
+) -> Vec<Measured> {
+    let spec = r.spec;
+    let points: Vec<Point> = series
+        .iter()
+        .map(|s| super::paired::slice_point(cell, &s.key, n))
+        .collect();
+    // Made before the first turn, so each record's started_at is the round's.
+    let mut recs: Vec<_> = points
+        .iter()
+        .zip(series.iter())
+        .map(|(p, s)| record(&r.dir.run_id, p, &s.block.version))
+        .collect();
+    let mut sides: Vec<Side> = series.iter().map(|_| Side::default()).collect();
+    let mut order = first.to_vec();
+    'turns: for (k, ms) in turns(spec.run.design.slice_s, spec.run.design.interleave_ms)
+        .into_iter()
+        .enumerate()
+    {
+        if k > 0 {
+            for i in (1..order.len()).rev() {
+                order.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
+            }
+        }
+        for &i in &order {
+            if crate::interrupt::requested() {
+                sides[i].error.get_or_insert_with(|| "interrupted".into());
+                break 'turns;
+            }
+            let rig = match &mut rigs[i] {
+                Ok(rig) => rig,
+                Err(e) => {
+                    sides[i].error = Some(e.clone());
+                    break 'turns;
+                }
+            };
+            let b = &series[i].block;
+            let c = b.conn.clone().expect("an open block has a connection");
+            let mut o = super::point_options(spec, cell.workload, cell.threads, &c);
+            o.warmup_s = 0;
+            o.report_interval_s = 0;
+            let (h0, srv0, cpu0) = (
+                crate::usage::host_cpu(),
+                b.server_cpu_seconds(),
+                crate::usage::self_cpu_seconds(),
+            );
+            let got = rig.run_for(&o, Duration::from_millis(ms), &mut Quiet).await;
+            let side = &mut sides[i];
+            side.client_cpu_s += crate::usage::self_cpu_seconds() - cpu0;
+            side.server_cpu_s = match (srv0, b.server_cpu_seconds(), k) {
+                (Some(a), Some(z), 0) => Some(z - a),
+                (Some(a), Some(z), _) => side.server_cpu_s.map(|s| s + z - a),
+                _ => None,
+            };
+            side.host = match (h0, crate::usage::host_cpu(), k) {
+                (Some(a), Some(z), 0) => Some(HostCpu {
+                    busy_s: z.busy_s - a.busy_s,
+                    steal_s: z.steal_s - a.steal_s,
+                }),
+                (Some(a), Some(z), _) => side.host.map(|h| HostCpu {
+                    busy_s: h.busy_s + z.busy_s - a.busy_s,
+                    steal_s: h.steal_s + z.steal_s - a.steal_s,
+                }),
+                _ => None,
+            };
+            match got {
+                Err(e) => {
+                    side.error = Some(format!("{e:#}"));
+                    break 'turns;
+                }
+                Ok(rep) => {
+                    let stop = rep.fatal.is_some() || rep.interrupted;
+                    match &mut side.report {
+                        None => side.report = Some(rep),
+                        Some(sum) => sum.absorb(&rep),
+                    }
+                    if stop {
+                        break 'turns;
+                    }
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (i, ((p, mut rec), side)) in points
+        .into_iter()
+        .zip(recs.drain(..))
+        .zip(sides)
+        .enumerate()
+    {
+        rec.status = PointStatus::Failed;
+        let mut cpu = None;
+        match (&side.report, side.error) {
+            (_, Some(e)) => rec.error = e,
+            (None, None) => rec.error = "no turn was measured".into(),
+            (Some(rep), None) => {
+                fill(&mut rec, rep, side.client_cpu_s);
+                rec.server_cpu_s = side.server_cpu_s.map(r4);
+                rec.status = status(rep, &mut rec.error);
+                cpu = others_share(Some(HostCpu::default()), side.host, &rec);
+                r.keep_samples(&p, rep);
+            }
+        }
+        if rec.status == PointStatus::Failed {
+            revive(&mut series[i].block, &mut rec.error).await;
+        }
+        out.push((i, p, rec, cpu));
+    }
+    out
+}
+
+async fn revive(b: &mut Block, error: &mut String) {
+    if let Some(note) = b.revive().await {
+        *error = format!("{error} | {note}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::turns;
+
+    #[test]
+    fn a_slice_is_cut_into_turns_that_add_up_to_it() {
+        assert_eq!(turns(2, 250), vec![250; 8]);
+        assert_eq!(turns(1, 300), vec![300, 300, 300, 100]);
+        assert_eq!(turns(2, 2000), vec![2000]);
+        assert_eq!(turns(3, 1000).iter().sum::<u64>(), 3000);
+    }
+}
