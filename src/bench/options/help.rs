@@ -110,11 +110,16 @@ pub fn workload_help(w: WorkloadKind) -> Option<String> {
         .unwrap_or(0);
     let mut out = format!("{} options:\n", w.name());
     for d in defs {
+        // An option without a default (pgsql_variant) has no brackets, as in sysbench.
+        let default = if d.default.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", d.default)
+        };
         out.push_str(&format!(
-            "  {:<width$} {} [{}]\n",
+            "  {:<width$} {}{default}\n",
             flag(d.name, d.kind, '_'),
             d.help,
-            d.default
         ));
     }
     Some(out)
