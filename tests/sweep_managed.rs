@@ -76,22 +76,62 @@ fn variable(run: &Path, server: &str, name: &str) -> String {
 /// stop) point by point; tests/paired.rs covers the design several series get by default.
 const RUN: &str = "[data]\ntables = 1\ntable_size = 500\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1, 2]\nduration = \"1s\"\nrepeats = 1\ndesign = \"sequential\"\n";
 
-/// An unpacked MariaDB 10.11.18 (the distribution's packages, via the repo's script).
-fn mariadb_10_11_18() -> PathBuf {
+/// An unpacked MariaDB `version`, via the repo's script: 10.11.18 from this machine's package
+/// lists, 11.8.9 from Debian 13's (with its own C library).
+fn unpacked_mariadb(version: &str) -> PathBuf {
     let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mariadb-cache");
     let out = std::process::Command::new(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/unpack-mariadb.sh"),
     )
-    .arg("10.11.18")
+    .arg(version)
     .arg(&cache)
     .output()
     .expect("running scripts/unpack-mariadb.sh");
     assert!(
         out.status.success(),
-        "unpacking 10.11.18 failed: {}",
+        "unpacking {version} failed: {}",
         text(&out)
     );
     PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+}
+
+fn mariadb_10_11_18() -> PathBuf {
+    unpacked_mariadb("10.11.18")
+}
+
+/// A sweep across two major versions (#24): this machine's 10.11 and Debian 13's 11.8, each
+/// a managed server from its own binaries, data prepared on each; the report's variables
+/// diff shows what the major changed (the default character set, the binlog GTID index).
+#[test]
+fn a_sweep_runs_across_two_major_versions() {
+    let new = unpacked_mariadb("11.8.9");
+    let body = format!(
+        "name = \"majors\"\n{RUN}\n[[targets]]\nname = \"10.11\"\nserver = {{ basedir = \"/usr\" }}\n[[targets]]\nname = \"11.8\"\nserver = {{ basedir = \"{}\" }}\n",
+        new.display()
+    );
+    let (out, run, _tmp) = run_sweep(&body, "majors");
+    assert!(out.status.success(), "{}", text(&out));
+    let rows = points(&run);
+    assert_eq!(rows.len(), 4);
+    assert!(rows.iter().all(|r| r.status == PointStatus::Ok), "{rows:?}");
+    for (target, version) in [("10.11", "10.11."), ("11.8", "11.8.9-MariaDB")] {
+        assert!(
+            rows.iter()
+                .filter(|r| r.target == target)
+                .all(|r| r.server_version.starts_with(version)),
+            "{target}: {rows:?}"
+        );
+    }
+    assert_eq!(
+        variable(&run, "11.8__default", "character_set_server"),
+        "utf8mb4"
+    );
+    let md = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(
+        md.contains("| variable | 10.11/default | 11.8/default |"),
+        "{md}"
+    );
+    assert!(md.contains("| binlog_gtid_index |  | ON |"), "{md}");
 }
 
 #[test]
