@@ -493,3 +493,86 @@ fn a_point_that_cannot_be_written_keeps_its_figures_and_the_summary_counts_every
     );
     assert!(t.contains("measured but not written to points.csv"), "{t}");
 }
+
+/// A managed proxy (#24): HAProxy started in front of another target's server, the points of
+/// the proxy target measured through it, its cost per thread count in the report; a proxy
+/// that dies fails the point that was running and says so, and nothing is left running.
+#[test]
+fn a_proxy_target_is_measured_through_haproxy_which_stops_with_the_sweep() {
+    let targets = "[[targets]]\nname = \"direct\"\nserver = {}\n[[targets]]\nname = \"hap\"\nproxy = { kind = \"haproxy\", target = \"direct\" }\n";
+    let body = format!(
+        "name = \"proxied\"\n{}\n{targets}",
+        RUN.replace("repeats = 1", "repeats = 2")
+    );
+    let (out, run, _tmp) = run_sweep(&body, "proxied");
+    assert!(out.status.success(), "{}", text(&out));
+    let rows = points(&run);
+    assert_eq!(rows.len(), 8);
+    assert!(rows.iter().all(|r| r.status == PointStatus::Ok), "{rows:?}");
+    let md = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(md.contains("## Proxy cost"), "{md}");
+    for t in [1, 2] {
+        assert!(
+            md.contains(&format!(
+                "| hap | direct | default | oltp_point_select | {t} |"
+            )),
+            "{md}"
+        );
+    }
+    // Killed in the middle of a point: that point fails, naming the proxy.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("killed.toml");
+    std::fs::write(
+        &f,
+        body.replace("duration = \"1s\"", "duration = \"60s\"")
+            .replace("threads = [1, 2]", "threads = [1]")
+            .replace("repeats = 2", "repeats = 1"),
+    )
+    .unwrap();
+    let results = dir.path().join("results");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+        .args([
+            "run",
+            f.to_str().unwrap(),
+            "--only",
+            "target=hap",
+            "--results-dir",
+        ])
+        .arg(&results)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The proxy of this run: a child of it whose configuration is in its work directory.
+    let mut proxy = None;
+    common::wait_for(
+        "the proxy to start",
+        std::time::Duration::from_secs(120),
+        || {
+            proxy = std::fs::read_dir("/proc").unwrap().flatten().find_map(|e| {
+                let pid: i32 = e.file_name().to_string_lossy().parse().ok()?;
+                let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+                let ppid: u32 = stat
+                    .rsplit(')')
+                    .next()?
+                    .split_whitespace()
+                    .nth(1)?
+                    .parse()
+                    .ok()?;
+                let cmd = std::fs::read_to_string(e.path().join("cmdline")).ok()?;
+                (ppid == child.id() && cmd.contains("haproxy.cfg")).then_some(pid)
+            });
+            proxy.is_some()
+        },
+    );
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    assert_eq!(unsafe { libc::kill(proxy.unwrap(), libc::SIGKILL) }, 0);
+    let out = child.wait_with_output().unwrap();
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("haproxy exited (signal: 9"), "{said}");
+    assert!(
+        said.contains("0 ok, 1 failed, 0 skipped of 1 planned"),
+        "{said}"
+    );
+}

@@ -40,6 +40,8 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
     if let Some(p99) = sla_p99 {
         m.add_sla(&points, p99);
     }
+    let toml = std::fs::read_to_string(run.join("sweep.toml")).unwrap_or_default();
+    m.proxy_cost = super::proxy::rows(&points, &super::proxy::pairs(&toml));
     if let Some(v) = crate::pipeline::verdicts_file::load(run)? {
         m.paired_markdown = Some(crate::pipeline::verdicts_file::markdown(&v));
         // The paired verdicts are the run's verdicts; the tables' unpaired ones are shown

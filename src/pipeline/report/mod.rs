@@ -3,6 +3,7 @@
 
 pub mod chart;
 mod files;
+pub mod proxy;
 pub mod render;
 
 pub use files::{model, write};
@@ -166,6 +167,8 @@ pub struct ReportModel {
     pub paired: Option<crate::pipeline::verdicts_file::Verdicts>,
     /// The same as a Markdown table.
     pub paired_markdown: Option<String>,
+    /// Proxy targets against the targets they stand in front of ("Proxy cost").
+    pub proxy_cost: Vec<proxy::ProxyCostRow>,
 }
 
 /// The column a record belongs to: `target/config`, plus `/driver` for a load generator other
@@ -502,6 +505,7 @@ impl ReportModel {
                 .count(),
             paired: None,
             paired_markdown: None,
+            proxy_cost: Vec::new(),
             series,
         }
     }

@@ -95,7 +95,7 @@ pub fn find_server(basedir: Option<&Path>) -> anyhow::Result<PathBuf> {
     })
 }
 
-fn free_port() -> anyhow::Result<u16> {
+pub(crate) fn free_port() -> anyhow::Result<u16> {
     let l = TcpListener::bind("127.0.0.1:0").context("finding a free port on 127.0.0.1")?;
     Ok(l.local_addr()?.port())
 }
@@ -123,7 +123,7 @@ pub fn log_tail(path: &Path, lines: usize) -> String {
 
 /// Spawns children from one thread that lives as long as the process, so PR_SET_PDEATHSIG
 /// (which fires when the spawning *thread* ends) means "when this process dies".
-fn spawn_watched(cmd: Command) -> std::io::Result<Child> {
+pub(crate) fn spawn_watched(cmd: Command) -> std::io::Result<Child> {
     type Req = (Command, mpsc::Sender<std::io::Result<Child>>);
     static SPAWNER: OnceLock<Mutex<mpsc::Sender<Req>>> = OnceLock::new();
     let tx = SPAWNER.get_or_init(|| {

@@ -1,9 +1,11 @@
 //! Server lifecycle. `managed` starts throwaway MariaDB/MySQL instances from their binaries
 //! (fresh datadir in a temp dir, 127.0.0.1 only, free port) and guarantees they stop;
-//! `workdir` marks work directories in use and reaps those a killed process left.
+//! `workdir` marks work directories in use and reaps those a killed process left; `proxy`
+//! starts a TCP proxy (HAProxy) in front of a server.
 
 pub mod managed;
 pub mod mycnf;
+pub mod proxy;
 pub mod workdir;
 
 pub use managed::{ManagedServer, ServerSpec};

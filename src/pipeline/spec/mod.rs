@@ -136,7 +136,12 @@ impl RunSpec {
 #[derive(Debug, Clone)]
 pub struct Target {
     pub name: String,
+    /// For a proxy target, the server of the target it stands in front of (a managed one is
+    /// started for it alone, from the same spec).
     pub kind: TargetKind,
+    /// `proxy = { kind = "haproxy", target = "…" }`: measured through a proxy sweepbench
+    /// starts.
+    pub proxy: Option<target::ProxySpec>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]

@@ -117,6 +117,9 @@ pub struct RawTarget {
     pub url: Option<Spanned<String>>,
     pub socket: Option<Spanned<String>>,
     pub server: Option<Spanned<toml::Value>>,
+    /// `{ kind = "haproxy", target = "direct" }`: a proxy sweepbench starts in front of
+    /// another target of the sweep.
+    pub proxy: Option<Spanned<toml::Value>>,
     /// TLS for url/socket targets (as the URL's ssl-mode, ssl-ca, ssl-cert, ssl-key,
     /// ssl-cipher).
     pub ssl_mode: Option<Spanned<String>>,

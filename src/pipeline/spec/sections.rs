@@ -14,6 +14,12 @@ use toml::Spanned;
 impl SweepSpec {
     pub(super) fn targets(cx: &Ctx<'_>, raw: &RawSweep) -> Result<Vec<Target>, SpecError> {
         let mut targets = Vec::new();
+        let mut proxies = Vec::new();
+        let proxied = |name: &str| {
+            raw.targets
+                .iter()
+                .any(|r| r.name.get_ref() == name && r.proxy.is_some())
+        };
         for t in &raw.targets {
             let tname = t.name.get_ref().clone();
             if !name_ok(&tname) {
@@ -24,6 +30,32 @@ impl SweepSpec {
             }
             if targets.iter().any(|x: &Target| x.name == tname) {
                 return Err(cx.err(t.name.span(), format!("target '{tname}' is defined twice")));
+            }
+            if let Some(p) = &t.proxy {
+                let spec: target::ProxySpec =
+                    p.get_ref()
+                        .clone()
+                        .try_into()
+                        .map_err(|e: toml::de::Error| {
+                            cx.err(
+                                p.span(),
+                                format!("proxy: {}", unknown_field_hint(e.message())),
+                            )
+                        })?;
+                if spec.kind != "haproxy" {
+                    return Err(cx.err(p.span(), format!("proxy.kind = '{}': expected \"haproxy\" (ProxySQL is not supported: sweepbench cannot start or test it here; give a running ProxySQL as a url target)", spec.kind)));
+                }
+                if t.url.is_some() || t.socket.is_some() || t.server.is_some() {
+                    return Err(cx.err(p.span(), format!("target '{tname}': a proxy target takes its server from proxy.target; remove url, socket and server")));
+                }
+                proxies.push((targets.len(), spec, p.span()));
+                // Filled in from proxy.target below, once every target is read.
+                targets.push(Target {
+                    name: tname,
+                    kind: TargetKind::Managed(Default::default()),
+                    proxy: None,
+                });
+                continue;
             }
             let kind = match (&t.url, &t.socket, &t.server) {
                 (Some(u), None, None) => TargetKind::External(
@@ -73,7 +105,23 @@ impl SweepSpec {
                 }
             };
             let kind = Self::target_tls(cx, t, kind)?;
-            targets.push(Target { name: tname, kind });
+            targets.push(Target {
+                name: tname,
+                kind,
+                proxy: None,
+            });
+        }
+        for (i, spec, span) in proxies {
+            let Some(of) = targets
+                .iter()
+                .find(|x| x.name == spec.target && x.proxy.is_none() && !proxied(&x.name))
+                .cloned()
+            else {
+                let names: Vec<&str> = targets.iter().map(|x| x.name.as_str()).collect();
+                return Err(cx.err(span, format!("proxy.target = '{}': expected another target of this sweep with its own url, socket or server (targets: {})", spec.target, names.join(", "))));
+            };
+            targets[i].kind = of.kind;
+            targets[i].proxy = Some(spec);
         }
         Ok(targets)
     }

@@ -12,6 +12,16 @@ pub enum TargetKind {
     Managed(ManagedTarget),
 }
 
+/// `proxy = { kind = "haproxy", target = "direct" }`.
+#[derive(Debug, Clone, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProxySpec {
+    /// "haproxy" (ProxySQL is not supported: it is not installable here to test against).
+    pub kind: String,
+    /// The target whose server the proxy stands in front of.
+    pub target: String,
+}
+
 /// `server = { basedir = "…", restart = "per-point", startup_timeout = "120s", options = […] }`.
 #[derive(Debug, Clone, Default, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]

@@ -617,3 +617,41 @@ fn empty_tables_are_refused_with_their_line() {
     );
     assert_eq!(e.line, 3, "{e}");
 }
+
+#[test]
+fn a_proxy_target_takes_its_server_from_the_target_it_names() {
+    let base = "name = \"p\"\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1]\ndesign = \"sequential\"\n[[targets]]\nname = \"direct\"\nserver = {}\n[[targets]]\nname = \"hap\"\n";
+    let s = parse(&format!(
+        "{base}proxy = {{ kind = \"haproxy\", target = \"direct\" }}\n"
+    ))
+    .unwrap();
+    let hap = &s.targets[1];
+    assert_eq!(hap.proxy.as_ref().unwrap().target, "direct");
+    assert!(matches!(hap.kind, TargetKind::Managed(_)));
+    for (extra, says) in [
+        (
+            "proxy = { kind = \"proxysql\", target = \"direct\" }",
+            "expected \"haproxy\" (ProxySQL is not supported",
+        ),
+        (
+            "proxy = { kind = \"haproxy\", target = \"nope\" }",
+            "proxy.target = 'nope': expected another target of this sweep",
+        ),
+        (
+            "proxy = { kind = \"haproxy\", target = \"hap\" }",
+            "proxy.target = 'hap': expected another target",
+        ),
+        (
+            "proxy = { kind = \"haproxy\", target = \"direct\", port = 1 }",
+            "proxy: unknown key 'port'; valid keys: kind, target",
+        ),
+        (
+            "proxy = { kind = \"haproxy\", target = \"direct\" }\nurl = \"mysql://u@h/db\"",
+            "a proxy target takes its server from proxy.target",
+        ),
+    ] {
+        let e = err(&format!("{base}{extra}\n"));
+        assert_eq!(e.line, 11, "{extra}: {e}");
+        assert!(e.message.contains(says), "{extra}: {e}");
+    }
+}

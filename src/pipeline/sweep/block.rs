@@ -74,6 +74,8 @@ pub struct Block {
     pub error: Option<String>,
     pub version: String,
     pub restart_per_point: bool,
+    /// A proxy target's proxy, in front of the block's server; `conn` goes through it.
+    pub proxy: Option<crate::pipeline::server::proxy::Haproxy>,
 }
 
 impl Block {
@@ -85,6 +87,7 @@ impl Block {
             error: Some(error),
             version: String::new(),
             restart_per_point: false,
+            proxy: None,
         }
     }
 
@@ -96,12 +99,10 @@ impl Block {
         st: &mut RunState,
     ) -> Block {
         let key = format!("{target}/{}", config.name);
-        let kind = spec
-            .targets
-            .iter()
-            .find(|t| t.name == target)
-            .map(|t| t.kind.clone());
-        match kind {
+        let def = spec.targets.iter().find(|t| t.name == target);
+        let kind = def.map(|t| t.kind.clone());
+        let proxied = def.is_some_and(|t| t.proxy.is_some());
+        let mut b = match kind {
             Some(TargetKind::External(c)) => open_external(spec, key, target, c, config, st).await,
             Some(TargetKind::Managed(m)) => {
                 let max_threads = plan.connections.get(target).copied().unwrap_or(1);
@@ -111,11 +112,44 @@ impl Block {
                 }
             }
             None => Block::failed(key, format!("target '{target}' is not defined")),
+        };
+        if proxied && b.error.is_none() {
+            let max_threads = plan.connections.get(target).copied().unwrap_or(1);
+            if let Err(e) = b.start_proxy(st, max_threads).await {
+                b.error = Some(format!("starting the proxy: {e:#}"));
+            }
         }
+        b
     }
 
-    /// Puts external variables back or stops the managed server.
-    pub async fn close(self) -> anyhow::Result<()> {
+    /// Starts HAProxy in front of the block's server (its data already prepared, its
+    /// variables set) and points the block's connection at it.
+    async fn start_proxy(&mut self, st: &RunState, connections: u32) -> anyhow::Result<()> {
+        use crate::pipeline::server::proxy::{Backend, Haproxy};
+        let c = self.conn.clone().context("no connection")?;
+        let backend = match (&c.socket, c.port_given || c.socket.is_none()) {
+            (Some(s), false) => Backend::Socket(s.into()),
+            _ => Backend::Tcp(c.host.clone(), c.port),
+        };
+        let dir = st
+            .work
+            .path()
+            .join(format!("proxy-{}", self.key.replace('/', "__")));
+        let p = tokio::task::spawn_blocking(move || Haproxy::start(&dir, &backend, connections))
+            .await??;
+        let mut through = c;
+        through.host = "127.0.0.1".into();
+        through.port = p.port;
+        through.port_given = true;
+        through.socket = None;
+        self.conn = Some(through);
+        self.proxy = Some(p);
+        Ok(())
+    }
+
+    /// Stops the proxy, then puts external variables back or stops the managed server.
+    pub async fn close(mut self) -> anyhow::Result<()> {
+        drop(self.proxy.take());
         match self.live {
             Some(Live::External(a)) => a.restore().await,
             Some(Live::Managed(s)) => {
@@ -144,6 +178,13 @@ impl Block {
     /// After a failed point: a managed server that died is started again on its datadir
     /// (InnoDB recovers it) so the sweep can go on. Returns what its error log said.
     pub async fn revive(&mut self) -> Option<String> {
+        if let Some(p) = &mut self.proxy {
+            if let Some(st) = p.exited() {
+                let tail = p.log_tail();
+                self.error = Some(format!("haproxy exited ({st})"));
+                return Some(format!("haproxy exited ({st}); its log ended with: {tail}"));
+            }
+        }
         let dead = match &mut self.live {
             Some(Live::Managed(s)) => !s.is_running(),
             _ => false,
@@ -210,6 +251,7 @@ async fn open_external(
         error: applied.error.clone(),
         live: Some(Live::External(applied)),
         restart_per_point: false,
+        proxy: None,
     };
     if b.error.is_none() && st.prepared.insert(target.to_string()) {
         if let Err(e) = super::ensure_data(spec, &c, st.quiet).await {
@@ -331,6 +373,7 @@ async fn open_managed(
         version,
         error: None,
         restart_per_point: m.restart_per_point(),
+        proxy: None,
         live: Some(Live::Managed(Box::new(server))),
     })
 }
