@@ -154,7 +154,13 @@ pub fn describe(e: &mysql_async::Error) -> String {
                 "error 2026 ({})",
                 crate::engine::wire::tls::explain(&other.to_string())
             ),
-            Some(code) => format!("error {code} ({other})"),
+            // mysql_async prefixes an I/O error with "Input/output error: " twice.
+            Some(code) => match other {
+                mysql_async::Error::Io(mysql_async::IoError::Io(x)) => {
+                    format!("error {code} ({x})")
+                }
+                _ => format!("error {code} ({other})"),
+            },
             None => format!("error ({other})"),
         },
     }
@@ -297,8 +303,8 @@ pub async fn open(c: &ConnOptions, o: Opts) -> Result<Conn, mysql_async::Error> 
         }
         _ => o,
     };
-    let r = match Conn::new(o.clone()).await {
-        Err(e) if error_code(&e) == Some(1045) => Conn::new(o.clone()).await,
+    let r = match within(Conn::new(o.clone())).await {
+        Err(e) if error_code(&e) == Some(1045) => within(Conn::new(o.clone())).await,
         r => r,
     };
     match r {
@@ -306,9 +312,29 @@ pub async fn open(c: &ConnOptions, o: Opts) -> Result<Conn, mysql_async::Error> 
             if c.tls.mode == crate::engine::config::SslMode::Preferred =>
         {
             let plain = OptsBuilder::from_opts(o).ssl_opts(None::<mysql_async::SslOpts>);
-            Conn::new(plain).await
+            within(Conn::new(plain)).await
         }
         r => r,
+    }
+}
+
+/// A login that has not finished within `WIRE_CONNECT_TIMEOUT` (a server that takes the
+/// connection and never greets: stopped, hung, not MySQL) is an error 2013, as the workload
+/// connections' is, instead of a wait without end.
+async fn within(
+    connecting: impl std::future::Future<Output = Result<Conn, mysql_async::Error>>,
+) -> Result<Conn, mysql_async::Error> {
+    match tokio::time::timeout(WIRE_CONNECT_TIMEOUT, connecting).await {
+        Ok(r) => r,
+        Err(_) => Err(mysql_async::Error::Io(mysql_async::IoError::Io(
+            std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!(
+                    "Lost connection to MySQL server at 'reading initial communication packet' (no answer within {} s)",
+                    WIRE_CONNECT_TIMEOUT.as_secs()
+                ),
+            ),
+        ))),
     }
 }
 
@@ -322,6 +348,29 @@ pub async fn connect(c: &ConnOptions, n: usize) -> anyhow::Result<Conn> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A server that takes the connection and never greets (a stopped one): the login gives
+    /// up with libmysqlclient's 2013 and the remedy for it, instead of waiting for ever.
+    #[tokio::test]
+    async fn a_silent_server_fails_the_login_at_its_deadline() {
+        let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let c = ConnOptions {
+            hosts: vec!["127.0.0.1".into()],
+            ports: vec![silent.local_addr().unwrap().port()],
+            user: "root".into(),
+            ..Default::default()
+        };
+        let e = connect(&c, 0)
+            .await
+            .err()
+            .expect("no greeting, no login")
+            .to_string();
+        assert!(
+            e.contains("error 2013 (Lost connection to MySQL server at 'reading initial communication packet' (no answer within 10 s))"),
+            "{e}"
+        );
+        assert!(e.contains("is it stopped (SIGSTOP), overloaded"), "{e}");
+    }
 
     fn conn(hosts: &[&str], ports: &[u16]) -> ConnOptions {
         ConnOptions {
