@@ -362,8 +362,7 @@ mod tests {
         };
         let e = connect(&c, 0)
             .await
-            .err()
-            .expect("no greeting, no login")
+            .expect_err("no greeting, no login")
             .to_string();
         assert!(
             e.contains("error 2013 (Lost connection to MySQL server at 'reading initial communication packet' (no answer within 10 s))"),
