@@ -95,8 +95,16 @@ async fn ping_until_silent(
             }
         })
         .await;
+        // A login that timed out (took the connection, never greeted: db::open's deadline)
+        // is silence too; a refused or reset one is the work's to report.
         match answered {
             Err(_) => {
+                let _ = dead.send(());
+                return;
+            }
+            Ok(Err(mysql_async::Error::Io(mysql_async::IoError::Io(x))))
+                if x.kind() == std::io::ErrorKind::TimedOut =>
+            {
                 let _ = dead.send(());
                 return;
             }
