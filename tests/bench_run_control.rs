@@ -336,25 +336,15 @@ fn prepare_gives_up_on_a_server_that_stopped_answering() {
         .map(String::from)
         .collect();
     args.extend(conn);
-    let mut child = spawn_bench(&args);
+    let child = spawn_bench(&args);
     // Stopped once the load is under way (the first table exists).
     wait_for("the load to start", Duration::from_secs(60), || {
         exec_root(&s, &["SELECT COUNT(*) FROM stalled.sbtest1 LIMIT 1"]).is_ok()
     });
     assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
-    let mut status = None;
-    wait_for("prepare to give up", Duration::from_secs(120), || {
-        status = child.try_wait().unwrap();
-        status.is_some()
-    });
+    let (code, said) = wait_end(child, "prepare to give up", Duration::from_secs(120));
     unsafe { libc::kill(pid, libc::SIGCONT) };
-    let out = child.wait_with_output().unwrap();
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(status.unwrap().code(), Some(1), "{said}");
+    assert_eq!(code, Some(1), "{said}");
     assert!(
         said.contains("the server stopped answering while preparing the tables: no reply to a ping on a second connection within 15 s"),
         "{said}"

@@ -453,7 +453,7 @@ fn a_stopped_server_does_not_hold_the_run_when_settings_go_back() {
     // Long enough to be stopped mid-point; the point then ends at its duration plus
     // point_timeout, whatever the server does.
     let long = sweep_file(dir.path(), "stopped", &body("20s"));
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
         .args(["run", long.to_str().unwrap(), "--results-dir"])
         .arg(&results)
         .stdout(std::process::Stdio::piped())
@@ -480,22 +480,12 @@ fn a_stopped_server_does_not_hold_the_run_when_settings_go_back() {
     let resume = Continue(pid);
     assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
     // Not a speed bound: before the deadline existed the run never ended while stopped.
-    let mut status = None;
-    wait_for(
+    let (code, said) = wait_end(
+        child,
         "the run to end with its server stopped",
         std::time::Duration::from_secs(180),
-        || {
-            status = child.try_wait().unwrap();
-            status.is_some()
-        },
     );
-    let out = child.wait_with_output().unwrap();
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(status.unwrap().code(), Some(1), "{said}");
+    assert_eq!(code, Some(1), "{said}");
     assert!(said.contains("no answer within 15 s"), "{said}");
     let journal = results.join("stopped").join(".vars-journal.json");
     assert!(journal.is_file(), "the original stays journaled: {said}");

@@ -567,9 +567,12 @@ fn a_proxy_target_is_measured_through_haproxy_which_stops_with_the_sweep() {
     );
     std::thread::sleep(std::time::Duration::from_secs(2));
     assert_eq!(unsafe { libc::kill(proxy.unwrap(), libc::SIGKILL) }, 0);
-    let out = child.wait_with_output().unwrap();
-    let said = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{said}");
+    let (code, said) = common::wait_end(
+        child,
+        "the run to end with its proxy killed",
+        std::time::Duration::from_secs(120),
+    );
+    assert_eq!(code, Some(1), "{said}");
     assert!(said.contains("haproxy exited (signal: 9"), "{said}");
     assert!(
         said.contains("0 ok, 1 failed, 0 skipped of 1 planned"),

@@ -181,6 +181,23 @@ pub fn hold_lock(
     h
 }
 
+/// Waits (at most `limit`, naming `what` on failure) for a spawned child with piped output
+/// to end; its exit code and stdout + stderr.
+#[allow(dead_code)]
+pub fn wait_end(
+    mut child: std::process::Child,
+    what: &str,
+    limit: std::time::Duration,
+) -> (Option<i32>, String) {
+    let mut status = None;
+    wait_for(what, limit, || {
+        status = child.try_wait().unwrap();
+        status.is_some()
+    });
+    let out = child.wait_with_output().unwrap();
+    (status.and_then(|s| s.code()), text(&out))
+}
+
 /// Polls `f` every 100 ms until it holds; fails the test after `limit`, naming `what`.
 pub fn wait_for(what: &str, limit: std::time::Duration, mut f: impl FnMut() -> bool) {
     let until = std::time::Instant::now() + limit;

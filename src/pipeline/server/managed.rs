@@ -55,7 +55,7 @@ const SYSTEM_DIRS: [&str; 4] = [
     "/usr/local/bin",
 ];
 
-fn find_in(dirs: &[PathBuf], names: &[&str]) -> Option<PathBuf> {
+pub(crate) fn find_in(dirs: &[PathBuf], names: &[&str]) -> Option<PathBuf> {
     for d in dirs {
         for n in names {
             let p = d.join(n);
@@ -67,7 +67,7 @@ fn find_in(dirs: &[PathBuf], names: &[&str]) -> Option<PathBuf> {
     None
 }
 
-fn search_dirs(basedir: Option<&Path>) -> Vec<PathBuf> {
+pub(crate) fn search_dirs(basedir: Option<&Path>) -> Vec<PathBuf> {
     match basedir {
         Some(b) => ["sbin", "bin", "libexec", "scripts", "usr/sbin", "usr/bin"]
             .iter()

@@ -7,12 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Where the proxy forwards to.
-#[derive(Debug, Clone)]
-pub enum Backend {
-    Tcp(String, u16),
-    Socket(PathBuf),
-}
+/// Where the proxy forwards to: where the server's own connections would go.
+pub use crate::engine::db::Endpoint as Backend;
 
 pub struct Haproxy {
     child: Child,
@@ -20,16 +16,10 @@ pub struct Haproxy {
     log: PathBuf,
 }
 
-/// The haproxy binary: on PATH or in /usr/sbin.
+/// The haproxy binary: where a server binary would be looked for (PATH, then /usr/sbin …).
 fn binary() -> anyhow::Result<PathBuf> {
-    let dirs = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .unwrap_or_default();
-    dirs.iter()
-        .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/usr/local/sbin")].iter())
-        .map(|d| d.join("haproxy"))
-        .find(|p| p.is_file())
-        .ok_or_else(|| {
+    let dirs = super::managed::search_dirs(None);
+    super::managed::find_in(&dirs, &["haproxy"]).ok_or_else(|| {
             anyhow::anyhow!(
                 "proxy kind \"haproxy\": no haproxy binary on PATH or in /usr/sbin (apt-get install haproxy)"
             )
@@ -40,7 +30,7 @@ fn binary() -> anyhow::Result<PathBuf> {
 fn config(port: u16, backend: &Backend, maxconn: u32) -> String {
     let server = match backend {
         Backend::Tcp(h, p) => format!("{h}:{p}"),
-        Backend::Socket(s) => s.display().to_string(),
+        Backend::Socket(s) => s.clone(),
     };
     format!(
         "global\n  maxconn {maxconn}\n\ndefaults\n  mode tcp\n  timeout connect 10s\n  timeout client 24h\n  timeout server 24h\n\nlisten mysql\n  bind 127.0.0.1:{port}\n  maxconn {maxconn}\n  server db {server} maxconn {maxconn}\n"

@@ -125,12 +125,10 @@ impl Block {
     /// Starts HAProxy in front of the block's server (its data already prepared, its
     /// variables set) and points the block's connection at it.
     async fn start_proxy(&mut self, st: &RunState, connections: u32) -> anyhow::Result<()> {
-        use crate::pipeline::server::proxy::{Backend, Haproxy};
+        use crate::pipeline::server::proxy::Haproxy;
         let c = self.conn.clone().context("no connection")?;
-        let backend = match (&c.socket, c.port_given || c.socket.is_none()) {
-            (Some(s), false) => Backend::Socket(s.into()),
-            _ => Backend::Tcp(c.host.clone(), c.port),
-        };
+        // Where the block's own connections would go (a socket, or host and port).
+        let backend = crate::engine::db::endpoint(&c.conn_options(), 0);
         let dir = st
             .work
             .path()
