@@ -16,7 +16,6 @@ use crate::usage::HostCpu;
 use std::time::Duration;
 
 /// What one side gathered over the round's turns.
-#[derive(Default)]
 struct Side {
     report: Option<RunReport>,
     error: Option<String>,
@@ -56,7 +55,16 @@ pub(super) async fn round(
         .zip(series.iter())
         .map(|(p, s)| record(&r.dir.run_id, p, &s.block.version))
         .collect();
-    let mut sides: Vec<Side> = series.iter().map(|_| Side::default()).collect();
+    let mut sides: Vec<Side> = series
+        .iter()
+        .map(|_| Side {
+            report: None,
+            error: None,
+            client_cpu_s: 0.0,
+            server_cpu_s: Some(0.0),
+            host: Some(HostCpu::default()),
+        })
+        .collect();
     let mut order = first.to_vec();
     'turns: for (k, ms) in turns(spec.run.design.slice_s, spec.run.design.interleave_ms)
         .into_iter()
@@ -92,17 +100,13 @@ pub(super) async fn round(
             let got = rig.run_for(&o, Duration::from_millis(ms), &mut Quiet).await;
             let side = &mut sides[i];
             side.client_cpu_s += crate::usage::self_cpu_seconds() - cpu0;
-            side.server_cpu_s = match (srv0, b.server_cpu_seconds(), k) {
-                (Some(a), Some(z), 0) => Some(z - a),
-                (Some(a), Some(z), _) => side.server_cpu_s.map(|s| s + z - a),
+            // Summed over the turns; unknown from the first turn that could not read it.
+            side.server_cpu_s = match (side.server_cpu_s, srv0, b.server_cpu_seconds()) {
+                (Some(s), Some(a), Some(z)) => Some(s + z - a),
                 _ => None,
             };
-            side.host = match (h0, crate::usage::host_cpu(), k) {
-                (Some(a), Some(z), 0) => Some(HostCpu {
-                    busy_s: z.busy_s - a.busy_s,
-                    steal_s: z.steal_s - a.steal_s,
-                }),
-                (Some(a), Some(z), _) => side.host.map(|h| HostCpu {
+            side.host = match (side.host, h0, crate::usage::host_cpu()) {
+                (Some(h), Some(a), Some(z)) => Some(HostCpu {
                     busy_s: h.busy_s + z.busy_s - a.busy_s,
                     steal_s: h.steal_s + z.steal_s - a.steal_s,
                 }),
