@@ -38,6 +38,10 @@ pub struct Cell {
     /// Per series: how its client/server thread pairs were pinned (`run.pin`), or why not.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pinned: Vec<String>,
+    /// The turns this point's slices were measured in, milliseconds (0: one piece; absent in
+    /// runs before `interleave = "auto"`, where `interleave_ms` held for every point).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub turn_ms: u64,
     pub comparisons: Vec<Comparison>,
 }
 
@@ -52,6 +56,9 @@ pub struct Verdicts {
     /// Paired: the turns each slice was measured in, milliseconds (0 or absent: one turn).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub interleave_ms: u64,
+    /// `interleave = "auto"`: turns only for the points whose workload writes nothing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interleave_auto: bool,
     pub budget_s: Option<u64>,
     /// A duet's CPU isolation, per series ("local/a: server and client on CPU 0"); empty
     /// when the sides shared every CPU.
@@ -102,7 +109,12 @@ pub fn markdown(v: &Verdicts) -> String {
         "{} design: {} s slices{}{}, threshold ±{}, baseline {}.\n\n",
         if v.design == "duet" { "Duet" } else { "Paired" },
         v.slice_s,
-        if v.interleave_ms > 0 {
+        if v.interleave_ms > 0 && v.interleave_auto {
+            format!(
+                " in turns of {} ms where the workload writes nothing",
+                v.interleave_ms
+            )
+        } else if v.interleave_ms > 0 {
             format!(" in turns of {} ms", v.interleave_ms)
         } else {
             String::new()

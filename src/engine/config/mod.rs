@@ -66,6 +66,18 @@ impl WorkloadKind {
     pub fn uses_oltp_tables(self) -> bool {
         self != WorkloadKind::BulkInsert
     }
+
+    /// Whether an event changes rows: a server then has work it may defer (log flushes,
+    /// dirty pages, purge) past the slice that caused it.
+    pub fn writes(self) -> bool {
+        !matches!(
+            self,
+            WorkloadKind::ReadOnly
+                | WorkloadKind::PointSelect
+                | WorkloadKind::SelectRandomPoints
+                | WorkloadKind::SelectRandomRanges
+        )
+    }
 }
 
 impl serde::Serialize for WorkloadKind {
@@ -143,6 +155,61 @@ impl TryFrom<f64> for ParetoH {
 impl From<ParetoH> for f64 {
     fn from(h: ParetoH) -> f64 {
         h.0
+    }
+}
+
+/// The most times one event may repeat something: statements of one kind, random points,
+/// ranges. sysbench sets no bound; beyond a million, one event would outlast any run (and
+/// `--mysql-dry-run` would spin on it).
+pub const MAX_PER_EVENT: u32 = 1_000_000;
+
+/// A per-event count (`--point-selects`, `--random-points`, …), 0 to `MAX_PER_EVENT`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "u32", into = "u32")]
+pub struct PerEvent(u32);
+
+impl TryFrom<u32> for PerEvent {
+    type Error = String;
+    fn try_from(n: u32) -> Result<PerEvent, String> {
+        if n <= MAX_PER_EVENT {
+            Ok(PerEvent(n))
+        } else {
+            Err(format!("{n} is more than {MAX_PER_EVENT} per event"))
+        }
+    }
+}
+
+impl From<PerEvent> for u32 {
+    fn from(n: PerEvent) -> u32 {
+        n.0
+    }
+}
+
+/// The most uniform draws `--rand-type=special`/`gaussian` averages per random number
+/// (sysbench's default is 12): each costs every random number it makes.
+pub const MAX_SPEC_ITER: u32 = 1_000;
+
+/// `--rand-spec-iter`, 1 to `MAX_SPEC_ITER` (0 is taken as 1, as sysbench does).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "u32", into = "u32")]
+pub struct SpecIter(u32);
+
+impl TryFrom<u32> for SpecIter {
+    type Error = String;
+    fn try_from(n: u32) -> Result<SpecIter, String> {
+        if n <= MAX_SPEC_ITER {
+            Ok(SpecIter(n.max(1)))
+        } else {
+            Err(format!(
+                "{n} is more than {MAX_SPEC_ITER} draws per random number"
+            ))
+        }
+    }
+}
+
+impl From<SpecIter> for u32 {
+    fn from(n: SpecIter) -> u32 {
+        n.0
     }
 }
 
@@ -355,6 +422,12 @@ impl TableOptions {
 
 /// Ten years: beyond that the clock arithmetic overflows and nobody means it.
 pub const MAX_SECONDS: u64 = 315_360_000;
+
+/// The most tables a workload may use. Every connection prepares each statement on every
+/// table (as sysbench's thread_init does), and a server holds at most 1,048,576 prepared
+/// statements (max_prepared_stmt_count's ceiling): beyond this no server could take even one
+/// connection, and the statements' memory alone would exhaust the client's.
+pub const MAX_TABLES: u32 = 100_000;
 
 /// Workload shape options shared by the scripts (`oltp_common.lua` and friends).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

@@ -16,11 +16,13 @@ pub const MIN_ROUNDS: u32 = 5;
 pub const ISOLATE_MIN_CPUS: usize = 2;
 /// A slice when the sweep file does not say.
 pub const DEFAULT_SLICE_S: u64 = 2;
-/// A turn of an interleaved round when the sweep file does not say: none (each slice in one
-/// piece). Turns cut a neighbour's noise, but what one side defers — a lazy server's log
-/// fsync once a second — then lands in the other side's turns, which exaggerated a durable
-/// against lazy change twofold (docs/statistics.md, "Interleaved turns").
-pub const DEFAULT_INTERLEAVE_MS: u64 = 0;
+/// A turn of an interleaved round when the sweep file does not say, for workloads that write
+/// nothing (`interleave = "auto"`, the default). Turns cut a neighbour's noise threefold at
+/// 16 threads, but what one side defers — a lazy server's log fsync once a second — then
+/// lands in the other side's turns, which exaggerated a durable against lazy change twofold
+/// (docs/statistics.md, "Interleaved turns"): a workload that writes keeps its slices in one
+/// piece unless the file asks for turns.
+pub const DEFAULT_INTERLEAVE_MS: u64 = 250;
 /// `run.pin`: where a paired design holds each client worker and its connection's server
 /// thread (docs/statistics.md, "Where the threads run").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -62,6 +64,8 @@ pub struct DesignSpec {
     /// the sides alternating in a random order per turn, so that what the machine does for a
     /// second or two falls on every side of the round alike. 0: each slice in one turn.
     pub interleave_ms: u64,
+    /// `interleave = "auto"`: turns only for workloads that write nothing (`turn_ms`).
+    pub interleave_auto: bool,
     /// Paired: where each client worker and the server thread serving its connection are
     /// held, alike on every side (managed servers).
     pub pin: Pin,
@@ -86,6 +90,7 @@ impl Default for DesignSpec {
             design: Design::Sequential,
             slice_s: DEFAULT_SLICE_S,
             interleave_ms: DEFAULT_INTERLEAVE_MS,
+            interleave_auto: true,
             pin: DEFAULT_PIN,
             budget_s: None,
             chosen: "file",
@@ -103,6 +108,16 @@ impl DesignSpec {
 
     pub fn duet(&self) -> bool {
         self.design == Design::Duet
+    }
+
+    /// The turns a point of `workload` measures each slice in, milliseconds; 0: one piece (a
+    /// duet, `interleave = "off"`, or a workload that writes under `"auto"`).
+    pub fn turn_ms(&self, workload: crate::engine::config::WorkloadKind) -> u64 {
+        if self.duet() || (self.interleave_auto && workload.writes()) {
+            0
+        } else {
+            self.interleave_ms
+        }
     }
 
     /// Chosen by default rather than named in the sweep file.
@@ -194,15 +209,19 @@ pub(super) fn parse(cx: &Ctx<'_>, raw: &RawSweep, dur: &Dur<'_>) -> Result<Desig
             ))
         }
     };
+    let interleave_auto = matches!(
+        r.interleave.as_ref().map(|v| v.get_ref().trim()),
+        None | Some("auto")
+    );
     let interleave_ms = match r.interleave.as_ref().map(|v| (v.get_ref().trim(), v.span())) {
-        None => DEFAULT_INTERLEAVE_MS,
+        None | Some(("auto", _)) => DEFAULT_INTERLEAVE_MS,
         Some(("off", _)) => 0,
         Some((text, span)) => match parse_ms(text) {
             Some(ms) if ms >= MIN_INTERLEAVE_MS && ms <= slice_s * 1000 => ms,
             _ => {
                 return Err(cx.err(
                     span,
-                    format!("run.interleave = '{text}': expected a turn from {MIN_INTERLEAVE_MS}ms to the slice ({slice_s}s), such as \"250ms\", or \"off\" for one turn per slice"),
+                    format!("run.interleave = '{text}': expected a turn from {MIN_INTERLEAVE_MS}ms to the slice ({slice_s}s), such as \"250ms\", \"off\" for one turn per slice, or \"auto\" (turns for workloads that write nothing)"),
                 ))
             }
         },
@@ -241,6 +260,7 @@ pub(super) fn parse(cx: &Ctx<'_>, raw: &RawSweep, dur: &Dur<'_>) -> Result<Desig
         design,
         slice_s,
         interleave_ms,
+        interleave_auto,
         pin,
         budget_s,
         chosen,

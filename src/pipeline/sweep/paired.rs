@@ -42,8 +42,9 @@ candidate's change is the mean of its per-round log ratios to the baseline (drif
 share cancels); from 8 rounds on it is taken at equal CPU used by other processes (/proc/stat; \
 an ANCOVA intercept) when the sides' shares balance. The t interval's standard error is the \
 larger of Newey–West's and an AR(1) inflation's. The rounds at which a point may stop are fixed \
-before it starts (5, 10, 20, … and the last its budget allows); every interval is drawn at \
-confidence 1 − 5 %/(looks × 2 metrics), so a false regressed, improved or unchanged at any look \
+before it starts (5, 10, 20, … and the last its budget allows); each metric's 2.5 % is spent \
+over the looks (by look k of K, (k/K)² of it) at levels computed for looks that share their \
+rounds (repeated confidence intervals), so a false regressed, improved or unchanged at any look \
 is at most 5 % per point. tps and p95 are judged; p99 is shown. regressed / improved: the \
 interval lies wholly beyond ±threshold; unchanged: wholly within it.";
 
@@ -211,6 +212,7 @@ fn write_verdicts(
         } else {
             spec.run.design.interleave_ms
         },
+        interleave_auto: !spec.run.design.duet() && spec.run.design.interleave_auto,
         budget_s: spec.run.design.budget_s,
         isolation: isolation.to_vec(),
         points: cells.to_vec(),
@@ -273,6 +275,7 @@ async fn measure_cell(
         series: series.iter().map(|s| s.key.clone()).collect(),
         cpu_pct: Vec::new(),
         pinned: Vec::new(),
+        turn_ms: 0,
         comparisons: Vec::new(),
     };
     let started = Instant::now();
@@ -326,7 +329,9 @@ async fn measure_cell(
     }
     let mut verdicts: Vec<PairedPoint> = Vec::new();
     let duet = spec.run.design.duet();
-    let interleaved = !duet && spec.run.design.interleave_ms > 0;
+    let turn_ms = spec.run.design.turn_ms(cell.workload);
+    out.turn_ms = turn_ms;
+    let interleaved = turn_ms > 0;
     'rounds: for n in 1..=schedule.last() {
         let mut order: Vec<usize> = (0..series.len()).collect();
         for i in (1..order.len()).rev() {
@@ -404,15 +409,15 @@ async fn measure_cell(
             format!("one {} s slice, all at once", spec.run.design.slice_s)
         } else if interleaved {
             format!(
-                "{} s each, in turns of {} ms",
-                spec.run.design.slice_s, spec.run.design.interleave_ms
+                "{} s each, in turns of {turn_ms} ms",
+                spec.run.design.slice_s
             )
         } else {
             format!("one {} s slice each", spec.run.design.slice_s)
         };
         r.note(format!("{tag} round {n}: {} ({how})", line.join(", ")));
         if schedule.is_look(n) {
-            verdicts = judge(&rounds, schedule, r.threshold_pct);
+            verdicts = judge(&rounds, schedule, n, r.threshold_pct);
             if verdicts.iter().all(paired::decided) {
                 out.stopped = "decided".into();
                 break;
@@ -422,7 +427,7 @@ async fn measure_cell(
     if verdicts.is_empty() || !schedule.is_look(out.rounds) {
         // Stopped between looks (a failure, an interrupt): the figures so far, shown at the
         // last look's level, decide nothing new.
-        verdicts = judge(&rounds, schedule, r.threshold_pct);
+        verdicts = judge(&rounds, schedule, out.rounds, r.threshold_pct);
         if out.stopped != "decided" {
             for v in &mut verdicts {
                 v.verdict = Verdict::Inconclusive;
@@ -460,8 +465,14 @@ async fn measure_cell(
 }
 
 /// Every candidate against the baseline (series 0), over the rounds both completed.
-fn judge(rounds: &[Rounds], schedule: &Schedule, threshold_pct: f64) -> Vec<PairedPoint> {
-    let miss = schedule.per_interval(ALPHA);
+/// `after` is the rounds measured: the look whose level the intervals are drawn at.
+fn judge(
+    rounds: &[Rounds],
+    schedule: &Schedule,
+    after: u32,
+    threshold_pct: f64,
+) -> Vec<PairedPoint> {
+    let miss = schedule.miss_at(after);
     rounds[1..]
         .iter()
         .map(|c| {

@@ -66,9 +66,12 @@ pub(super) async fn round(
         })
         .collect();
     let mut order = first.to_vec();
-    'turns: for (k, ms) in turns(spec.run.design.slice_s, spec.run.design.interleave_ms)
-        .into_iter()
-        .enumerate()
+    'turns: for (k, ms) in turns(
+        spec.run.design.slice_s,
+        spec.run.design.turn_ms(cell.workload),
+    )
+    .into_iter()
+    .enumerate()
     {
         if k > 0 {
             for i in (1..order.len()).rev() {

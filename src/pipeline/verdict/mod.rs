@@ -10,6 +10,7 @@
 
 pub mod changepoint;
 pub mod paired;
+pub mod spending;
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 

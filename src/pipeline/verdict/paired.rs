@@ -8,10 +8,12 @@
 //! and a Newey–West (Bartlett) one, so rounds that resemble their neighbours do not make the
 //! interval falsely narrow. Sequential looks: the rounds at which a point may stop are fixed
 //! before it starts (doubling from `min_rounds`, and the last round the budget allows), and
-//! every interval is drawn at confidence 1 − α/(looks × metrics): by the union bound, the
-//! chance that any interval of the point misses the truth, at any look, is at most α, however
-//! the stopping went. docs/statistics.md, "Paired designs", gives the validation.
+//! each look's interval is drawn at the level a group-sequential spending of α / metrics
+//! gives it (`spending.rs`): the intervals of all looks of a metric cover the truth together
+//! with probability 1 − α / metrics, so a false verdict at any look, however the stopping
+//! went, is at most α per point. docs/statistics.md, "Paired designs", gives the validation.
 
+use super::spending::SPENDING_POWER;
 use super::{t_quantile, Metric, Verdict, MIN_TAIL_EVENTS};
 
 /// The metrics a paired point is judged on: the mean rate and the 95th percentile. p99 of a
@@ -21,18 +23,27 @@ pub const JUDGED: [Metric; 2] = [Metric::Tps, Metric::P95];
 /// Rounds beyond which `rounds_needed` stops counting.
 pub const MAX_ROUNDS_NEEDED: u32 = 100_000;
 
-/// The rounds at which a point is looked at, fixed before its first round.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+/// The rounds at which a point is looked at, fixed before its first round, and the two-sided
+/// miss each look's interval is drawn at.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Schedule {
     pub looks: Vec<u32>,
+    /// Per look: the intervals of all looks of one metric miss the truth together with
+    /// probability at most α / metrics (`spending::boundaries`), however the point stops.
+    pub misses: Vec<f64>,
 }
 
 impl Schedule {
+    /// Looks after these rounds (increasing), α spent over them by `spending`.
+    pub fn at(looks: Vec<u32>) -> Schedule {
+        let per_metric = super::ALPHA / JUDGED.len() as f64;
+        let misses = super::spending::nominal_misses(&looks, per_metric, SPENDING_POWER);
+        Schedule { looks, misses }
+    }
+
     /// One look, after `rounds` rounds: a fixed-size comparison.
     pub fn fixed(rounds: u32) -> Schedule {
-        Schedule {
-            looks: vec![rounds.max(2)],
-        }
+        Schedule::at(vec![rounds.max(2)])
     }
 
     /// Looks at `min`, 2·min, 4·min, … below `max`, and at `max` (where the budget ends).
@@ -46,7 +57,7 @@ impl Schedule {
             n = n.saturating_mul(2);
         }
         looks.push(max);
-        Schedule { looks }
+        Schedule::at(looks)
     }
 
     pub fn last(&self) -> u32 {
@@ -57,9 +68,14 @@ impl Schedule {
         self.looks.contains(&rounds)
     }
 
-    /// The two-sided miss probability each interval is drawn at.
-    pub fn per_interval(&self, alpha: f64) -> f64 {
-        alpha / (self.looks.len().max(1) * JUDGED.len()) as f64
+    /// The two-sided miss of an interval after `rounds` rounds: that of the look there, or
+    /// (a point stopped between looks) of the last look before it, or the first look's.
+    pub fn miss_at(&self, rounds: u32) -> f64 {
+        let k = self.looks.iter().rposition(|&n| n <= rounds).unwrap_or(0);
+        self.misses
+            .get(k)
+            .copied()
+            .unwrap_or(super::ALPHA / JUDGED.len() as f64)
     }
 }
 
@@ -199,7 +215,7 @@ fn z(p: f64) -> f64 {
 /// Judges one metric from the rounds' figures of both sides (`base[i]` and `cand[i]` measured
 /// in round i; a round missing either is left out) and the events of each slice (for the
 /// tail rule). `miss` is the two-sided miss probability of the interval
-/// (`Schedule::per_interval`).
+/// (`Schedule::miss_at`).
 ///
 /// `covariate`, when given, is each round's difference in the CPU share other processes took
 /// during the candidate's and the base's slice: from `MIN_ADJUSTED` rounds on, the change is

@@ -131,11 +131,10 @@ fn run_point(
     let mut sim = Sim::new(m);
     sim.measure_cpu = measure_cpu;
     let (mut b, mut c) = (Rounds::default(), Rounds::default());
-    let miss = s.per_interval(super::super::ALPHA);
     for n in 1..=s.last() {
         sim.round(rng, factor, &mut b, &mut c);
         if s.is_look(n) {
-            let p = judge_point(&b, &c, 5.0, miss);
+            let p = judge_point(&b, &c, 5.0, s.miss_at(n));
             if decided(&p) || n == s.last() {
                 return (p, n);
             }
@@ -155,8 +154,21 @@ fn the_schedule_doubles_and_ends_at_the_budget() {
     assert_eq!(Schedule::sequential(8, 3).looks, vec![8]);
     assert_eq!(Schedule::fixed(1).looks, vec![2]);
     let s = Schedule::sequential(5, 48);
-    assert!((s.per_interval(0.05) - 0.05 / 10.0).abs() < 1e-12);
     assert!(s.is_look(20) && !s.is_look(21));
+    // α (per metric, 2.5 %) is spent over the looks: every look's miss below it, rising
+    // towards the last, and the last far above the union bound's α / looks.
+    assert_eq!(s.misses.len(), 5);
+    assert!(s.misses.windows(2).all(|w| w[0] < w[1]), "{:?}", s.misses);
+    assert!(
+        s.misses[4] < 0.025 && s.misses[4] > 2.0 * 0.025 / 5.0,
+        "{:?}",
+        s.misses
+    );
+    assert_eq!(s.miss_at(48), s.misses[4]);
+    assert_eq!(s.miss_at(15), s.misses[1]);
+    assert_eq!(s.miss_at(3), s.misses[0]);
+    // One look: the fixed-sample level.
+    assert!((Schedule::fixed(10).misses[0] - 0.025).abs() < 1e-9);
 }
 
 #[test]
@@ -245,9 +257,7 @@ fn aa_points_stay_quiet_on_a_machine_that_steals_whole_slices() {
 fn aa_points_stay_quiet_when_every_round_is_looked_at() {
     // The harshest optional stopping: a look at every round from the 3rd to the 48th.
     let mut rng = Rng::seeded(5);
-    let s = Schedule {
-        looks: (3..=48).collect(),
-    };
+    let s = Schedule::at((3..=48).collect());
     let results: Vec<_> = (0..1000)
         .map(|_| sequential(&mut rng, SHARED, 1.0, &s))
         .collect();
@@ -274,7 +284,8 @@ fn a_ten_percent_drop_is_found_within_the_budget() {
 }
 
 #[test]
-fn a_twofold_change_stops_at_the_first_look() {
+fn a_twofold_change_stops_at_the_first_looks() {
+    // The first look keeps α·(1/5)² of the point's α: enough for nearly every twofold change.
     let mut rng = Rng::seeded(2);
     let s = Schedule::sequential(5, 48);
     let results: Vec<_> = (0..500)
@@ -283,7 +294,7 @@ fn a_twofold_change_stops_at_the_first_look() {
     assert_eq!(count(&results, Verdict::Regressed), 500);
     let late: Vec<_> = results.iter().filter(|(_, n)| *n > 5).collect();
     assert!(
-        late.is_empty(),
+        late.len() <= 5 && late.iter().all(|(_, n)| *n <= 10),
         "{} later than the first look: {:?}",
         late.len(),
         late.first()
