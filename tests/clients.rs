@@ -173,6 +173,12 @@ fn a_client_killed_mid_point_fails_the_point_and_leaves_no_client_behind() {
     assert_eq!(p.status, PointStatus::Failed);
     assert!(p.error.contains("died during the point"), "{}", p.error);
     assert!(p.error.contains("of 2"), "{}", p.error);
+    // Killed outright, it left nothing on its standard error: its exit status says how.
+    assert!(
+        p.error.contains("was killed by signal 9 (SIGKILL)"),
+        "{}",
+        p.error
+    );
     assert!(agents_of(pid).is_empty());
     for a in agents {
         assert!(

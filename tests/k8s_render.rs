@@ -224,6 +224,13 @@ fn an_agent_refuses_hostile_tasks_and_answers_sigterm_while_it_waits() {
             },
         ),
         (
+            "tables = 4294967295: expected 1 to 100000",
+            Task {
+                tables: u32::MAX,
+                ..good.clone()
+            },
+        ),
+        (
             "threads = 0",
             Task {
                 threads: 0,

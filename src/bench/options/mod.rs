@@ -3,8 +3,8 @@
 //! `EngineConfig` (the values are checked by the engine's types).
 
 use crate::engine::config::{
-    check_engine_name, flag_word, ConnOptions, EngineConfig, ParetoH, Percentile, RandParams,
-    TlsOptions, WorkloadKind, WorkloadOptions, MAX_SECONDS,
+    check_engine_name, flag_word, ConnOptions, EngineConfig, ParetoH, PerEvent, Percentile,
+    RandParams, SpecIter, TlsOptions, WorkloadKind, WorkloadOptions, MAX_SECONDS,
 };
 use std::collections::BTreeMap;
 
@@ -162,6 +162,17 @@ fn u32_opt(raw: &RawOptions, name: &str) -> Result<u32, OptionError> {
     u32::try_from(v).map_err(|_| raw.bad(name, "too large"))
 }
 
+/// A u32 option checked by the engine type that bounds it (`PerEvent`, `SpecIter`).
+fn bounded<T: TryFrom<u32, Error = String> + Into<u32>>(
+    raw: &RawOptions,
+    name: &str,
+) -> Result<u32, OptionError> {
+    let v = u32_opt(raw, name)?;
+    T::try_from(v)
+        .map(Into::into)
+        .map_err(|e| raw.bad(name, &e))
+}
+
 fn list<T: std::str::FromStr>(raw: &RawOptions, name: &str) -> Result<Vec<T>, OptionError> {
     raw.get(name)
         .split(',')
@@ -215,7 +226,7 @@ pub fn build(workload: &str, raw: &RawOptions) -> Result<EngineConfig, OptionErr
     let workload = resolve_workload(workload, raw)?;
     let rand = RandParams {
         kind: typed(raw, "rand_type")?,
-        spec_iter: u32_opt(raw, "rand_spec_iter")?.max(1),
+        spec_iter: bounded::<SpecIter>(raw, "rand_spec_iter")?,
         spec_pct: raw.float("rand_spec_pct"),
         spec_res: raw.float("rand_spec_res"),
         pareto_h: ParetoH::try_from(raw.float("rand_pareto_h"))
@@ -250,14 +261,14 @@ pub fn build(workload: &str, raw: &RawOptions) -> Result<EngineConfig, OptionErr
         tables: u32_opt(raw, "tables")?,
         table_size: u32_opt(raw, "table_size")?,
         range_size: u32_opt(raw, "range_size")?,
-        point_selects: u32_opt(raw, "point_selects")?,
-        simple_ranges: u32_opt(raw, "simple_ranges")?,
-        sum_ranges: u32_opt(raw, "sum_ranges")?,
-        order_ranges: u32_opt(raw, "order_ranges")?,
-        distinct_ranges: u32_opt(raw, "distinct_ranges")?,
-        index_updates: u32_opt(raw, "index_updates")?,
-        non_index_updates: u32_opt(raw, "non_index_updates")?,
-        delete_inserts: u32_opt(raw, "delete_inserts")?,
+        point_selects: bounded::<PerEvent>(raw, "point_selects")?,
+        simple_ranges: bounded::<PerEvent>(raw, "simple_ranges")?,
+        sum_ranges: bounded::<PerEvent>(raw, "sum_ranges")?,
+        order_ranges: bounded::<PerEvent>(raw, "order_ranges")?,
+        distinct_ranges: bounded::<PerEvent>(raw, "distinct_ranges")?,
+        index_updates: bounded::<PerEvent>(raw, "index_updates")?,
+        non_index_updates: bounded::<PerEvent>(raw, "non_index_updates")?,
+        delete_inserts: bounded::<PerEvent>(raw, "delete_inserts")?,
         range_selects: raw.flag("range_selects"),
         auto_inc: raw.flag("auto_inc"),
         create_secondary: raw.flag("create_secondary"),
@@ -265,12 +276,21 @@ pub fn build(workload: &str, raw: &RawOptions) -> Result<EngineConfig, OptionErr
         secondary: raw.flag("secondary"),
         storage_engine: raw.get("mysql_storage_engine").to_string(),
         create_table_options: typed(raw, "create_table_options")?,
-        random_points: u32_opt(raw, "random_points")?.max(1),
-        number_of_ranges: u32_opt(raw, "number_of_ranges")?.max(1),
+        random_points: bounded::<PerEvent>(raw, "random_points")?.max(1),
+        number_of_ranges: bounded::<PerEvent>(raw, "number_of_ranges")?.max(1),
         delta: u32_opt(raw, "delta")?,
     };
     if wl.tables == 0 && workload.uses_oltp_tables() {
         return Err(raw.bad("tables", "must be at least 1"));
+    }
+    if wl.tables > crate::engine::config::MAX_TABLES {
+        return Err(raw.bad(
+            "tables",
+            &format!(
+                "must be at most {} (each connection prepares every statement on every table)",
+                crate::engine::config::MAX_TABLES
+            ),
+        ));
     }
     check_engine_name(&wl.storage_engine).map_err(|why| raw.bad("mysql_storage_engine", &why))?;
     let password = raw
@@ -484,6 +504,25 @@ mod tests {
         assert!(err.to_string().contains("--rand-type"), "{err}");
         let err = build("oltp_read_write --skip-trx=maybe").unwrap_err();
         assert!(err.to_string().contains("on/off"), "{err}");
+    }
+
+    #[test]
+    fn counts_per_event_and_tables_have_stated_ranges() {
+        // Found by tests/fuzz.rs: an event of 2147483647 point selects never ends, and
+        // 4294967295 tables made every connection prepare statements it could not hold.
+        let err = build("oltp_read_only --point-selects=2147483647").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid value '2147483647' for --point-selects: 2147483647 is more than 1000000 per event"
+        );
+        let err = build("select_random_points --random-points=1000001").unwrap_err();
+        assert!(err.to_string().contains("--random-points"), "{err}");
+        let err = build("oltp_read_only --rand-spec-iter=4000000000").unwrap_err();
+        assert!(err.to_string().contains("more than 1000 draws"), "{err}");
+        let err = build("oltp_read_only --tables=100001").unwrap_err();
+        assert!(err.to_string().contains("at most 100000"), "{err}");
+        let o = build("oltp_read_only --point-selects=1000000 --tables=100000").unwrap();
+        assert_eq!((o.wl.point_selects, o.wl.tables), (1_000_000, 100_000));
     }
 
     #[test]

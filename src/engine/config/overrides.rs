@@ -3,7 +3,10 @@
 //! bad value is reported by the TOML reader at its line and column. `apply` lays them over
 //! sysbench's defaults; `sysbench_args` gives them to the sysbench binary.
 
-use super::{EngineConfig, IgnoreErrors, ParetoH, Percentile, PsMode, RandType, TableOptions};
+use super::{
+    EngineConfig, IgnoreErrors, ParetoH, PerEvent, Percentile, PsMode, RandType, SpecIter,
+    TableOptions,
+};
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
@@ -49,21 +52,21 @@ pub struct Overrides {
     )]
     pub range_size: Option<Spanned<u32>>,
     #[serde(alias = "point-selects", alias = "oltp_point_selects")]
-    pub point_selects: Option<Spanned<u32>>,
+    pub point_selects: Option<Spanned<PerEvent>>,
     #[serde(alias = "simple-ranges", alias = "oltp_simple_ranges")]
-    pub simple_ranges: Option<Spanned<u32>>,
+    pub simple_ranges: Option<Spanned<PerEvent>>,
     #[serde(alias = "sum-ranges", alias = "oltp_sum_ranges")]
-    pub sum_ranges: Option<Spanned<u32>>,
+    pub sum_ranges: Option<Spanned<PerEvent>>,
     #[serde(alias = "order-ranges", alias = "oltp_order_ranges")]
-    pub order_ranges: Option<Spanned<u32>>,
+    pub order_ranges: Option<Spanned<PerEvent>>,
     #[serde(alias = "distinct-ranges", alias = "oltp_distinct_ranges")]
-    pub distinct_ranges: Option<Spanned<u32>>,
+    pub distinct_ranges: Option<Spanned<PerEvent>>,
     #[serde(alias = "index-updates", alias = "oltp_index_updates")]
-    pub index_updates: Option<Spanned<u32>>,
+    pub index_updates: Option<Spanned<PerEvent>>,
     #[serde(alias = "non-index-updates", alias = "oltp_non_index_updates")]
-    pub non_index_updates: Option<Spanned<u32>>,
+    pub non_index_updates: Option<Spanned<PerEvent>>,
     #[serde(alias = "delete-inserts", alias = "oltp_delete_inserts")]
-    pub delete_inserts: Option<Spanned<u32>>,
+    pub delete_inserts: Option<Spanned<PerEvent>>,
     #[serde(alias = "range-selects", alias = "oltp_range_selects")]
     pub range_selects: Option<Spanned<Flag>>,
     #[serde(alias = "auto-inc", alias = "oltp_auto_inc")]
@@ -77,16 +80,16 @@ pub struct Overrides {
     #[serde(alias = "create-table-options")]
     pub create_table_options: Option<Spanned<TableOptions>>,
     #[serde(alias = "random-points")]
-    pub random_points: Option<Spanned<u32>>,
+    pub random_points: Option<Spanned<PerEvent>>,
     #[serde(alias = "number-of-ranges")]
-    pub number_of_ranges: Option<Spanned<u32>>,
+    pub number_of_ranges: Option<Spanned<PerEvent>>,
     pub delta: Option<Spanned<u32>>,
     #[serde(alias = "rand-type")]
     pub rand_type: Option<Spanned<RandType>>,
     #[serde(alias = "rand-seed")]
     pub rand_seed: Option<Spanned<u64>>,
     #[serde(alias = "rand-spec-iter")]
-    pub rand_spec_iter: Option<Spanned<u32>>,
+    pub rand_spec_iter: Option<Spanned<SpecIter>>,
     #[serde(alias = "rand-spec-pct")]
     pub rand_spec_pct: Option<Spanned<f64>>,
     #[serde(alias = "rand-spec-res")]
@@ -116,22 +119,26 @@ impl Overrides {
     pub fn apply(&self, c: &mut EngineConfig) {
         let id = |x| x;
         let flag = |f: Flag| f.0;
+        let count = u32::from;
+        let at_least_one = |n: PerEvent| u32::from(n).max(1);
         lay!(self,
             range_size => c.wl.range_size, id;
-            point_selects => c.wl.point_selects, id;
-            simple_ranges => c.wl.simple_ranges, id;
-            sum_ranges => c.wl.sum_ranges, id;
-            order_ranges => c.wl.order_ranges, id;
-            distinct_ranges => c.wl.distinct_ranges, id;
-            index_updates => c.wl.index_updates, id;
-            non_index_updates => c.wl.non_index_updates, id;
-            delete_inserts => c.wl.delete_inserts, id;
-            random_points => c.wl.random_points, |n: u32| n.max(1);
-            number_of_ranges => c.wl.number_of_ranges, |n: u32| n.max(1);
             delta => c.wl.delta, id;
-            rand_spec_iter => c.rand.spec_iter, |n: u32| n.max(1);
             rand_seed => c.rand_seed, |n: u64| n;
             prepare_threads => c.prepare_threads, id;
+        );
+        lay!(self,
+            point_selects => c.wl.point_selects, count;
+            simple_ranges => c.wl.simple_ranges, count;
+            sum_ranges => c.wl.sum_ranges, count;
+            order_ranges => c.wl.order_ranges, count;
+            distinct_ranges => c.wl.distinct_ranges, count;
+            index_updates => c.wl.index_updates, count;
+            non_index_updates => c.wl.non_index_updates, count;
+            delete_inserts => c.wl.delete_inserts, count;
+            random_points => c.wl.random_points, at_least_one;
+            number_of_ranges => c.wl.number_of_ranges, at_least_one;
+            rand_spec_iter => c.rand.spec_iter, u32::from;
         );
         lay!(self,
             range_selects => c.wl.range_selects, flag;
@@ -272,6 +279,11 @@ mod tests {
         assert!(e.message().contains("expected true/false"), "{e}");
         let e = parse("point_selects = -1\n").unwrap_err();
         assert!(e.message().contains("invalid value"), "{e}");
+        let e = parse("delta = 1\npoint_selects = 2147483647\n").unwrap_err();
+        assert!(e.message().contains("more than 1000000 per event"), "{e}");
+        assert_eq!(e.span().map(|s| s.start), Some(26));
+        let e = parse("rand_spec_iter = 4000000\n").unwrap_err();
+        assert!(e.message().contains("more than 1000 draws"), "{e}");
         assert!(parse("threads = 4\n").is_err());
         assert_eq!(
             set_elsewhere("warmup-time").as_deref(),

@@ -168,7 +168,8 @@ pub async fn run(
         }
     };
     let parts = match gathered {
-        Ok(r) => r?,
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => return Err(e.context(ended(&mut clients, k).await)),
         Err(_) => anyhow::bail!(
             "the clients had not all ended {} s after the start: ended them",
             limit.as_secs()
@@ -240,6 +241,41 @@ pub async fn await_ready(
     }
 }
 
+/// How the clients that have ended ended ("client 1 of 2 was killed by signal 9"), for a
+/// point that failed: a client killed outright leaves nothing on its standard error.
+async fn ended(clients: &mut [Client], k: u32) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    let mut said = Vec::new();
+    for (i, c) in clients.iter_mut().enumerate() {
+        // A client that is going has a moment to be gone; one still running is left alone.
+        let status = tokio::time::timeout(Duration::from_millis(500), c.child.wait()).await;
+        if let Ok(Ok(st)) = status {
+            let how = match (st.code(), st.signal()) {
+                (Some(code), _) => format!("exited with status {code}"),
+                (None, Some(sig)) => format!("was killed by signal {sig}{}", signal_name(sig)),
+                (None, None) => format!("ended ({st})"),
+            };
+            said.push(format!("{} {how}", client_name(i as u32, k)));
+        }
+    }
+    if said.is_empty() {
+        "the point's clients".into()
+    } else {
+        said.join("; ")
+    }
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGKILL => " (SIGKILL)",
+        libc::SIGTERM => " (SIGTERM)",
+        libc::SIGINT => " (SIGINT)",
+        libc::SIGSEGV => " (SIGSEGV)",
+        libc::SIGABRT => " (SIGABRT)",
+        _ => "",
+    }
+}
+
 /// Tells every client the point is off; each then ends on its own.
 async fn abort(clients: &mut [Client]) {
     let line = serde_json::to_string(&Go::Abort).unwrap_or_default() + "\n";
@@ -290,6 +326,9 @@ pub async fn gather(
                 Msg::Ready { .. } => {}
             },
             Some(Event::Gone(i, why)) if ends[i as usize].is_none() => {
+                if why.is_empty() {
+                    anyhow::bail!("{} died during the point", name(i))
+                }
                 anyhow::bail!("{} died during the point: {why}", name(i))
             }
             Some(Event::Gone(..)) => {}

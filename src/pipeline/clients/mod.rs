@@ -167,10 +167,10 @@ impl Task {
             ("warmup_s", self.warmup_s, 0),
             ("point_timeout_s", self.point_timeout_s, 0),
         ] {
-            let max = if name.ends_with("_s") {
-                MAX_SECONDS
-            } else {
-                u32::MAX as u64
+            let max = match name {
+                "tables" => crate::engine::config::MAX_TABLES as u64,
+                _ if name.ends_with("_s") => MAX_SECONDS,
+                _ => u32::MAX as u64,
             };
             if v < min || v > max {
                 return bad(format!("{name} = {v}: expected {min} to {max}"));

@@ -623,7 +623,8 @@ impl ReportModel {
                             line.fit = m.curve.clone();
                             line.knee = m.knee_threads.and_then(|k| {
                                 let n = k.round() as u32;
-                                let y = m.curve.iter().find(|c| c.0 == n)?.1;
+                                // The curve point nearest the knee (exact up to 128 threads).
+                                let y = m.curve.iter().min_by_key(|c| c.0.abs_diff(n))?.1;
                                 Some((n, y, format!("knee {n}")))
                             });
                         }

@@ -269,3 +269,34 @@ fn report_md_layout_is_reviewed() {
     let m = upgrade_report();
     insta::assert_snapshot!(render::markdown(&m).unwrap());
 }
+
+#[test]
+fn a_curve_up_to_the_largest_thread_count_a_file_can_name_renders() {
+    // A tampered points.csv named u32::MAX threads; the fitted curve was drawn at every
+    // thread count up to it (64 GB). Found by tests/fuzz.rs.
+    let mut v = Vec::new();
+    for (i, n) in [1, 2, 4, 8, 16, 32, u32::MAX].into_iter().enumerate() {
+        for r in 1..=2 {
+            v.push(rec(
+                "old",
+                "default",
+                "oltp_read_only",
+                n,
+                r,
+                100.0 * (i + 1) as f64,
+                5.0,
+            ));
+        }
+    }
+    let m = ReportModel::build(
+        "huge",
+        "20261201T000000Z",
+        "",
+        &v,
+        None,
+        &BTreeMap::new(),
+        &HashMap::new(),
+    );
+    let html = render::html(&m).unwrap();
+    assert!(html.contains("4294967295"), "the point is in the report");
+}

@@ -125,7 +125,8 @@ pub struct Scaling {
     pub fit_error: Option<String>,
     /// Capacity at a latency SLA (`rates = "auto"`), when the run searched for it.
     pub sla: Option<SlaCapacity>,
-    /// The fitted curve at integer thread counts up to the chart's edge, for drawing.
+    /// The fitted curve up to the chart's edge, for drawing: at every thread count up to
+    /// `CURVE_DENSE`, then in steps of 1/64 of a doubling (`curve_grid`).
     #[serde(skip)]
     pub curve: Vec<(u32, f64)>,
 }
@@ -360,8 +361,30 @@ pub fn analyse(series: &str, workload: &str, records: &[&PointRecord]) -> Scalin
     let hi = s.peak_threads.map_or(n_max, |p| p.min(n_max));
     s.knee_threads = knee(&m, n_min, hi);
     let edge = (n_max as u32).max(2);
-    s.curve = (1..=edge).map(|n| (n, m.throughput(n as f64))).collect();
+    s.curve = curve_grid(edge)
+        .into_iter()
+        .map(|n| (n, m.throughput(n as f64)))
+        .collect();
     s
+}
+
+/// Thread counts drawn one by one; above, the curve is drawn on a log grid.
+const CURVE_DENSE: u32 = 128;
+
+/// The thread counts a fitted curve is drawn at, 1 to `edge`: every one up to
+/// `CURVE_DENSE`, then 64 steps per doubling, so the drawing is as smooth on the chart's log
+/// axis and its size stays in the thousands whatever thread count a file names.
+fn curve_grid(edge: u32) -> Vec<u32> {
+    let mut out: Vec<u32> = (1..=edge.min(CURVE_DENSE)).collect();
+    let mut n = CURVE_DENSE as f64;
+    while (n as u32) < edge {
+        n *= 2f64.powf(1.0 / 64.0);
+        let k = (n.round() as u32).min(edge);
+        if out.last() != Some(&k) {
+            out.push(k);
+        }
+    }
+    out
 }
 
 /// How `other`'s coefficients differ from `base`'s, in words, when both were fitted: a
@@ -461,6 +484,20 @@ mod tests {
         assert!(knee > 1.0 && knee < s.peak_threads.unwrap(), "{s:?}");
         assert!(s.latency_knee_threads.is_some());
         assert_eq!(s.curve.len(), 64);
+    }
+
+    #[test]
+    fn the_drawn_curve_is_bounded_whatever_the_thread_counts() {
+        assert_eq!(curve_grid(64), (1..=64).collect::<Vec<_>>());
+        let g = curve_grid(u32::MAX);
+        assert!(g.len() < 2_200, "{}", g.len());
+        assert_eq!((g[0], g[127], *g.last().unwrap()), (1, 128, u32::MAX));
+        assert!(g.windows(2).all(|w| w[0] < w[1]));
+        // Steps of 1/64 of a doubling (1.1 %, rounded to whole threads) above 128.
+        assert!(g
+            .windows(2)
+            .skip(127)
+            .all(|w| (w[1] as f64 / w[0] as f64) < 1.02));
     }
 
     #[test]

@@ -6,6 +6,10 @@ use super::{element_span, fraction, unknown_field_hint, Ctx, SpecError, SweepSpe
 use crate::pipeline::adaptive::AutoThreads;
 use toml::Spanned;
 
+/// The most points one adaptive search (auto threads, an SLA's rates) may measure: each is a
+/// point of the sweep's full duration, and a search that has not converged in 64 will not.
+pub const MAX_SEARCH_STEPS: u32 = 64;
+
 impl SweepSpec {
     /// `rates = "auto"` and `sla = { p99_ms = … }`, which go together.
     pub(super) fn sla(
@@ -39,8 +43,15 @@ impl SweepSpec {
                     .try_into()
                     .map_err(|e: toml::de::Error| bad(unknown_field_hint(e.message())))?;
                 let p99_ms = s.p99_ms.get();
-                if p99_ms.is_nan() || p99_ms <= 0.0 {
-                    return Err(bad("p99_ms must be above 0".into()));
+                if !p99_ms.is_finite() || p99_ms <= 0.0 {
+                    return Err(bad(format!(
+                        "p99_ms = {p99_ms}: a latency limit is a number of milliseconds above 0"
+                    )));
+                }
+                if let Some(m) = s.max_steps.filter(|m| !(2..=MAX_SEARCH_STEPS).contains(m)) {
+                    return Err(bad(format!(
+                        "max_steps = {m}: expected 2 to {MAX_SEARCH_STEPS} rates per search"
+                    )));
                 }
                 let resolution = s.resolution.map_or(0.05, raw::Num::get);
                 if !fraction(resolution) {
@@ -49,7 +60,7 @@ impl SweepSpec {
                 Ok(Some(crate::pipeline::adaptive::Sla {
                     p99_ms,
                     threads: s.threads.filter(|&t| t > 0),
-                    max_steps: s.max_steps.unwrap_or(8).max(2),
+                    max_steps: s.max_steps.unwrap_or(8),
                     resolution,
                 }))
             }
@@ -119,11 +130,16 @@ impl SweepSpec {
                 "drop and resolution are fractions between 0 and 1 (0.1 is 10 %)".into(),
             ));
         }
-        if a.max_points < 3 {
-            return Err(bad("max_points must be at least 3".into()));
+        if !(3..=MAX_SEARCH_STEPS).contains(&a.max_points) {
+            return Err(bad(format!(
+                "max_points = {}: expected 3 to {MAX_SEARCH_STEPS} thread counts per search",
+                a.max_points
+            )));
         }
-        if a.p99_ms.is_some_and(|l| l.is_nan() || l <= 0.0) {
-            return Err(bad("p99_ms must be above 0".into()));
+        if let Some(l) = a.p99_ms.filter(|l| !l.is_finite() || *l <= 0.0) {
+            return Err(bad(format!(
+                "p99_ms = {l}: a latency limit is a number of milliseconds above 0"
+            )));
         }
         Ok((a.ladder(u32::MAX), Some(a)))
     }

@@ -429,10 +429,13 @@ impl SweepSpec {
             return Err(cx.err(span, format!("data.storage_engine: {why}")));
         }
         let tables = d.tables.as_ref().map_or(1, |t| *t.get_ref());
-        if tables == 0 {
+        if tables == 0 || tables > config::MAX_TABLES {
             return Err(cx.err(
                 d.tables.as_ref().map_or(0..0, |t| t.span()),
-                "data.tables must be at least 1",
+                format!(
+                    "data.tables = {tables}: expected 1 to {} (each connection prepares every statement on every table)",
+                    config::MAX_TABLES
+                ),
             ));
         }
         let table_size = d.table_size.as_ref().map_or(10_000, |t| *t.get_ref());

@@ -420,10 +420,17 @@ fn the_paired_design_reads_its_slice_and_budget() {
 
 #[test]
 fn the_paired_design_reads_its_turns_and_pinning() {
+    use crate::engine::config::WorkloadKind;
     use crate::pipeline::spec::design::{Pin, DEFAULT_INTERLEAVE_MS, DEFAULT_PIN};
     let s = parse(PAIRED).unwrap();
     assert_eq!(s.run.design.interleave_ms, DEFAULT_INTERLEAVE_MS);
     assert_eq!(s.run.design.pin, DEFAULT_PIN);
+    // By default ("auto") turns for what writes nothing, one piece for what writes.
+    assert!(s.run.design.interleave_auto);
+    assert_eq!(s.run.design.turn_ms(WorkloadKind::ReadOnly), 250);
+    assert_eq!(s.run.design.turn_ms(WorkloadKind::PointSelect), 250);
+    assert_eq!(s.run.design.turn_ms(WorkloadKind::ReadWrite), 0);
+    assert_eq!(s.run.design.turn_ms(WorkloadKind::Insert), 0);
     let with =
         |extra: &str| PAIRED.replace("budget = \"4m\"\n", &format!("budget = \"4m\"\n{extra}\n"));
     for (text, ms) in [
@@ -435,7 +442,12 @@ fn the_paired_design_reads_its_turns_and_pinning() {
     ] {
         let s = parse(&with(&format!("interleave = \"{text}\""))).unwrap();
         assert_eq!(s.run.design.interleave_ms, ms, "{text}");
+        // Named turns (or none) hold for every workload.
+        assert!(!s.run.design.interleave_auto);
+        assert_eq!(s.run.design.turn_ms(WorkloadKind::ReadWrite), ms, "{text}");
     }
+    let s = parse(&with("interleave = \"auto\"")).unwrap();
+    assert!(s.run.design.interleave_auto && s.run.design.interleave_ms == 250);
     for (text, pin) in [
         ("none", Pin::None),
         ("pairs", Pin::Pairs),
@@ -545,6 +557,43 @@ fn repeats_have_an_upper_bound() {
 }
 
 #[test]
+fn adaptive_searches_have_finite_limits_and_bounded_lengths() {
+    let one = "name = \"s\"\n[run]\nworkloads = [\"oltp_read_only\"]\n";
+    let tail = "[[targets]]\nname = \"m\"\nserver = {}\n";
+    for (run, says) in [
+        (
+            "threads = [4]\nrates = \"auto\"\nsla = { p99_ms = inf }",
+            "p99_ms = inf: a latency limit",
+        ),
+        (
+            "threads = [4]\nrates = \"auto\"\nsla = { p99_ms = nan }",
+            "p99_ms = NaN: a latency limit",
+        ),
+        (
+            "threads = [4]\nrates = \"auto\"\nsla = { p99_ms = 5, max_steps = 4294967295 }",
+            "max_steps = 4294967295: expected 2 to 64",
+        ),
+        (
+            "threads = [4]\nrates = \"auto\"\nsla = { p99_ms = 5, max_steps = 1 }",
+            "max_steps = 1: expected 2 to 64",
+        ),
+        (
+            "threads = { from = 1, to = 64, p99_ms = inf }",
+            "p99_ms = inf: a latency limit",
+        ),
+        (
+            "threads = { from = 1, to = 64, max_points = 100000 }",
+            "max_points = 100000: expected 3 to 64",
+        ),
+    ] {
+        let e = err(&format!("{one}{run}\n{tail}"));
+        assert!(e.message.contains(says), "{run}: {e}");
+        // The key in error is the run section's last line.
+        assert_eq!(e.line, 3 + run.lines().count(), "{run}: {e}");
+    }
+}
+
+#[test]
 fn several_series_are_paired_by_default_where_they_can_be() {
     let plain = PAIRED.replace("design = \"paired\"\nslice = \"3s\"\nbudget = \"4m\"\n", "");
     let s = parse(&plain).unwrap();
@@ -616,6 +665,18 @@ fn empty_tables_are_refused_with_their_line() {
         "{e}"
     );
     assert_eq!(e.line, 3, "{e}");
+    for n in ["0", "100001", "4294967295"] {
+        let e = err(&PAIRED.replace(
+            "name = \"p\"\n",
+            &format!("name = \"p\"\n[data]\ntables = {n}\n"),
+        ));
+        assert!(
+            e.message
+                .contains(&format!("data.tables = {n}: expected 1 to 100000")),
+            "{e}"
+        );
+        assert_eq!(e.line, 3, "{e}");
+    }
 }
 
 #[test]
