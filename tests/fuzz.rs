@@ -262,7 +262,12 @@ fn apply(seed: &[u8], muts: &[Mutation], extra: &[&str]) -> Vec<u8> {
 }
 
 fn inputs(seeds: usize) -> impl Strategy<Value = (usize, Vec<Mutation>)> {
-    (0..seeds, proptest::collection::vec(mutation(), 1..4))
+    mutated(seeds, 3)
+}
+
+/// A seed and 1 to `most` mutations of it.
+fn mutated(seeds: usize, most: usize) -> impl Strategy<Value = (usize, Vec<Mutation>)> {
+    (0..seeds, proptest::collection::vec(mutation(), 1..=most))
 }
 
 fn repo(p: &str) -> PathBuf {
@@ -354,6 +359,10 @@ const SWEEP_LINES: &[&str] = &[
     "mysql_ignore_errors = \"all\"",
     "percentile = 101",
     "# mysql://root:Old Pass9zz@db.example/sbtest",
+    "[[targets]]\nname = \"m\"\nsynthetic = { seed = 7 }",
+    "synthetic = { seed = 1, sigma = 0.999, kappa = 1, burst = 1, burst_loss = 0.99 }",
+    "synthetic = { seed = 1, lambda = 1e9, latency_spread = 3, errors = 100 }",
+    "synthetic = { seed = 1, max_connections = 0 }",
 ];
 
 #[test]
@@ -481,6 +490,87 @@ fn sysbench_logs_import_into_runs_that_load_and_render() {
         m.get("imported").copied().unwrap_or(0) * 10 >= cases(),
         "{m:?}"
     );
+}
+
+/// Sweeps on synthetic targets, sequential and paired, that the next target mutates and runs.
+const SYNTHETIC_SWEEPS: &[&str] = &[
+    "name = \"s\"\n[run]\nworkloads = [\"oltp_read_only\", \"oltp_point_select\"]\nthreads = [1, 4, 16]\nduration = \"5s\"\nwarmup = \"1s\"\nrepeats = 2\ndesign = \"sequential\"\n[workload_options]\npoint_selects = 10\n[[targets]]\nname = \"m\"\nsynthetic = { seed = 7, noise = 0.05, drift = 0.1, burst = 0.3, errors = 0.01 }\n[[configs]]\nname = \"default\"\n",
+    "name = \"p\"\nbaseline = \"a/default\"\n[run]\nworkloads = [\"oltp_read_write\"]\nthreads = [2, 8]\nwarmup = \"1s\"\nslice = \"2s\"\nbudget = \"2m\"\n[[targets]]\nname = \"a\"\nsynthetic = { seed = 3 }\n[[targets]]\nname = \"b\"\nsynthetic = { seed = 3, lambda = 300, configs = { default = 1.1 } }\n",
+    "name = \"auto\"\n[run]\nworkloads = [\"oltp_read_only\"]\nthreads = \"auto\"\nduration = \"3s\"\nrepeats = 1\nrates = \"auto\"\nsla = { p99_ms = 20, max_steps = 3 }\n[[targets]]\nname = \"m\"\nsynthetic = { seed = 5, max_connections = 100 }\n",
+];
+
+/// A sweep on synthetic targets that the file reader accepts runs to its end: any exit but
+/// a crash (101, a signal), a points.csv that loads, no panic on standard error. The model's
+/// virtual time keeps each run short; plans of more than 300 points or points over a
+/// minute are skipped (they are accepted, just long).
+#[test]
+fn synthetic_sweeps_that_plan_run_to_their_end() {
+    let seeds: Vec<Vec<u8>> = SYNTHETIC_SWEEPS.iter().map(|s| s.as_bytes().to_vec()).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let n = std::sync::atomic::AtomicU32::new(0);
+    let tally = Arc::new(Tally::default());
+    let mut r = runner(5);
+    let mut config = r.config().clone();
+    config.cases = (cases() / 4).max(1);
+    let mut r = TestRunner::new_with_rng(config, r.new_rng());
+    // One mutation a case: a run is the dearest step, and most second mutations stop the
+    // file at the reader.
+    r.run(&mutated(seeds.len(), 1), |(seed, muts)| {
+        let text = apply(&seeds[seed], &muts, SWEEP_LINES);
+        let k = n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let case = dir.path().join(format!("case{k}"));
+        std::fs::create_dir_all(&case).unwrap();
+        let path = case.join("fuzz.toml");
+        std::fs::write(&path, &text).unwrap();
+        let tally = tally.clone();
+        bounded("synthetic sweep", move || {
+            let Ok(spec) = SweepSpec::load(&path) else {
+                tally.add("refused");
+                return Ok(());
+            };
+            let synthetic = spec.targets.iter().all(|t| {
+                matches!(t.kind, sweepbench::pipeline::spec::target::TargetKind::Synthetic(_))
+            });
+            let plan = Plan::build(&spec, &[]);
+            if !synthetic || plan.points.len() > 300 || spec.run.duration_s > 60 {
+                tally.add("not run");
+                return Ok(());
+            }
+            let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+                .arg("run")
+                .arg(&path)
+                .arg("--quiet")
+                .arg("--results-dir")
+                .arg(case.join("results"))
+                .env("TMPDIR", &case)
+                .output()
+                .map_err(|e| e.to_string())?;
+            let said = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            match out.status.code() {
+                Some(0 | 1 | 3) => {}
+                Some(2) if said.contains("blocking finding") => {}
+                other => return Err(format!("exit {other:?}: {said}")),
+            }
+            if said.contains("panicked") {
+                return Err(said);
+            }
+            if out.status.code() != Some(2) {
+                let run = sweepbench::pipeline::sweep::latest_run(&case.join("results"), &spec.name)
+                    .ok_or("no run directory")?;
+                results::load_points(&run).map_err(|e| format!("points.csv: {e:#}"))?;
+                tally.add("ran");
+            }
+            let _ = std::fs::remove_dir_all(&case);
+            Ok(())
+        })
+    })
+    .unwrap();
+    let m = tally.show("synthetic sweeps");
+    assert!(m.get("ran").copied().unwrap_or(0) * 10 >= cases() / 4, "{m:?}");
 }
 
 /// A points.csv as sweepbench writes it: the fixtures imported.

@@ -1,5 +1,6 @@
-//! Nightly operation on a managed server: compare and history across runs, the sweep lock,
-//! SIGINT, a server killed mid-point, and --resume.
+//! Nightly operation: compare, history and prune across runs, the sweep lock, SIGINT and
+//! --resume on synthetic targets (no server; one paced in real time where a run must last
+//! long enough to be interrupted), and a managed server killed mid-point.
 
 mod common;
 use assert_cmd::Command;
@@ -8,13 +9,6 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 use sweepbench::pipeline::results::{load_points, PointRecord, PointStatus};
-
-/// These tests measure: one at a time, so they do not load each other's servers.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 struct Env {
     dir: tempfile::TempDir,
@@ -27,19 +21,21 @@ impl Env {
         }
     }
 
+    /// A one-repeat sweep on a managed server.
     fn sweep(&self, name: &str, threads: &str, duration: &str) -> PathBuf {
-        self.sweep_with(name, threads, duration, "")
+        self.sweep_on(name, threads, duration, "repeats = 1", "server = {}")
     }
 
-    fn sweep_with(&self, name: &str, threads: &str, duration: &str, run_extra: &str) -> PathBuf {
-        // One repeat unless the test asks for more (the default is 3).
-        let run_extra = if run_extra.contains("repeats") {
-            run_extra.to_string()
-        } else {
-            format!("repeats = 1\n{run_extra}")
-        };
+    fn sweep_on(
+        &self,
+        name: &str,
+        threads: &str,
+        duration: &str,
+        run_extra: &str,
+        target: &str,
+    ) -> PathBuf {
         let body = format!(
-            "name = \"{name}\"\n[data]\ntables = 1\ntable_size = 500\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = {threads}\nduration = \"{duration}\"\nreport_interval = \"1s\"\n{run_extra}\n[[targets]]\nname = \"local\"\nserver = {{}}\n"
+            "name = \"{name}\"\n[data]\ntables = 1\ntable_size = 500\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = {threads}\nduration = \"{duration}\"\nreport_interval = \"1s\"\n{run_extra}\n[[targets]]\nname = \"local\"\n{target}\n"
         );
         let f = self.dir.path().join(format!("{name}.toml"));
         std::fs::write(&f, body).unwrap();
@@ -125,16 +121,19 @@ fn scaled_copy(from: &Path, to: &Path, tput: f64, lat: f64) {
 
 #[test]
 fn compare_and_history_across_two_runs() {
-    let _one = serial();
     let env = Env::new();
-    // Repeats let compare measure the noise it must see through.
-    // 2 and 4 threads: a single connection's tail latency swings between server restarts on
-    // small VMs (idle-CPU wake-ups), which is the machine, not a regression.
-    let f = env.sweep_with("twice", "[2, 4]", "3s", "warmup = \"1s\"\nrepeats = 3");
+    // Two nights of one model, each with its own draws (3 % noise): compare must see
+    // through them.
+    let f = env.sweep_on(
+        "twice",
+        "[2, 4]",
+        "3s",
+        "warmup = \"1s\"\nrepeats = 3",
+        "synthetic = { seed = 12, noise = 0.03, vary_by_run = true }",
+    );
     for _ in 0..2 {
         let out = env.run(&f, &["--quiet"]);
         assert!(out.status.success(), "{}", text(&out));
-        std::thread::sleep(Duration::from_millis(1100)); // distinct run ids (seconds)
     }
     let runs = sweepbench::pipeline::nightly::runs(&env.results().join("twice")).unwrap();
     assert_eq!(runs.len(), 2);
@@ -158,9 +157,7 @@ fn compare_and_history_across_two_runs() {
     );
 
     let worse = env.dir.path().join("worse");
-    // A copy of the first run made 75 % slower: a regression whatever this machine's noise
-    // did to the second run, and beyond the spread of the repeats (up to 44 % in debug builds
-    // on a busy 2-core VM).
+    // A copy of the first run made 75 % slower.
     scaled_copy(&runs[0], &worse, 0.25, 4.0);
     let out = bin()
         .args([
@@ -267,9 +264,16 @@ fn compare_and_history_across_two_runs() {
 
 #[test]
 fn lock_sigint_and_resume() {
-    let _one = serial();
     let env = Env::new();
-    let f = env.sweep("night", "[1, 2, 4]", "3s");
+    // A model paced in real time: the run lasts long enough to hold its lock and be
+    // interrupted, as a server's would.
+    let f = env.sweep_on(
+        "night",
+        "[1, 2, 4]",
+        "3s",
+        "repeats = 1",
+        "synthetic = { seed = 13, real_time = true }",
+    );
     let mut first = env.spawn(&f, &[]);
     let lock = env.results().join("night/.lock");
     wait_for("the lock", Duration::from_secs(60), || lock.exists());
@@ -295,7 +299,6 @@ fn lock_sigint_and_resume() {
         run.join("report.html").is_file(),
         "a report of what finished"
     );
-    assert!(env.servers().is_empty(), "no server left after SIGINT");
     assert!(!lock.exists(), "lock released");
 
     let out = env.run(&f, &["--resume", run.to_str().unwrap()]);
@@ -307,7 +310,13 @@ fn lock_sigint_and_resume() {
         assert_eq!(a.started_at, b.started_at, "{} was redone", b.point_id);
     }
     // A changed sweep file cannot be resumed into the same directory.
-    let changed = env.sweep("night", "[1, 2, 8]", "3s");
+    let changed = env.sweep_on(
+        "night",
+        "[1, 2, 8]",
+        "3s",
+        "repeats = 1",
+        "synthetic = { seed = 13, real_time = true }",
+    );
     let out = env.run(&changed, &["--resume", run.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
@@ -319,7 +328,6 @@ fn lock_sigint_and_resume() {
 
 #[test]
 fn a_server_killed_mid_point_fails_that_point_only() {
-    let _one = serial();
     let env = Env::new();
     let f = env.sweep("crash", "[1, 2, 4]", "4s");
     let child = env.spawn(&f, &[]);

@@ -374,6 +374,14 @@ pub fn within_run(run: &Run, baseline: &str, threshold_pct: f64) -> anyhow::Resu
     };
     for (t, c) in &groups {
         let name = format!("{t}/{c}");
+        // Each side's recorded variables under the renamed series ("name" + "/" + ""), so
+        // the comparison names what differs from the baseline.
+        if let Some(v) = run.variables.get(baseline) {
+            base.variables.insert(format!("{name}/"), v.clone());
+        }
+        if let Some(v) = run.variables.get(&name) {
+            cand.variables.insert(format!("{name}/"), v.clone());
+        }
         for r in run
             .points
             .iter()
@@ -398,6 +406,9 @@ pub fn within_run(run: &Run, baseline: &str, threshold_pct: f64) -> anyhow::Resu
         }
     }
     let mut cmp = compare(&base, &cand, threshold_pct, &[])?;
+    for d in &mut cmp.var_diffs {
+        *d = d.replacen("/: ", ": ", 1);
+    }
     for r in &mut cmp.rows {
         if let Some((t, c)) = r.target.clone().split_once('/') {
             r.target = t.to_string();

@@ -2,7 +2,8 @@
 //! → `preflight` (can the servers take it) → `server` (managed throwaway servers) → `sweep`
 //! (runs the points on the engine or the sysbench binary) → `results` (the run directory) →
 //! `report`; then `verdict`, `compare` and `history` judge runs against each other. `host` is
-//! the machine a run measured from, `import` turns saved sysbench logs into runs, `nightly`
+//! the machine a run measured from, `synthetic` a server that is only a model (for trying
+//! and testing everything else without one), `import` turns saved sysbench logs into runs, `nightly`
 //! holds what unattended runs need.
 
 pub mod adaptive;
@@ -23,5 +24,6 @@ pub mod scaling;
 pub mod server;
 pub mod spec;
 pub mod sweep;
+pub mod synthetic;
 pub mod verdict;
 pub mod verdicts_file;

@@ -182,6 +182,12 @@ pub fn point_objects(
             }
             c.clone()
         }
+        TargetKind::Synthetic(_) => {
+            anyhow::bail!(
+                "target '{}' is synthetic: its points are computed in this process, not by pods",
+                p.target
+            )
+        }
         TargetKind::Managed(_) => {
             notes.push(format!("target '{}' is a managed server, which listens on this machine's loopback only: pods cannot reach it; give the cluster's sweep an external target (url = \"mysql://…\"). Its tasks say 127.0.0.1:3306", p.target));
             ConnInfo::from_url("mysql://root@127.0.0.1:3306/sbtest").map_err(anyhow::Error::msg)?

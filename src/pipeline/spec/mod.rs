@@ -349,6 +349,7 @@ impl SweepSpec {
         let targets = Self::targets(&cx, &raw)?;
         Self::check_executor(&cx, &raw, &targets, &run, &executor)?;
         Self::sysbench_tls(&cx, &raw, &targets, &run)?;
+        Self::synthetic_limits(&cx, &raw, &targets, &run, &executor)?;
         let configs = Self::configs(&cx, &raw)?;
         let filters = |list: &[Spanned<std::collections::BTreeMap<String, toml::Value>>]| -> Result<Vec<Filter>, SpecError> {
             list.iter().map(|f| Self::filter(&cx, f)).collect()

@@ -117,6 +117,8 @@ pub struct RawTarget {
     pub url: Option<Spanned<String>>,
     pub socket: Option<Spanned<String>>,
     pub server: Option<Spanned<toml::Value>>,
+    /// `{ seed = 7, lambda = 400, … }`: a model instead of a server.
+    pub synthetic: Option<Spanned<toml::Value>>,
     /// `{ kind = "haproxy", target = "direct" }`: a proxy sweepbench starts in front of
     /// another target of the sweep.
     pub proxy: Option<Spanned<toml::Value>>,

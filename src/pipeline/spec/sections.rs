@@ -11,6 +11,9 @@ use crate::engine::config::SslMode;
 use std::path::PathBuf;
 use toml::Spanned;
 
+/// The longest point (and warmup) a synthetic target computes: each second is a sample.
+const MAX_SYNTHETIC_S: u64 = 3600;
+
 impl SweepSpec {
     pub(super) fn targets(cx: &Ctx<'_>, raw: &RawSweep) -> Result<Vec<Target>, SpecError> {
         let mut targets = Vec::new();
@@ -45,8 +48,12 @@ impl SweepSpec {
                 if spec.kind != "haproxy" {
                     return Err(cx.err(p.span(), format!("proxy.kind = '{}': expected \"haproxy\" (ProxySQL is not supported: sweepbench cannot start or test it here; give a running ProxySQL as a url target)", spec.kind)));
                 }
-                if t.url.is_some() || t.socket.is_some() || t.server.is_some() {
-                    return Err(cx.err(p.span(), format!("target '{tname}': a proxy target takes its server from proxy.target; remove url, socket and server")));
+                if t.url.is_some()
+                    || t.socket.is_some()
+                    || t.server.is_some()
+                    || t.synthetic.is_some()
+                {
+                    return Err(cx.err(p.span(), format!("target '{tname}': a proxy target takes its server from proxy.target; remove url, socket, server and synthetic")));
                 }
                 proxies.push((targets.len(), spec, p.span()));
                 // Filled in from proxy.target below, once every target is read.
@@ -58,6 +65,29 @@ impl SweepSpec {
                 continue;
             }
             let kind = match (&t.url, &t.socket, &t.server) {
+                (None, None, None) if t.synthetic.is_some() => {
+                    let s = t.synthetic.as_ref().expect("matched");
+                    let m: crate::pipeline::synthetic::Model = s
+                        .get_ref()
+                        .clone()
+                        .try_into()
+                        .map_err(|e: toml::de::Error| {
+                            cx.err(
+                                s.span(),
+                                format!("synthetic: {}", unknown_field_hint(e.message())),
+                            )
+                        })?;
+                    m.check().map_err(|e| cx.err(s.span(), e))?;
+                    TargetKind::Synthetic(Box::new(m))
+                }
+                _ if t.synthetic.is_some() => {
+                    return Err(cx.err(
+                        t.name.span(),
+                        format!(
+                        "target '{tname}': give exactly one of url, socket, server or synthetic"
+                    ),
+                    ))
+                }
                 (Some(u), None, None) => TargetKind::External(
                     ConnInfo::from_url(u.get_ref())
                         .map_err(|m| cx.err(u.span(), format!("url: {m}")))?,
@@ -100,7 +130,9 @@ impl SweepSpec {
                 _ => {
                     return Err(cx.err(
                         t.name.span(),
-                        format!("target '{tname}': give exactly one of url, socket or server"),
+                        format!(
+                        "target '{tname}': give exactly one of url, socket, server or synthetic"
+                    ),
                     ))
                 }
             };
@@ -114,7 +146,12 @@ impl SweepSpec {
         for (i, spec, span) in proxies {
             let Some(of) = targets
                 .iter()
-                .find(|x| x.name == spec.target && x.proxy.is_none() && !proxied(&x.name))
+                .find(|x| {
+                    x.name == spec.target
+                        && x.proxy.is_none()
+                        && !proxied(&x.name)
+                        && !matches!(x.kind, TargetKind::Synthetic(_))
+                })
                 .cloned()
             else {
                 let names: Vec<&str> = targets.iter().map(|x| x.name.as_str()).collect();
@@ -146,7 +183,7 @@ impl SweepSpec {
         let TargetKind::External(mut c) = kind else {
             return Err(cx.err(
                 first.span(),
-                "ssl_* keys are for url or socket targets; a managed server is local",
+                "ssl_* keys are for url or socket targets; a managed server is local (and a synthetic one is a model)",
             ));
         };
         if let Some(m) = &t.ssl_mode {
@@ -165,6 +202,53 @@ impl SweepSpec {
             c.tls.cipher = Some(list.get_ref().clone());
         }
         Ok(TargetKind::External(c))
+    }
+
+    /// A synthetic target is measured by its model in this process: not by the sysbench
+    /// binary, not by client processes or pods, and it cannot be paired with real servers
+    /// (a model's slice and a server's would share no machine).
+    pub(super) fn synthetic_limits(
+        cx: &Ctx<'_>,
+        raw: &RawSweep,
+        targets: &[Target],
+        run: &super::RunSpec,
+        executor: &super::distributed::Executor,
+    ) -> Result<(), SpecError> {
+        let synthetic = |t: &Target| matches!(t.kind, TargetKind::Synthetic(_));
+        let Some(i) = targets.iter().position(synthetic) else {
+            return Ok(());
+        };
+        let span = raw.targets[i]
+            .synthetic
+            .as_ref()
+            .map_or(raw.targets[i].name.span(), |s| s.span());
+        let name = &targets[i].name;
+        let why = if run.drivers.iter().any(|d| d == "sysbench") {
+            Some("the sysbench driver needs a server: remove \"sysbench\" from run.drivers")
+        } else if run.clients.iter().any(|&k| k > 1) {
+            Some("its points are computed in this process: use clients = 1")
+        } else if !matches!(executor, super::distributed::Executor::Local) {
+            Some("its points are computed in this process: remove [executor]")
+        } else if [run.duration_s, run.warmup_s, run.design.slice_s]
+            .iter()
+            .any(|&s| s > MAX_SYNTHETIC_S)
+        {
+            Some("its points are at most an hour long (each of their seconds is a computed sample): shorten run.duration, run.warmup and run.slice")
+        } else if !targets.iter().all(synthetic)
+            && raw
+                .run
+                .design
+                .as_ref()
+                .is_none_or(|d| d.get_ref() != "sequential")
+        {
+            Some("it cannot share rounds with real servers (a model's slices and a server's share no machine): make every target synthetic, or set design = \"sequential\"")
+        } else {
+            None
+        };
+        match why {
+            Some(why) => Err(cx.err(span, format!("target '{name}' is synthetic: {why}"))),
+            None => Ok(()),
+        }
     }
 
     /// sysbench 1.0.20's TLS is `--mysql-ssl=on`, which reads ./cacert.pem, ./client-cert.pem

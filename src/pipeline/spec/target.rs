@@ -1,4 +1,5 @@
-//! Where a target lives: an external server (URL or socket) or a managed one. Passwords come
+//! Where a target lives: an external server (URL or socket), a managed one, or a synthetic
+//! model of one. Passwords come
 //! from the URL, SWEEPBENCH_PASSWORD / MYSQL_PWD or ~/.my.cnf `[client]`, and are never shown:
 //! every display form is redacted.
 
@@ -10,6 +11,8 @@ pub enum TargetKind {
     External(ConnInfo),
     /// `server = {…}`: started by sweepbench (managed servers).
     Managed(ManagedTarget),
+    /// `synthetic = { seed = 7, … }`: no server, a model of one (`pipeline::synthetic`).
+    Synthetic(Box<crate::pipeline::synthetic::Model>),
 }
 
 /// `proxy = { kind = "haproxy", target = "direct" }`.

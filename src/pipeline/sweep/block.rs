@@ -38,6 +38,23 @@ pub struct RunState {
     /// results/<sweep>/, where external targets' original settings are journaled.
     sweep_dir: PathBuf,
     pub quiet: bool,
+    /// Synthetic targets' virtual time, milliseconds since the run started: one clock for
+    /// every synthetic block, so a model's drift moves as a machine's would between them.
+    pub clock: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// Which run of its sweep this is (1 for the first; its run directories counted): a
+    /// synthetic model that varies by run draws from it, so night k draws the same in every
+    /// results directory.
+    pub run_seq: u64,
+}
+
+/// The run directories of a sweep (`latest` is a link, the rest are runs).
+fn runs_of(sweep_dir: &Path) -> u64 {
+    std::fs::read_dir(sweep_dir).map_or(1, |entries| {
+        entries
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .count() as u64
+    })
 }
 
 impl RunState {
@@ -57,6 +74,8 @@ impl RunState {
             servers_dir: run_dir.join("servers"),
             sweep_dir: run_dir.parent().unwrap_or(run_dir).to_path_buf(),
             quiet,
+            clock: Default::default(),
+            run_seq: run_dir.parent().map_or(1, runs_of),
         })
     }
 }
@@ -64,6 +83,72 @@ impl RunState {
 pub enum Live {
     External(vars::Applied),
     Managed(Box<ManagedServer>),
+    /// No server: the model computes each measurement, on the run's virtual clock.
+    Synthetic(Box<Synthetic>),
+}
+
+pub struct Synthetic {
+    pub model: crate::pipeline::synthetic::Model,
+    pub config: String,
+    pub clock: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    pub run_seq: u64,
+}
+
+impl Synthetic {
+    /// Measures `o` for the point (target, config, repeat) at the clock's time, and moves the
+    /// clock on by what a real run would have taken (warmup and time). With `real_time` it
+    /// also takes that time, and an interrupt ends it with the seconds measured so far.
+    pub async fn measure(
+        &self,
+        target: &str,
+        repeat: u32,
+        o: &crate::engine::config::EngineConfig,
+    ) -> crate::engine::exec::RunReport {
+        use std::sync::atomic::Ordering::Relaxed;
+        let took_ms = (o.warmup_s + o.time_s.max(1)) * 1000;
+        let at_ms = self.clock.fetch_add(took_ms, Relaxed);
+        let measure = |o: &crate::engine::config::EngineConfig| {
+            self.model.measure(&crate::pipeline::synthetic::Measure {
+                run: self.run_seq,
+                target,
+                config: &self.config,
+                repeat,
+                at_s: at_ms as f64 / 1000.0,
+                o,
+            })
+        };
+        if !self.model.real_time {
+            return measure(o);
+        }
+        let started = std::time::Instant::now();
+        let whole = std::time::Duration::from_millis(took_ms);
+        while started.elapsed() < whole && !crate::interrupt::requested() {
+            let left = whole.saturating_sub(started.elapsed());
+            tokio::time::sleep(left.min(std::time::Duration::from_millis(50))).await;
+        }
+        if !crate::interrupt::requested() {
+            return measure(o);
+        }
+        // Cut short: the whole seconds measured after the warmup, or nothing.
+        let measured = started.elapsed().as_secs().saturating_sub(o.warmup_s);
+        let mut cut = o.clone();
+        cut.time_s = measured.max(1);
+        let mut r = measure(&cut);
+        if measured == 0 {
+            r.totals = Default::default();
+            r.per_thread
+                .iter_mut()
+                .for_each(|c| *c = Default::default());
+            r.hist.reset();
+            r.intervals.clear();
+            r.interval_hists.clear();
+            r.min_max_ns = None;
+            r.window_s = 0.0;
+        }
+        r.elapsed_s = started.elapsed().as_secs_f64().min(r.elapsed_s);
+        r.interrupted = true;
+        r
+    }
 }
 
 pub struct Block {
@@ -104,6 +189,10 @@ impl Block {
         let proxied = def.is_some_and(|t| t.proxy.is_some());
         let mut b = match kind {
             Some(TargetKind::External(c)) => open_external(spec, key, target, c, config, st).await,
+            Some(TargetKind::Synthetic(m)) => match open_synthetic(key.clone(), *m, config, st) {
+                Ok(b) => b,
+                Err(e) => Block::failed(key, format!("{e:#}")),
+            },
             Some(TargetKind::Managed(m)) => {
                 let max_threads = plan.connections.get(target).copied().unwrap_or(1);
                 match open_managed(spec, target, &m, config, max_threads, st).await {
@@ -154,7 +243,7 @@ impl Block {
                 tokio::task::spawn_blocking(move || drop(s)).await?;
                 Ok(())
             }
-            None => Ok(()),
+            Some(Live::Synthetic(_)) | None => Ok(()),
         }
     }
 
@@ -262,6 +351,45 @@ async fn open_external(
         }
     }
     b
+}
+
+/// A synthetic target's block: nothing to start; servers/<key>/ records the model (its
+/// parameters as the variables, so the report's variables diff shows what differs between
+/// two models) and the config's variables, which the model does not read.
+fn open_synthetic(
+    key: String,
+    model: crate::pipeline::synthetic::Model,
+    config: &Config,
+    st: &RunState,
+) -> anyhow::Result<Block> {
+    let dir = st.servers_dir.join(key.replace('/', "__"));
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let version = format!("synthetic (seed {})", model.seed);
+    let write = crate::pipeline::results::write_atomic;
+    write(&dir.join("version.txt"), format!("{version}\n").as_bytes())?;
+    let mut tsv = String::from("variable\tvalue\n");
+    let params = serde_json::to_value(&model)?;
+    for (k, v) in params.as_object().into_iter().flatten() {
+        tsv.push_str(&format!("synthetic.{k}\t{v}\n"));
+    }
+    for (k, v) in &config.vars {
+        tsv.push_str(&format!("{k}\t{}\n", mycnf::cnf_value(v)));
+    }
+    write(&dir.join("variables.tsv"), tsv.as_bytes())?;
+    Ok(Block {
+        key,
+        conn: None,
+        version,
+        error: None,
+        restart_per_point: false,
+        proxy: None,
+        live: Some(Live::Synthetic(Box::new(Synthetic {
+            model,
+            config: config.name.clone(),
+            clock: st.clock.clone(),
+            run_seq: st.run_seq,
+        }))),
+    })
 }
 
 fn managed_conn(port: u16) -> ConnInfo {

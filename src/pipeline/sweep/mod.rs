@@ -6,6 +6,7 @@ mod auto;
 mod block;
 pub mod calibrate;
 mod gate;
+mod measure;
 mod paired;
 mod paired_setup;
 mod record;
@@ -213,6 +214,7 @@ pub fn plan(a: &SweepArgs) -> anyhow::Result<Exit> {
     for (t, n) in &plan.connections {
         let shown = match spec.targets.iter().find(|x| &x.name == t).map(|x| &x.kind) {
             Some(TargetKind::External(c)) => c.redacted(),
+            Some(TargetKind::Synthetic(m)) => format!("synthetic, seed {}", m.seed),
             _ => "managed server".into(),
         };
         println!("  {t}: {} ({shown})", n + MARGIN);
@@ -350,24 +352,43 @@ async fn preflight_all(
 ) -> Result<(Vec<Finding>, BTreeMap<String, u32>), anyhow::Error> {
     let mut all = Vec::new();
     let mut limits = BTreeMap::new();
+    // A synthetic target opens no connection.
     let total: u64 = plan
         .connections
-        .values()
-        .map(|&n| (n + MARGIN) as u64)
+        .iter()
+        .filter(|(t, _)| !matches!(target_kind(spec, t), Ok(TargetKind::Synthetic(_))))
+        .map(|(_, &n)| (n + MARGIN) as u64)
         .sum();
     all.extend(preflight::fd_findings(total));
     for target in plan.connections.keys() {
-        let c = match target_kind(spec, target)? {
-            TargetKind::External(c) => c,
+        let (findings, facts) = match target_kind(spec, target)? {
+            TargetKind::External(c) => {
+                let n = needs(spec, plan, target);
+                preflight::check_target(target, &c.conn_options(), c.is_local(), &n, on).await
+            }
             TargetKind::Managed(m) => {
                 all.push(managed_finding(target, &m));
                 all.extend(ineffective_findings(spec, target, None));
                 continue;
             }
+            TargetKind::Synthetic(m) => {
+                all.push(Finding {
+                    target: target.clone(),
+                    severity: Severity::Info,
+                    check: "server",
+                    message: format!("synthetic (seed {}): no server; its points are computed from the model, in virtual time", m.seed),
+                    max_threads: None,
+                });
+                // A model with a connection limit is held to it as a server is.
+                let facts = preflight::ServerFacts {
+                    max_connections: m.max_connections.map_or(u64::MAX, u64::from),
+                    max_prepared_stmt_count: u64::MAX,
+                    ..Default::default()
+                };
+                let n = needs(spec, plan, target);
+                (preflight::capacity_findings(target, &facts, &n), None)
+            }
         };
-        let n = needs(spec, plan, target);
-        let (findings, facts) =
-            preflight::check_target(target, &c.conn_options(), c.is_local(), &n, on).await;
         if let Some(f) = &facts {
             all.extend(ineffective_findings(spec, target, Some(f.log_bin)));
         }

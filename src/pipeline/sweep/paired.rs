@@ -141,9 +141,8 @@ pub(super) async fn run(r: &mut Runner<'_>) {
         let left = (total_cells - ci - 1) as u64 * series.len() as u64 * MIN_ROUNDS as u64;
         r.bar
             .set_length(r.bar.position() + series.len() as u64 * schedule.last() as u64 + left);
-        let started = Instant::now();
         let c = measure_cell(r, cell, &mut series, &schedule, ci).await;
-        spent += started.elapsed().as_secs_f64();
+        spent += c.seconds;
         out.push(c);
         if let Err(e) = write_verdicts(r, &baseline, &out, &isolation) {
             say(r.bar, format!("warning: verdicts.json not written: {e:#}"));
@@ -328,6 +327,11 @@ async fn measure_cell(
         }
     }
     let mut verdicts: Vec<PairedPoint> = Vec::new();
+    // Every series is a model or none is (the sweep file's check): a model's slices are
+    // computed, on the run's virtual clock.
+    let synthetic = series
+        .iter()
+        .all(|s| matches!(s.block.live, Some(super::block::Live::Synthetic(_))));
     let duet = spec.run.design.duet();
     let turn_ms = spec.run.design.turn_ms(cell.workload);
     out.turn_ms = turn_ms;
@@ -349,7 +353,11 @@ async fn measure_cell(
             out.stopped = "interrupted".into();
             break 'rounds;
         }
-        if duet {
+        if synthetic {
+            for &i in &order {
+                measured.push(super::measure::synthetic_slice(r, cell, &series[i], i, n).await);
+            }
+        } else if duet {
             let recs = duet_round(r, cell, series, &mut rigs, n).await;
             for (i, (p, rec)) in recs.into_iter().enumerate() {
                 measured.push((i, p, rec, None));
@@ -358,7 +366,7 @@ async fn measure_cell(
             measured = super::turns::round(r, cell, series, &mut rigs, &order, &mut rng, n).await;
         }
         for &i in &order {
-            let (p, rec, cpu) = if duet || interleaved {
+            let (p, rec, cpu) = if duet || interleaved || synthetic {
                 let k = measured
                     .iter()
                     .position(|m| m.0 == i)
@@ -405,7 +413,9 @@ async fn measure_cell(
         }
         out.rounds = n;
         out.cpu_pct.push(cpu_round);
-        let how = if duet {
+        let how = if synthetic {
+            format!("one {} s slice each, computed", spec.run.design.slice_s)
+        } else if duet {
             format!("one {} s slice, all at once", spec.run.design.slice_s)
         } else if interleaved {
             format!(
@@ -437,7 +447,13 @@ async fn measure_cell(
     for rig in rigs.into_iter().flatten() {
         rig.close();
     }
-    out.seconds = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
+    // A model's slices take virtual time: the budget is spent as a server's would be.
+    let took_s = if synthetic {
+        rounds_taken_s(spec, series.len(), out.rounds)
+    } else {
+        started.elapsed().as_secs_f64()
+    };
+    out.seconds = (took_s * 10.0).round() / 10.0;
     let per_round = out.seconds / out.rounds.max(1) as f64;
     for (k, v) in verdicts.into_iter().enumerate() {
         let needed = v
@@ -462,6 +478,13 @@ async fn measure_cell(
         .collect();
     r.note(format!("{tag}: {}", said.join("; ")));
     out
+}
+
+/// What `rounds` rounds of `series` slices take, with each series' warmup and the moment
+/// between slices: the time a budget is charged for a point of synthetic series.
+fn rounds_taken_s(spec: &crate::pipeline::spec::SweepSpec, series: usize, rounds: u32) -> f64 {
+    let d = &spec.run.design;
+    series as f64 * (spec.run.warmup_s as f64 + rounds as f64 * (d.slice_s as f64 + SLICE_SETUP_S))
 }
 
 /// Every candidate against the baseline (series 0), over the rounds both completed.

@@ -1,18 +1,15 @@
 //! `sweepbench run`: preflight, the run directory, then every point in plan order — one
 //! target × config block at a time — with progress, per-point records and the final report.
 
+use super::measure::{Measure, Measured};
 use super::record::{fail_if_empty, fill, record, write_samples};
-use super::{
-    block, load, point_grace_s, point_options, preflight_all, print_findings, sysbench_driver,
-    SweepArgs,
-};
+use super::{block, load, point_grace_s, preflight_all, print_findings, SweepArgs};
 use crate::engine::exec::{self, IntervalStats, Observer, RunReport};
 use crate::exit::Exit;
 use crate::pipeline::plan::{Plan, Point, Slot};
 use crate::pipeline::preflight::{Finding, OnCapacity, Severity};
 use crate::pipeline::results::{r4, PointRecord, PointStatus, RunDir};
-use crate::pipeline::spec::distributed::Executor;
-use crate::pipeline::spec::target::{ConnInfo, TargetKind};
+use crate::pipeline::spec::target::TargetKind;
 use crate::pipeline::spec::SweepSpec;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::BTreeMap;
@@ -533,26 +530,60 @@ async fn run_one(
         rec.error = format!("restarting the server: {e:#}");
         return;
     }
-    let c = b.conn.clone().expect("an open block has a connection");
     let srv0 = b.server_cpu_seconds();
-    let measured = if p.driver == "sysbench" {
-        run_sysbench(spec, p, &c, rec, dir).await
-    } else {
-        run_native(spec, p, &c, rec, dir, bar, (quiet, keep_k8s)).await
+    let Some(how) = Measure::of(spec, p, b) else {
+        rec.error = "no connection to measure on".into();
+        return;
     };
-    if measured {
+    let mut obs = PointObserver {
+        bar,
+        quiet,
+        percentile: spec
+            .engine_config(p.workload, p.threads, Default::default())
+            .percentile
+            .max(1),
+        id: p.id.clone(),
+        print_every: spec.run.report_interval_s,
+    };
+    let run_dir = dir.path.clone();
+    let measured = how
+        .run(spec, p, rec, (&dir.run_id, &run_dir, keep_k8s), &mut obs)
+        .await;
+    let has_client = how.has_client();
+    let produced = measured.is_ok();
+    match measured {
+        Err(e) => rec.error = format!("{e:#}"),
+        Ok(Measured::Sysbench { intervals }) => {
+            if let Err(e) = dir.append_intervals(&p.id, &intervals) {
+                rec.error = format!("per-second samples not written: {e:#}");
+            }
+        }
+        Ok(Measured::Report {
+            report,
+            cpu_s,
+            skew_ms,
+        }) => {
+            fill(rec, &report, cpu_s);
+            rec.start_skew_ms = skew_ms.map(r4);
+            write_samples(dir, bar, p, &report);
+            rec.status = status_of(spec, &report, &mut rec.error);
+        }
+    }
+    if produced {
         fail_if_empty(rec);
         rec.server_cpu_s = match (srv0, b.server_cpu_seconds()) {
             (Some(a), Some(z)) => Some(r4(z - a)),
             _ => None,
         };
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-        rec.client_cpu_pct = crate::pipeline::report::client_cpu_pct(
-            rec.client_cpu_s,
-            rec.duration_s,
-            rec.threads,
-            cores,
-        );
+        if has_client {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+            rec.client_cpu_pct = crate::pipeline::report::client_cpu_pct(
+                rec.client_cpu_s,
+                rec.duration_s,
+                rec.threads,
+                cores,
+            );
+        }
     }
     if rec.status == PointStatus::Failed {
         if let Some(note) = b.revive().await {
@@ -561,88 +592,15 @@ async fn run_one(
     }
 }
 
-/// The sysbench binary measures the point. Returns whether it produced figures.
-async fn run_sysbench(
-    spec: &SweepSpec,
-    p: &Point,
-    c: &ConnInfo,
-    rec: &mut PointRecord,
-    dir: &mut RunDir,
-) -> bool {
-    let run_dir = dir.path.clone();
-    match sysbench_driver::run_point(spec, p.workload, p.threads, c, rec, &run_dir).await {
-        Ok(intervals) => {
-            if let Err(e) = dir.append_intervals(&p.id, &intervals) {
-                rec.error = format!("per-second samples not written: {e:#}");
-            }
-            true
-        }
-        Err(e) => {
-            rec.status = PointStatus::Failed;
-            rec.error = format!("{e:#}");
-            false
-        }
-    }
-}
-
-/// The native engine measures the point. Returns whether it produced figures.
-async fn run_native(
-    spec: &SweepSpec,
-    p: &Point,
-    c: &ConnInfo,
-    rec: &mut PointRecord,
-    dir: &mut RunDir,
-    bar: &ProgressBar,
-    (quiet, keep_k8s): (bool, bool),
-) -> bool {
-    let mut o = point_options(spec, p.workload, p.threads, c);
-    if p.rate > 0 {
-        o.rate = p.rate;
-    }
-    let mut obs = PointObserver {
-        bar,
-        quiet,
-        percentile: o.percentile.max(1),
-        id: p.id.clone(),
-        print_every: spec.run.report_interval_s,
-    };
-    let cpu0 = crate::usage::self_cpu_seconds();
-    let measured = if p.clients > 1 {
-        let pct = o.percentile.max(1);
-        let m = match &spec.executor {
-            Executor::Local => {
-                crate::pipeline::clients::local::run(spec, p, c, pct, &mut obs).await
-            }
-            Executor::Kubernetes(k) => {
-                crate::pipeline::k8s::run_point(spec, k, p, &dir.run_id, (pct, keep_k8s), &mut obs)
-                    .await
-            }
-        };
-        m.map(|m| {
-            rec.start_skew_ms = Some(r4(m.skew_ms));
-            (m.report, m.cpu_s)
-        })
-    } else {
-        exec::run(&o, &mut obs)
-            .await
-            .map(|r| (r, crate::usage::self_cpu_seconds() - cpu0))
-    };
-    let (r, cpu_s) = match measured {
-        Ok(r) => r,
-        Err(e) => {
-            rec.error = format!("{e:#}");
-            return false;
-        }
-    };
-    fill(rec, &r, cpu_s);
-    write_samples(dir, bar, p, &r);
-    rec.status = match (&r.fatal, r.interrupted, r.unfinished) {
+/// A measured point's status from its report: failed (with why), interrupted or ok.
+fn status_of(spec: &SweepSpec, r: &RunReport, error: &mut String) -> PointStatus {
+    match (&r.fatal, r.interrupted, r.unfinished) {
         (Some(f), _, _) => {
-            rec.error = f.clone();
+            *error = f.clone();
             PointStatus::Failed
         }
         (None, _, Some(n)) => {
-            rec.error = format!(
+            *error = format!(
                 "point timeout: {n} event(s) still running {:.0}s after the point's end; ended by forced shutdown",
                 point_grace_s(spec)
             );
@@ -650,8 +608,7 @@ async fn run_native(
         }
         (None, true, None) => PointStatus::Interrupted,
         (None, false, None) => PointStatus::Ok,
-    };
-    true
+    }
 }
 
 /// manifest.json: what ran, where, when. Addresses are redacted.
@@ -676,6 +633,9 @@ fn manifest(
             }
             TargetKind::Managed(m) => {
                 serde_json::json!({"name": x.name, "kind": "managed", "server": m})
+            }
+            TargetKind::Synthetic(m) => {
+                serde_json::json!({"name": x.name, "kind": "synthetic", "model": m})
             }
         })
         .collect();

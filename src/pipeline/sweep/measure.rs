@@ -1,0 +1,175 @@
+//! The measuring seam: how one point of the sequential design is measured — by the native
+//! engine in this process, by the sysbench binary, by client processes (here or as pods of a
+//! cluster), or by a synthetic target's model — chosen once per point (`Measure::of`); each
+//! gives back one `Measured`, and the sweep loop knows nothing else of them.
+
+use super::block::{Block, Live, Synthetic};
+use super::{point_options, sysbench_driver};
+use crate::engine::exec::{self, IntervalStats, Observer, RunReport};
+use crate::pipeline::plan::Point;
+use crate::pipeline::results::PointRecord;
+use crate::pipeline::spec::distributed::{Executor, Kube};
+use crate::pipeline::spec::target::ConnInfo;
+use crate::pipeline::spec::SweepSpec;
+use std::path::Path;
+
+/// One point's way of being measured.
+pub(super) enum Measure<'a> {
+    /// The native engine, in this process.
+    Native(&'a ConnInfo),
+    /// The sysbench binary (`drivers = ["sysbench"]`).
+    Sysbench(&'a ConnInfo),
+    /// `clients > 1` `sweepbench agent` processes on this machine.
+    LocalClients(&'a ConnInfo),
+    /// `clients > 1` pods of an Indexed Job.
+    Kubernetes(&'a ConnInfo, &'a Kube),
+    /// No server: the model computes the point.
+    Synthetic(&'a Synthetic),
+}
+
+/// What a measurement gives back.
+pub(super) enum Measured {
+    /// The engine's report (native, clients, synthetic), the client CPU it cost, and the
+    /// spread of several clients' starts.
+    Report {
+        report: Box<RunReport>,
+        cpu_s: f64,
+        skew_ms: Option<f64>,
+    },
+    /// sysbench's own figures, already in the record, and its interval lines.
+    Sysbench { intervals: Vec<IntervalStats> },
+}
+
+impl<'a> Measure<'a> {
+    /// How `p` is measured on its open block; None when the block has nothing to measure on.
+    pub fn of(spec: &'a SweepSpec, p: &Point, b: &'a Block) -> Option<Measure<'a>> {
+        if let Some(Live::Synthetic(s)) = &b.live {
+            return Some(Measure::Synthetic(s));
+        }
+        let c = b.conn.as_ref()?;
+        Some(match (p.driver.as_str(), p.clients > 1, &spec.executor) {
+            ("sysbench", _, _) => Measure::Sysbench(c),
+            (_, false, _) => Measure::Native(c),
+            (_, true, Executor::Local) => Measure::LocalClients(c),
+            (_, true, Executor::Kubernetes(k)) => Measure::Kubernetes(c, k),
+        })
+    }
+
+    /// Whether a record of this measurement has a client CPU share worth showing (none for
+    /// a model).
+    pub fn has_client(&self) -> bool {
+        !matches!(self, Measure::Synthetic(_))
+    }
+
+    /// Measures the point. `rec` receives what only sysbench's output holds.
+    pub async fn run(
+        &self,
+        spec: &SweepSpec,
+        p: &Point,
+        rec: &mut PointRecord,
+        (run_id, run_dir, keep_k8s): (&str, &Path, bool),
+        observer: &mut dyn Observer,
+    ) -> anyhow::Result<Measured> {
+        let options = |c: &ConnInfo| {
+            let mut o = point_options(spec, p.workload, p.threads, c);
+            if p.rate > 0 {
+                o.rate = p.rate;
+            }
+            o
+        };
+        let cpu0 = crate::usage::self_cpu_seconds();
+        let spent = move || crate::usage::self_cpu_seconds() - cpu0;
+        let percentile = |c: &ConnInfo| options(c).percentile.max(1);
+        Ok(match self {
+            Measure::Sysbench(c) => {
+                let intervals =
+                    sysbench_driver::run_point(spec, p.workload, p.threads, c, rec, run_dir)
+                        .await?;
+                Measured::Sysbench { intervals }
+            }
+            Measure::Native(c) => {
+                let report = exec::run(&options(c), observer).await?;
+                Measured::Report {
+                    report: Box::new(report),
+                    cpu_s: spent(),
+                    skew_ms: None,
+                }
+            }
+            Measure::LocalClients(c) => {
+                let m = crate::pipeline::clients::local::run(spec, p, c, percentile(c), observer)
+                    .await?;
+                Measured::Report {
+                    report: Box::new(m.report),
+                    cpu_s: m.cpu_s,
+                    skew_ms: Some(m.skew_ms),
+                }
+            }
+            Measure::Kubernetes(c, k) => {
+                let m = crate::pipeline::k8s::run_point(
+                    spec,
+                    k,
+                    p,
+                    run_id,
+                    (percentile(c), keep_k8s),
+                    observer,
+                )
+                .await?;
+                Measured::Report {
+                    report: Box::new(m.report),
+                    cpu_s: m.cpu_s,
+                    skew_ms: Some(m.skew_ms),
+                }
+            }
+            Measure::Synthetic(s) => {
+                let mut o = spec.engine_config(p.workload, p.threads, Default::default());
+                if p.rate > 0 {
+                    o.rate = p.rate;
+                }
+                let report = s.measure(&p.target, p.repeat, &o).await;
+                for i in &report.intervals {
+                    observer.interval(i);
+                }
+                Measured::Report {
+                    report: Box::new(report),
+                    cpu_s: 0.0,
+                    skew_ms: None,
+                }
+            }
+        })
+    }
+}
+
+/// One slice of a synthetic series in round `n` of a paired point: computed by its model
+/// (time = the slice, no warmup) and kept as a real slice's record would be.
+pub(super) async fn synthetic_slice(
+    r: &mut super::run::Runner<'_>,
+    cell: &Point,
+    s: &super::paired::Series,
+    i: usize,
+    n: u32,
+) -> super::paired::Measured {
+    let p = super::paired::slice_point(cell, &s.key, n);
+    let mut rec = super::record::record(&r.dir.run_id, &p, &s.block.version);
+    rec.status = crate::pipeline::results::PointStatus::Failed;
+    match &s.block.live {
+        Some(Live::Synthetic(m)) => {
+            let mut o = r
+                .spec
+                .engine_config(cell.workload, cell.threads, Default::default());
+            o.time_s = r.spec.run.design.slice_s;
+            o.warmup_s = 0;
+            let rep = m.measure(&p.target, n, &o).await;
+            super::record::fill(&mut rec, &rep, 0.0);
+            rec.status = super::paired::status(&rep, &mut rec.error);
+            r.keep_samples(&p, &rep);
+        }
+        _ => {
+            rec.error = s
+                .block
+                .error
+                .clone()
+                .unwrap_or_else(|| "not a synthetic target".into())
+        }
+    }
+    (i, p, rec, None)
+}

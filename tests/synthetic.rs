@@ -1,0 +1,221 @@
+//! Sweeps on synthetic targets: no server, virtual time, the same figures for the same seed.
+//! The orchestration around a measurement — the sequential and paired designs, budgets and
+//! looks, the gate, compare, history, the report — on models with a known truth.
+
+mod common;
+use common::{run_in, text};
+use std::path::{Path, PathBuf};
+use sweepbench::pipeline::results::{load_points, PointStatus};
+
+fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let f = dir.join(format!("{name}.toml"));
+    std::fs::write(&f, body).unwrap();
+    f
+}
+
+fn runs(results: &Path, sweep: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(results.join(sweep))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir() && !p.is_symlink())
+        .collect();
+    v.sort();
+    v
+}
+
+fn sweepbench(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+const NINE: &str = "name = \"nine\"\n[run]\nworkloads = [\"oltp_read_only\"]\nthreads = [1, 2, 4, 8, 16, 32, 64, 128, 256]\nduration = \"5s\"\nrepeats = 3\n[[targets]]\nname = \"model\"\nsynthetic = { seed = 7 }\n";
+
+#[test]
+fn a_synthetic_sweep_repeats_its_figures_and_writes_a_whole_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(dir.path(), "nine", NINE);
+    for _ in 0..2 {
+        let out = run_in(dir.path(), &f, &["--quiet"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        assert!(text(&out).contains("27 ok, 0 failed"), "{}", text(&out));
+    }
+    let results = dir.path().join("results");
+    let two = runs(&results, "nine");
+    assert_eq!(two.len(), 2);
+    let tps = |run: &Path| -> Vec<(String, f64, f64)> {
+        load_points(run)
+            .unwrap()
+            .into_iter()
+            .map(|p| (p.point_id, p.tps, p.lat_p95_ms))
+            .collect()
+    };
+    let (a, b) = (tps(&two[0]), tps(&two[1]));
+    assert_eq!(a.len(), 27);
+    assert_eq!(a, b, "the same seed gives the same figures");
+    // The curve rises and falls as the model's USL does (σ 0.05, κ 0.0005: N* ≈ 44).
+    let mean = |n: &str| -> f64 {
+        let v: Vec<f64> = a
+            .iter()
+            .filter(|p| p.0.contains(&format!("/t{n}/")))
+            .map(|p| p.1)
+            .collect();
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    assert!(mean("32") > mean("1") * 5.0 && mean("32") > mean("256"));
+    let run = &two[1];
+    for f in [
+        "points.csv",
+        "intervals.csv",
+        "manifest.json",
+        "report.md",
+        "report.html",
+    ] {
+        assert!(run.join(f).is_file(), "{f}");
+    }
+    let intervals = std::fs::read_to_string(run.join("intervals.csv")).unwrap();
+    assert_eq!(
+        intervals.lines().count(),
+        1 + 27 * 5,
+        "five seconds per point"
+    );
+    let hlogs = std::fs::read_dir(run.join("histograms")).unwrap().count();
+    assert_eq!(hlogs, 27);
+    let vars = std::fs::read_to_string(run.join("servers/model__default/variables.tsv")).unwrap();
+    assert!(vars.contains("synthetic.seed\t7"), "{vars}");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["targets"][0]["kind"], "synthetic");
+    let md = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(md.contains("synthetic (seed 7)"), "{md}");
+    // Two runs of the same model: compare calls nothing regressed.
+    let cmp = sweepbench(&[
+        "compare",
+        two[0].to_str().unwrap(),
+        two[1].to_str().unwrap(),
+    ]);
+    assert_eq!(cmp.status.code(), Some(0), "{}", text(&cmp));
+    assert!(!text(&cmp).contains("regressed at"), "{}", text(&cmp));
+}
+
+fn paired(old: &str, new: &str) -> String {
+    format!(
+        "name = \"pair\"\nbaseline = \"old/default\"\n[run]\nworkloads = [\"oltp_read_only\"]\nthreads = [1, 4, 16]\nwarmup = \"2s\"\nbudget = \"4m\"\n[[targets]]\nname = \"old\"\nsynthetic = {{ seed = 11, noise = 0.03, drift = 0.05, burst = 0.2, {old} }}\n[[targets]]\nname = \"new\"\nsynthetic = {{ seed = 11, noise = 0.03, drift = 0.05, burst = 0.2, {new} }}\n"
+    )
+}
+
+fn verdicts(run: &Path) -> Vec<String> {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("verdicts.json")).unwrap()).unwrap();
+    v["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["comparisons"][0]["verdict"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_paired_budget_finds_a_slower_model_and_stays_quiet_on_an_identical_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    // 20 % fewer events per second, the machine drifting and bursting under both.
+    let f = write(dir.path(), "pair", &paired("lambda = 400", "lambda = 320"));
+    let out = run_in(dir.path(), &f, &["--fail-on-regression"]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{t}");
+    assert!(t.contains("design: paired"), "{t}");
+    assert!(
+        t.contains("synthetic.lambda 400.0 → 320.0"),
+        "the models' difference is named: {t}"
+    );
+    let v = verdicts(&runs(&results, "pair")[0]);
+    assert_eq!(v.len(), 3);
+    assert!(v.iter().filter(|x| *x == "regressed").count() >= 2, "{v:?}");
+    assert!(
+        !v.iter().any(|x| x == "improved" || x == "unchanged"),
+        "{v:?}"
+    );
+    // The same two models: nothing regressed or improved, exit 0.
+    let f = write(dir.path(), "pair", &paired("lambda = 400", "lambda = 400"));
+    let out = run_in(dir.path(), &f, &["--fail-on-regression"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let v = verdicts(runs(&results, "pair").last().unwrap());
+    assert!(
+        v.iter().all(|x| x == "unchanged" || x == "inconclusive"),
+        "{v:?}"
+    );
+}
+
+#[test]
+fn history_fires_on_a_night_the_model_got_slower() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    let night = |lambda: u32| {
+        format!("name = \"nightly\"\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1, 8]\nduration = \"30s\"\nrepeats = 2\n[[targets]]\nname = \"model\"\nsynthetic = {{ seed = 5, lambda = {lambda}, noise = 0.02, vary_by_run = true }}\n")
+    };
+    let f = write(dir.path(), "nightly", &night(400));
+    for _ in 0..6 {
+        let out = run_in(dir.path(), &f, &["--quiet", "--fail-on-regression"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    }
+    // Nights differ (vary_by_run) as a real machine's do.
+    let all = runs(&results, "nightly");
+    let first = load_points(&all[0]).unwrap();
+    let second = load_points(&all[1]).unwrap();
+    assert_ne!(first[0].tps, second[0].tps);
+    let h = sweepbench(&["history", results.join("nightly").to_str().unwrap()]);
+    assert_eq!(h.status.code(), Some(0), "{}", text(&h));
+    // A night 30 % slower: the gate against the previous night and history both fire.
+    let f = write(dir.path(), "nightly", &night(280));
+    let out = run_in(dir.path(), &f, &["--quiet", "--fail-on-regression"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let h = sweepbench(&["history", results.join("nightly").to_str().unwrap()]);
+    assert_eq!(h.status.code(), Some(3), "{}", text(&h));
+    let newest = load_points(runs(&results, "nightly").last().unwrap()).unwrap();
+    assert!(newest.iter().all(|p| p.status == PointStatus::Ok));
+}
+
+#[test]
+fn what_a_synthetic_target_cannot_do_is_refused_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    for (extra, says) in [
+        (
+            "drivers = [\"native\", \"sysbench\"]\n",
+            "the sysbench driver needs a server",
+        ),
+        ("clients = 2\n", "use clients = 1"),
+    ] {
+        let body = NINE.replace("repeats = 3\n", &format!("repeats = 3\n{extra}"));
+        let f = write(dir.path(), "bad", &body);
+        let out = sweepbench(&["plan", f.to_str().unwrap()]);
+        let t = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{t}");
+        assert!(t.contains("bad.toml:10:") && t.contains(says), "{t}");
+    }
+    let mixed = format!("{NINE}[[targets]]\nname = \"real\"\nserver = {{}}\n");
+    let f = write(dir.path(), "mixed", &mixed);
+    let out = sweepbench(&["plan", f.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("cannot share rounds with real servers"),
+        "{}",
+        text(&out)
+    );
+    let f = write(
+        dir.path(),
+        "badmodel",
+        &NINE.replace(
+            "synthetic = { seed = 7 }",
+            "synthetic = { seed = 7, sigma = 2 }",
+        ),
+    );
+    let out = sweepbench(&["plan", f.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("synthetic.sigma = 2: expected 0 to 0.999"),
+        "{}",
+        text(&out)
+    );
+}
