@@ -505,7 +505,10 @@ const SYNTHETIC_SWEEPS: &[&str] = &[
 /// minute are skipped (they are accepted, just long).
 #[test]
 fn synthetic_sweeps_that_plan_run_to_their_end() {
-    let seeds: Vec<Vec<u8>> = SYNTHETIC_SWEEPS.iter().map(|s| s.as_bytes().to_vec()).collect();
+    let seeds: Vec<Vec<u8>> = SYNTHETIC_SWEEPS
+        .iter()
+        .map(|s| s.as_bytes().to_vec())
+        .collect();
     let dir = tempfile::tempdir().unwrap();
     let n = std::sync::atomic::AtomicU32::new(0);
     let tally = Arc::new(Tally::default());
@@ -529,7 +532,10 @@ fn synthetic_sweeps_that_plan_run_to_their_end() {
                 return Ok(());
             };
             let synthetic = spec.targets.iter().all(|t| {
-                matches!(t.kind, sweepbench::pipeline::spec::target::TargetKind::Synthetic(_))
+                matches!(
+                    t.kind,
+                    sweepbench::pipeline::spec::target::TargetKind::Synthetic(_)
+                )
             });
             let plan = Plan::build(&spec, &[]);
             if !synthetic || plan.points.len() > 300 || spec.run.duration_s > 60 {
@@ -559,8 +565,9 @@ fn synthetic_sweeps_that_plan_run_to_their_end() {
                 return Err(said);
             }
             if out.status.code() != Some(2) {
-                let run = sweepbench::pipeline::sweep::latest_run(&case.join("results"), &spec.name)
-                    .ok_or("no run directory")?;
+                let run =
+                    sweepbench::pipeline::sweep::latest_run(&case.join("results"), &spec.name)
+                        .ok_or("no run directory")?;
                 results::load_points(&run).map_err(|e| format!("points.csv: {e:#}"))?;
                 tally.add("ran");
             }
@@ -570,7 +577,10 @@ fn synthetic_sweeps_that_plan_run_to_their_end() {
     })
     .unwrap();
     let m = tally.show("synthetic sweeps");
-    assert!(m.get("ran").copied().unwrap_or(0) * 10 >= cases() / 4, "{m:?}");
+    assert!(
+        m.get("ran").copied().unwrap_or(0) * 10 >= cases() / 4,
+        "{m:?}"
+    );
 }
 
 /// A points.csv as sweepbench writes it: the fixtures imported.
