@@ -1,7 +1,8 @@
 //! The paired design end to end on managed servers: every series up at once, a slice per
 //! series per round in a random order, points.csv with the round as the repeat, verdicts.json
 //! with the rounds, looks and orders, and the report's paired section. What the verdicts
-//! decide on this machine is measured in docs/statistics.md, not asserted here.
+//! decide on this machine is measured in docs/statistics.md, not asserted here. The budget's
+//! looks are checked on a synthetic target (tests/synthetic.rs has more of the design there).
 
 mod common;
 use common::text;
@@ -149,8 +150,15 @@ fn a_paired_run_measures_a_slice_per_series_per_round_and_keeps_its_verdicts() {
 
 #[test]
 fn a_budget_runs_rounds_to_a_look_fixed_in_advance() {
+    // The looks and levels of a budget are the design's, not the server's: a model's slices
+    // (virtual time, charged to the budget as a server's would be).
     let dir = tempfile::tempdir().unwrap();
     let f = sweep(dir.path(), "");
+    let body = std::fs::read_to_string(&f).unwrap().replace(
+        "server = {}",
+        "synthetic = { seed = 21, noise = 0.05, burst = 0.3 }",
+    );
+    std::fs::write(&f, body).unwrap();
     let out = run(dir.path(), &f, &["--budget", "30s", "--quiet"]);
     let t = text(&out);
     assert_eq!(out.status.code(), Some(0), "{t}");

@@ -257,6 +257,15 @@ pub fn build(workload: &str, raw: &RawOptions) -> Result<EngineConfig, OptionErr
     if threads == 0 {
         return Err(raw.bad("threads", "must be at least 1"));
     }
+    if threads > crate::engine::config::MAX_THREADS {
+        return Err(raw.bad(
+            "threads",
+            &format!(
+                "must be at most {} (the most connections a server takes)",
+                crate::engine::config::MAX_THREADS
+            ),
+        ));
+    }
     let wl = WorkloadOptions {
         tables: u32_opt(raw, "tables")?,
         table_size: u32_opt(raw, "table_size")?,
@@ -520,6 +529,8 @@ mod tests {
         let err = build("oltp_read_only --rand-spec-iter=4000000000").unwrap_err();
         assert!(err.to_string().contains("more than 1000 draws"), "{err}");
         let err = build("oltp_read_only --tables=100001").unwrap_err();
+        assert!(err.to_string().contains("at most 100000"), "{err}");
+        let err = build("oltp_read_only --threads=100001").unwrap_err();
         assert!(err.to_string().contains("at most 100000"), "{err}");
         let o = build("oltp_read_only --point-selects=1000000 --tables=100000").unwrap();
         assert_eq!((o.wl.point_selects, o.wl.tables), (1_000_000, 100_000));

@@ -423,6 +423,10 @@ impl TableOptions {
 /// Ten years: beyond that the clock arithmetic overflows and nobody means it.
 pub const MAX_SECONDS: u64 = 315_360_000;
 
+/// The most threads (connections) a run may open: the ceiling of MariaDB's and MySQL's
+/// max_connections, so no server could take more; each is an OS thread here.
+pub const MAX_THREADS: u32 = 100_000;
+
 /// The most tables a workload may use. Every connection prepares each statement on every
 /// table (as sysbench's thread_init does), and a server holds at most 1,048,576 prepared
 /// statements (max_prepared_stmt_count's ceiling): beyond this no server could take even one

@@ -169,6 +169,7 @@ impl Task {
         ] {
             let max = match name {
                 "tables" => crate::engine::config::MAX_TABLES as u64,
+                "threads" => crate::engine::config::MAX_THREADS as u64,
                 _ if name.ends_with("_s") => MAX_SECONDS,
                 _ => u32::MAX as u64,
             };

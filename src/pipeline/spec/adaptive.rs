@@ -3,6 +3,7 @@
 
 use super::raw;
 use super::{element_span, fraction, unknown_field_hint, Ctx, SpecError, SweepSpec};
+use crate::engine::config::MAX_THREADS;
 use crate::pipeline::adaptive::AutoThreads;
 use toml::Spanned;
 
@@ -48,6 +49,11 @@ impl SweepSpec {
                         "p99_ms = {p99_ms}: a latency limit is a number of milliseconds above 0"
                     )));
                 }
+                if let Some(t) = s.threads.filter(|&t| t > MAX_THREADS) {
+                    return Err(bad(format!(
+                        "threads = {t}: at most {MAX_THREADS} (the most connections a server takes)"
+                    )));
+                }
                 if let Some(m) = s.max_steps.filter(|m| !(2..=MAX_SEARCH_STEPS).contains(m)) {
                     return Err(bad(format!(
                         "max_steps = {m}: expected 2 to {MAX_SEARCH_STEPS} rates per search"
@@ -78,12 +84,12 @@ impl SweepSpec {
                 let mut threads = Vec::new();
                 for (i, x) in list.iter().enumerate() {
                     match x.as_integer() {
-                        Some(n) if (1..=u32::MAX as i64).contains(&n) => threads.push(n as u32),
+                        Some(n) if (1..=MAX_THREADS as i64).contains(&n) => threads.push(n as u32),
                         _ => {
                             let at = element_span(cx.text, v.span(), i).unwrap_or(v.span());
                             return Err(cx.err(
                                 at,
-                                format!("run.threads: {x} is not a thread count (1 or more)"),
+                                format!("run.threads: {x} is not a thread count (1 to {MAX_THREADS}, the most connections a server takes)"),
                             ));
                         }
                     }
@@ -119,9 +125,9 @@ impl SweepSpec {
             }
         };
         let a = auto;
-        if a.from == 0 || a.to < a.from {
+        if a.from == 0 || a.to < a.from || a.to > MAX_THREADS {
             return Err(bad(format!(
-                "from = {} and to = {}: need 1 ≤ from ≤ to",
+                "from = {} and to = {}: need 1 ≤ from ≤ to ≤ {MAX_THREADS}",
                 a.from, a.to
             )));
         }
