@@ -31,9 +31,6 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-/// The allocation counter is process-wide: one measuring test at a time.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 struct Silent;
 impl sweepbench::engine::exec::Observer for Silent {}
 
@@ -59,9 +56,15 @@ fn allocations_with(workload: &str, events: u64, conn: &[String], extra: &str) -
     ALLOCS.load(Ordering::Relaxed) - before
 }
 
+/// The allocation counter is process-wide, so the plain and the TLS measurements are one
+/// test, one after the other.
 #[test]
+fn measured_queries_do_not_allocate_and_over_tls_only_for_rustls_records() {
+    measured_queries_do_not_allocate();
+    queries_over_tls_allocate_only_for_rustls_records();
+}
+
 fn measured_queries_do_not_allocate() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let conn = fresh_db("allocs");
     bench_ok(
         "oltp_read_write prepare --tables=2 --table-size=1000",
@@ -88,9 +91,7 @@ fn measured_queries_do_not_allocate() {
 /// The same over TLS. rustls allocates for each record it sends and receives (its buffered
 /// and unbuffered APIs alike, 0.23): 2 per point select, measured at 4 % of the client's
 /// instructions over TLS (docs/performance.md) and held here so it cannot grow unnoticed.
-#[test]
 fn queries_over_tls_allocate_only_for_rustls_records() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let p = common::tls::pki();
     let s = common::tls::tls_server(&p);
     let conn = vec![
