@@ -445,12 +445,13 @@ fn a_killed_runs_work_directory_is_reaped_by_the_next_run() {
 
 /// When results stop being writable mid-run (a full disk; here: points.csv's temp file
 /// cannot be created), the point that measured keeps its figures (printed, the only copy),
-/// the summary accounts for every planned point, and the run exits 1.
+/// the summary accounts for every planned point, and the run exits 1. On a synthetic target
+/// paced in real time: what is tested is the run directory, not the server.
 #[test]
 fn a_point_that_cannot_be_written_keeps_its_figures_and_the_summary_counts_every_point() {
     let tmp = tempfile::tempdir().unwrap();
     let f = tmp.path().join("full.toml");
-    std::fs::write(&f, format!("name = \"full\"\n{RUN}threads = [1, 2, 4]\n[[targets]]\nname = \"local\"\nserver = {{}}\n").replace("threads = [1, 2]\n", "")).unwrap();
+    std::fs::write(&f, format!("name = \"full\"\n{RUN}threads = [1, 2, 4]\n[[targets]]\nname = \"local\"\nsynthetic = {{ seed = 1, real_time = true }}\n").replace("threads = [1, 2]\n", "")).unwrap();
     let results = tmp.path().join("results");
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
         .env("TMPDIR", tmp.path())

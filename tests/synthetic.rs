@@ -219,3 +219,42 @@ fn what_a_synthetic_target_cannot_do_is_refused_at_its_line() {
         text(&out)
     );
 }
+
+#[test]
+fn a_point_its_budget_cannot_decide_hands_its_time_to_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    // A/A on a model so noisy (30 % per slice) that nothing is decided in a few dozen rounds.
+    let body = "name = \"futile\"\nbaseline = \"a/default\"\n[run]\nworkloads = [\"oltp_read_only\"]\nthreads = [1, 2, 4]\nwarmup = \"1s\"\nbudget = \"6m\"\n[[targets]]\nname = \"a\"\nsynthetic = { seed = 8, noise = 0.3 }\n[[targets]]\nname = \"b\"\nsynthetic = { seed = 8, noise = 0.3 }\n";
+    let f = write(dir.path(), "futile", body);
+    let out = run_in(dir.path(), &f, &["--quiet", "--fail-on-regression"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let v: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(runs(&results, "futile")[0].join("verdicts.json")).unwrap(),
+    )
+    .unwrap();
+    let cells = v["points"].as_array().unwrap();
+    let last_look = |c: &serde_json::Value| -> u64 {
+        c["looks"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .as_u64()
+            .unwrap()
+    };
+    // The first point is given up at a look (from round 10 on, before its last), and the
+    // time it left makes the next point's last look later than its own.
+    assert_eq!(cells[0]["stopped"], "futile", "{}", cells[0]);
+    let r0 = cells[0]["rounds"].as_u64().unwrap();
+    assert!(r0 >= 10 && r0 < last_look(&cells[0]), "{}", cells[0]);
+    assert!(
+        last_look(&cells[1]) > last_look(&cells[0]),
+        "{} then {}",
+        cells[0]["looks"],
+        cells[1]["looks"]
+    );
+    assert!(cells
+        .iter()
+        .all(|c| c["comparisons"][0]["verdict"] == "inconclusive"));
+}

@@ -22,8 +22,9 @@ pub struct Cell {
     pub threads: u32,
     pub rounds: u32,
     pub looks: Vec<u32>,
-    /// decided · budget (its share was spent) · rounds (the fixed count ran) · failed ·
-    /// interrupted.
+    /// decided · budget (its share was spent) · futile (given up at a look: what it lacked
+    /// needed far more than its share; the rest went to the next points) · rounds (the fixed
+    /// count ran) · failed · interrupted.
     pub stopped: String,
     pub seconds: f64,
     /// Each round's order of series.

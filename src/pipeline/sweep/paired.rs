@@ -432,6 +432,15 @@ async fn measure_cell(
                 out.stopped = "decided".into();
                 break;
             }
+            // Every undecided comparison beyond what the point's budget could decide: its
+            // time goes to the points after it.
+            if verdicts
+                .iter()
+                .all(|v| paired::decided(v) || paired::futile(v, n, schedule.last()))
+            {
+                out.stopped = "futile".into();
+                break;
+            }
         }
     }
     if verdicts.is_empty() || !schedule.is_look(out.rounds) {

@@ -417,6 +417,30 @@ pub fn judge_point(base: &Rounds, cand: &Rounds, threshold_pct: f64, miss: f64) 
     PairedPoint { verdict, metrics }
 }
 
+/// A point whose undecided metric would need more than this many times the rounds its
+/// budget allows is given up at a look (`futile`), so its time goes to the points after it.
+pub const FUTILE_FACTOR: f64 = 3.0;
+/// Rounds before which the noise is too poorly known to call a point futile.
+pub const FUTILE_FROM: u32 = 10;
+
+/// Whether a point that is not decided after `rounds` of its `last` allowed rounds cannot be
+/// decided within them: some judged metric needs more than `FUTILE_FACTOR` × `last` rounds at
+/// the noise measured (or its change lies too near the threshold to decide at all). Giving
+/// up decides nothing, so the false-alarm bound is untouched; it only hands the rest of the
+/// point's budget on.
+pub fn futile(p: &PairedPoint, rounds: u32, last: u32) -> bool {
+    if decided(p) || rounds < FUTILE_FROM || rounds >= last {
+        return false;
+    }
+    p.metrics
+        .iter()
+        .filter(|j| j.judged && j.verdict == Verdict::Inconclusive)
+        .any(|j| {
+            j.rounds_needed
+                .is_none_or(|n| n as f64 > FUTILE_FACTOR * last as f64)
+        })
+}
+
 /// Whether a point may stop at this look: a regression is final; otherwise every judged
 /// metric must be decided.
 pub fn decided(p: &PairedPoint) -> bool {

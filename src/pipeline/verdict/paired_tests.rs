@@ -447,3 +447,54 @@ fn the_cpu_adjustment_decides_sooner_on_a_bursty_machine() {
     assert!(count(&adjusted, Verdict::Regressed) > count(&plain, Verdict::Regressed));
     assert!(count(&aa_adjusted, Verdict::Unchanged) > count(&aa_plain, Verdict::Unchanged));
 }
+
+#[test]
+fn a_point_that_its_budget_cannot_decide_is_given_up_at_a_look() {
+    let j = |verdict, need| PairedJudgement {
+        metric: Metric::P95,
+        verdict,
+        judged: true,
+        rounds: 10,
+        base: None,
+        cand: None,
+        delta_pct: None,
+        lo_pct: None,
+        hi_pct: None,
+        confidence: None,
+        noise_pct: None,
+        unpaired_noise_pct: None,
+        autocorrelation: None,
+        cpu_slope: None,
+        raw_delta_pct: None,
+        rounds_needed: need,
+        note: String::new(),
+    };
+    let point = |tps, p95| PairedPoint {
+        verdict: Verdict::Inconclusive,
+        metrics: vec![tps, p95],
+    };
+    // p95 needs 200 rounds where the budget allows 16: given up at the look after round 10.
+    let hopeless = point(
+        j(Verdict::Unchanged, None),
+        j(Verdict::Inconclusive, Some(200)),
+    );
+    assert!(futile(&hopeless, 10, 16));
+    // Not before round 10 (the noise is too poorly known), not at the last look, and not when
+    // the need is within reach.
+    assert!(!futile(&hopeless, 5, 16));
+    assert!(!futile(&hopeless, 16, 16));
+    let near = point(
+        j(Verdict::Unchanged, None),
+        j(Verdict::Inconclusive, Some(30)),
+    );
+    assert!(!futile(&near, 10, 16));
+    // Too close to the threshold to decide at any length: futile.
+    let edge = point(j(Verdict::Inconclusive, None), j(Verdict::Unchanged, None));
+    assert!(futile(&edge, 10, 16));
+    // A decided point is never futile.
+    let done = PairedPoint {
+        verdict: Verdict::Unchanged,
+        metrics: vec![j(Verdict::Unchanged, None), j(Verdict::Unchanged, None)],
+    };
+    assert!(!futile(&done, 10, 16));
+}
