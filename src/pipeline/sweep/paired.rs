@@ -434,10 +434,9 @@ async fn measure_cell(
             }
             // Every undecided comparison beyond what the point's budget could decide: its
             // time goes to the points after it.
-            if verdicts
-                .iter()
-                .all(|v| paired::decided(v) || paired::futile(v, n, schedule.last()))
-            {
+            if verdicts.iter().all(|v| {
+                paired::decided(v) || paired::futile(v, n, schedule.last(), r.threshold_pct)
+            }) {
                 out.stopped = "futile".into();
                 break;
             }

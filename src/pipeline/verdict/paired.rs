@@ -424,21 +424,32 @@ pub const FUTILE_FACTOR: f64 = 3.0;
 pub const FUTILE_FROM: u32 = 10;
 
 /// Whether a point that is not decided after `rounds` of its `last` allowed rounds cannot be
-/// decided within them: some judged metric needs more than `FUTILE_FACTOR` × `last` rounds at
-/// the noise measured (or its change lies too near the threshold to decide at all). Giving
-/// up decides nothing, so the false-alarm bound is untouched; it only hands the rest of the
-/// point's budget on.
-pub fn futile(p: &PairedPoint, rounds: u32, last: u32) -> bool {
+/// decided within them. A point is decided when a metric regresses (final) or when every
+/// judged metric is decided, so it is futile when no undecided metric leaning beyond the
+/// threshold on its worse side could be called regressed within `FUTILE_FACTOR` × `last`
+/// rounds at the noise measured, and some undecided metric needs more than that (or its
+/// change lies too near the threshold to decide at all). Giving up decides nothing, so the
+/// false-alarm bound is untouched; it only hands the rest of the point's budget on.
+pub fn futile(p: &PairedPoint, rounds: u32, last: u32, threshold_pct: f64) -> bool {
     if decided(p) || rounds < FUTILE_FROM || rounds >= last {
         return false;
     }
-    p.metrics
+    let within = |j: &&PairedJudgement| {
+        j.rounds_needed
+            .is_some_and(|n| n as f64 <= FUTILE_FACTOR * last as f64)
+    };
+    let worse = |j: &&PairedJudgement| match (j.metric, j.delta_pct) {
+        (Metric::Tps, Some(d)) => d < -threshold_pct,
+        (_, Some(d)) => d > threshold_pct,
+        _ => false,
+    };
+    let undecided: Vec<&PairedJudgement> = p
+        .metrics
         .iter()
         .filter(|j| j.judged && j.verdict == Verdict::Inconclusive)
-        .any(|j| {
-            j.rounds_needed
-                .is_none_or(|n| n as f64 > FUTILE_FACTOR * last as f64)
-        })
+        .collect();
+    let may_regress = undecided.iter().any(|j| worse(j) && within(j));
+    !may_regress && undecided.iter().any(|j| !within(j))
 }
 
 /// Whether a point may stop at this look: a regression is final; otherwise every judged

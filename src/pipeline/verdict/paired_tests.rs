@@ -450,14 +450,14 @@ fn the_cpu_adjustment_decides_sooner_on_a_bursty_machine() {
 
 #[test]
 fn a_point_that_its_budget_cannot_decide_is_given_up_at_a_look() {
-    let j = |verdict, need| PairedJudgement {
-        metric: Metric::P95,
+    let m = |metric, verdict, delta: f64, need| PairedJudgement {
+        metric,
         verdict,
         judged: true,
         rounds: 10,
         base: None,
         cand: None,
-        delta_pct: None,
+        delta_pct: Some(delta),
         lo_pct: None,
         hi_pct: None,
         confidence: None,
@@ -469,32 +469,35 @@ fn a_point_that_its_budget_cannot_decide_is_given_up_at_a_look() {
         rounds_needed: need,
         note: String::new(),
     };
+    let tps = |verdict, delta, need| m(Metric::Tps, verdict, delta, need);
+    let p95 = |verdict, delta, need| m(Metric::P95, verdict, delta, need);
     let point = |tps, p95| PairedPoint {
         verdict: Verdict::Inconclusive,
         metrics: vec![tps, p95],
     };
+    use Verdict::{Inconclusive as I, Unchanged as U};
     // p95 needs 200 rounds where the budget allows 16: given up at the look after round 10.
-    let hopeless = point(
-        j(Verdict::Unchanged, None),
-        j(Verdict::Inconclusive, Some(200)),
-    );
-    assert!(futile(&hopeless, 10, 16));
+    let hopeless = point(tps(U, 0.5, None), p95(I, 2.0, Some(200)));
+    assert!(futile(&hopeless, 10, 16, 5.0));
     // Not before round 10 (the noise is too poorly known), not at the last look, and not when
     // the need is within reach.
-    assert!(!futile(&hopeless, 5, 16));
-    assert!(!futile(&hopeless, 16, 16));
-    let near = point(
-        j(Verdict::Unchanged, None),
-        j(Verdict::Inconclusive, Some(30)),
-    );
-    assert!(!futile(&near, 10, 16));
+    assert!(!futile(&hopeless, 5, 16, 5.0));
+    assert!(!futile(&hopeless, 16, 16, 5.0));
+    let near = point(tps(U, 0.5, None), p95(I, 2.0, Some(30)));
+    assert!(!futile(&near, 10, 16, 5.0));
     // Too close to the threshold to decide at any length: futile.
-    let edge = point(j(Verdict::Inconclusive, None), j(Verdict::Unchanged, None));
-    assert!(futile(&edge, 10, 16));
+    let edge = point(tps(I, -4.9, None), p95(U, 1.0, None));
+    assert!(futile(&edge, 10, 16, 5.0));
+    // tps leaning to a regression it can reach decides the point, whatever p95 needs.
+    let heading = point(tps(I, -10.0, Some(26)), p95(I, 3.0, Some(425)));
+    assert!(!futile(&heading, 10, 20, 5.0));
+    // Leaning to an improvement is no decision: p95 still has to be decided.
+    let better = point(tps(I, 10.0, Some(26)), p95(I, 3.0, Some(425)));
+    assert!(futile(&better, 10, 20, 5.0));
     // A decided point is never futile.
     let done = PairedPoint {
         verdict: Verdict::Unchanged,
-        metrics: vec![j(Verdict::Unchanged, None), j(Verdict::Unchanged, None)],
+        metrics: vec![tps(U, 0.0, None), p95(U, 0.0, None)],
     };
-    assert!(!futile(&done, 10, 16));
+    assert!(!futile(&done, 10, 16, 5.0));
 }
