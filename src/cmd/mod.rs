@@ -124,15 +124,17 @@ pub async fn run(cli: Cli) -> i32 {
         }
         Command::Merge { run_dirs, out } => finish(
             "merge",
-            crate::pipeline::merge::merge(&run_dirs, &out).map(|()| {
-                println!(
-                    "merged {} parts into {}; report: {}",
-                    run_dirs.len(),
-                    out.display(),
-                    out.join("report.html").display()
-                );
-                Exit::Ok
-            }),
+            crate::pipeline::merge::merge(&run_dirs, &out)
+                .and_then(|()| rendered(&out, "merged run"))
+                .map(|()| {
+                    println!(
+                        "merged {} parts into {}; report: {}",
+                        run_dirs.len(),
+                        out.display(),
+                        out.join("report.html").display()
+                    );
+                    Exit::Ok
+                }),
         ),
         Command::Import {
             logs,
@@ -141,10 +143,12 @@ pub async fn run(cli: Cli) -> i32 {
             threads,
         } => finish(
             "import",
-            import::import(&logs, &out, target.as_deref(), threads).map(|dir| {
-                println!("imported {} log(s) into {}", logs.len(), dir.display());
-                Exit::Ok
-            }),
+            import::import(&logs, &out, target.as_deref(), threads)
+                .and_then(|dir| rendered(&dir, "imported run").map(|()| dir))
+                .map(|dir| {
+                    println!("imported {} log(s) into {}", logs.len(), dir.display());
+                    Exit::Ok
+                }),
         ),
         Command::Report {
             run_dir,
@@ -280,4 +284,14 @@ fn finish(command: &str, r: anyhow::Result<Exit>) -> i32 {
             crate::exit::exit_of(&e).code()
         }
     }
+}
+
+/// Renders the report of a run directory a command has just made (the report names the run
+/// by its directory, so it is rendered in place); when that fails the directory goes too, so
+/// a failed command leaves nothing behind.
+fn rendered(dir: &std::path::Path, what: &str) -> anyhow::Result<()> {
+    crate::pipeline::report::write(dir, None).map_err(|e| {
+        let _ = std::fs::remove_dir_all(dir);
+        e.context(format!("rendering the {what}'s report"))
+    })
 }

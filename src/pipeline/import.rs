@@ -389,6 +389,11 @@ fn measured(r: PointRecord) -> anyhow::Result<PointRecord> {
     if r.transactions == 0 || r.tps <= 0.0 {
         bail!("the log records no completed transaction: nothing was measured");
     }
+    // The same rule a run's points.csv is loaded by, so an import never writes a run that
+    // cannot be read back.
+    if let Some(why) = r.disagrees() {
+        bail!("{why}: the log's figures contradict each other");
+    }
     Ok(r)
 }
 
@@ -469,7 +474,6 @@ fn write_run(
         "imported_from": logs.iter().map(|l| l.display().to_string()).collect::<Vec<_>>(),
         "imported_at": chrono::Utc::now().to_rfc3339(),
     }))?;
-    crate::pipeline::report::write(&dir.path, None)?;
     Ok(dir.path)
 }
 

@@ -235,11 +235,6 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<()> {
             anyhow::Error::new(e).context(format!("moving the merged run to {}", out.display()))
         );
     }
-    // The report names the run by its directory, so it is rendered in place.
-    if let Err(e) = crate::pipeline::report::write(out, None) {
-        let _ = std::fs::remove_dir_all(out);
-        return Err(e.context("rendering the merged run's report"));
-    }
     Ok(())
 }
 

@@ -179,6 +179,20 @@ pub struct IntervalRow {
     pub lat_max_ms: f64,
 }
 
+/// A point is client-bound from this share of the CPU its client could use (the report
+/// marks it, the scaling model leaves it out).
+pub const CLIENT_BOUND_PCT: f64 = 50.0;
+
+/// The client's CPU over what it could have used: one core per connection, at most all of
+/// them. Percent, two decimals; 0 when unknown.
+pub fn client_cpu_pct(cpu_s: f64, duration_s: f64, threads: u32, cores: u32) -> f64 {
+    let usable = duration_s * threads.min(cores).max(1) as f64;
+    if cpu_s <= 0.0 || usable <= 0.0 {
+        return 0.0;
+    }
+    (cpu_s / usable * 1e4).round() / 100.0
+}
+
 /// Rounded for the CSV: more digits than this are noise, not information.
 pub fn r4(x: f64) -> f64 {
     (x * 1e4).round() / 1e4

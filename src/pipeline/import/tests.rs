@@ -135,7 +135,9 @@ fn a_failed_import_writes_nothing() {
     assert!(!out.exists(), "a partial import was left behind");
     assert!(import(&[good], &out, None, None).is_ok());
     assert!(out.join("points.csv").is_file());
-    // sysbench printed no p99: the report says so instead of showing 0.00.
+    // sysbench printed no p99: the report (rendered by the command after the import) says
+    // so instead of showing 0.00.
+    crate::pipeline::report::write(&out, None).unwrap();
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("| 11.0 / – |"), "{md}");
     assert!(!md.contains("/ 0.00"), "{md}");
@@ -165,6 +167,12 @@ fn impossible_runs_and_unusable_names_are_refused() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("lasted 0 s"), "{e}");
+    // A count that the rate and the time contradict (what a run's points.csv is refused for
+    // at load, so the imported run could not be read back).
+    let e = record(&parse(&corrupted("2285", "2147483647")), "t", 1, None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("contradict"), "{e}");
     let e = record(&parse(&full), "t", 1, Some(0))
         .unwrap_err()
         .to_string();

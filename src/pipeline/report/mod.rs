@@ -17,23 +17,12 @@ use std::collections::{BTreeMap, HashMap};
 /// The smallest change a report calls regressed or improved, percent.
 pub const THRESHOLD_PCT: f64 = 5.0;
 
-/// A point is marked client-bound from this share of the CPU its client could use.
-pub const CLIENT_BOUND_PCT: f64 = 50.0;
+pub use crate::pipeline::results::{client_cpu_pct, CLIENT_BOUND_PCT};
 
 /// What the client-bound mark means, stated in the report.
 pub const CLIENT_BOUND_METHOD: &str = "‡ client-bound: the load generator used at least half of \
 the CPU it could use (client CPU ÷ (duration × min(threads, cores))), so it may have limited \
 the point, or taken CPU from a server on the same machine.";
-
-/// The client's CPU over what it could have used: one core per connection, at most all of
-/// them. Percent, two decimals; 0 when unknown.
-pub fn client_cpu_pct(cpu_s: f64, duration_s: f64, threads: u32, cores: u32) -> f64 {
-    let usable = duration_s * threads.min(cores).max(1) as f64;
-    if cpu_s <= 0.0 || usable <= 0.0 {
-        return 0.0;
-    }
-    (cpu_s / usable * 1e4).round() / 100.0
-}
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Cell {

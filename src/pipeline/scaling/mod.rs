@@ -231,7 +231,7 @@ pub fn analyse(series: &str, workload: &str, records: &[&PointRecord]) -> Scalin
     for r in &ok {
         if too_many_errors(r) {
             left_out.push(format!("t{} r{}: errors above 1 %", r.threads, r.repeat));
-        } else if r.client_cpu_pct >= crate::pipeline::report::CLIENT_BOUND_PCT {
+        } else if r.client_cpu_pct >= crate::pipeline::results::CLIENT_BOUND_PCT {
             bound.push(r);
         } else {
             used.push(r);

@@ -577,7 +577,7 @@ async fn run_one(
         };
         if has_client {
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-            rec.client_cpu_pct = crate::pipeline::report::client_cpu_pct(
+            rec.client_cpu_pct = crate::pipeline::results::client_cpu_pct(
                 rec.client_cpu_s,
                 rec.duration_s,
                 rec.threads,
