@@ -91,27 +91,6 @@ impl Key {
     }
 }
 
-/// Adds one ok repeat to a point's sides: its tps, p95 and p99, its events, and the
-/// within-run noise of its per-second samples.
-pub fn push_repeat(s: &mut Sides, r: &PointRecord, tps_samples: &HashMap<String, Vec<f64>>) {
-    // A percentile the run did not record (an imported log's p99) is left out, not 0.
-    for (side, v) in s
-        .iter_mut()
-        .zip([Some(r.tps), Some(r.lat_p95_ms), r.lat_p99_ms])
-    {
-        if let Some(v) = v {
-            side.runs.push(v);
-            side.events.push(r.transactions);
-        }
-    }
-    if let Some(w) = tps_samples
-        .get(&r.point_id)
-        .and_then(|v| verdict::within_run_var(v))
-    {
-        s[0].within_var.push(w);
-    }
-}
-
 fn sides(run: &Run, map: &[(String, String)]) -> BTreeMap<Key, Sides> {
     let mut out: BTreeMap<Key, Sides> = BTreeMap::new();
     for r in run.points.iter().filter(|r| r.status == PointStatus::Ok) {
@@ -133,7 +112,12 @@ fn sides(run: &Run, map: &[(String, String)]) -> BTreeMap<Key, Sides> {
                 threads: r.threads,
             })
             .or_default();
-        push_repeat(s, r, &run.tps_samples);
+        verdict::push_run(
+            s,
+            r.judged_figures(),
+            r.transactions,
+            run.tps_samples.get(&r.point_id).map(Vec::as_slice),
+        );
     }
     out
 }
@@ -245,18 +229,11 @@ fn variable_diffs(base: &Run, cand: &Run, rows: &[Row], map: &[(String, String)]
         ) else {
             continue;
         };
-        let names: std::collections::BTreeSet<&String> = b.keys().chain(c.keys()).collect();
-        for n in names {
-            let values = [
-                b.get(n).cloned().unwrap_or_default(),
-                c.get(n).cloned().unwrap_or_default(),
-            ];
-            if values[0] != values[1] && !crate::pipeline::report::incidental(n, &values) {
-                out.push(format!(
-                    "{target}/{config}: {n} {} → {}",
-                    values[0], values[1]
-                ));
-            }
+        for (n, values) in crate::pipeline::results::variable_diffs(&[b, c]) {
+            out.push(format!(
+                "{target}/{config}: {n} {} → {}",
+                values[0], values[1]
+            ));
         }
     }
     out

@@ -125,6 +125,12 @@ impl PointRecord {
         v
     }
 
+    /// The figures a verdict judges, in its metrics' order: tps, p95 and p99 (None where not
+    /// recorded).
+    pub fn judged_figures(&self) -> [Option<f64>; 3] {
+        [Some(self.tps), Some(self.lat_p95_ms), self.lat_p99_ms]
+    }
+
     /// Why the record's count and rate cannot both be true: a measured point's transactions
     /// and tps × duration agree within the rounding of a second's edges, and an import's
     /// within sysbench's own; tenfold apart is an edit, not a measurement.
@@ -542,9 +548,7 @@ pub fn load_tps_samples(run: &Path) -> anyhow::Result<std::collections::HashMap<
 }
 
 /// servers/<target>__<config>/variables.tsv of a run, keyed by `target/config`.
-pub fn load_variables(
-    run: &Path,
-) -> std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>> {
+pub fn load_variables(run: &Path) -> std::collections::BTreeMap<String, Variables> {
     let mut out = std::collections::BTreeMap::new();
     let Ok(dirs) = std::fs::read_dir(run.join("servers")) else {
         return out;
@@ -563,6 +567,51 @@ pub fn load_variables(
         out.insert(name, vars);
     }
     out
+}
+
+/// One server's SHOW GLOBAL VARIABLES, by name.
+pub type Variables = std::collections::BTreeMap<String, String>;
+
+/// The variables whose values differ between `sides` (a missing one is empty), with each
+/// side's value, by name; those that differ by nature between instances are left out.
+pub fn variable_diffs(sides: &[&Variables]) -> Vec<(String, Vec<String>)> {
+    let names: std::collections::BTreeSet<&String> = sides.iter().flat_map(|m| m.keys()).collect();
+    let mut out = Vec::new();
+    for n in names {
+        let values: Vec<String> = sides
+            .iter()
+            .map(|m| m.get(n).cloned().unwrap_or_default())
+            .collect();
+        if values.iter().any(|v| *v != values[0]) && !incidental(n, &values) {
+            out.push((n.clone(), values));
+        }
+    }
+    out
+}
+
+/// Variables that differ by nature between instances (paths, ports, ids) and say nothing
+/// about the configuration compared.
+fn incidental(name: &str, values: &[String]) -> bool {
+    const NAMES: &[&str] = &[
+        "port",
+        "socket",
+        "pid_file",
+        "hostname",
+        "server_uuid",
+        "timestamp",
+        "tmpdir",
+        "log_error",
+        "datadir",
+        "general_log_file",
+        "slow_query_log_file",
+        "server_id",
+        "gtid_domain_id",
+        "rand_seed1",
+        "rand_seed2",
+        "report_port",
+        "server_uid",
+    ];
+    NAMES.contains(&name) || values.iter().any(|v| v.starts_with('/'))
 }
 
 /// points.csv header, in `PointRecord` field order (a test keeps them equal).

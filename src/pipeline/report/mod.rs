@@ -267,7 +267,12 @@ fn cell(recs: &[&PointRecord], tps_samples: &HashMap<String, Vec<f64>>) -> Optio
     let client_pct = known(|r| Some(r.client_cpu_pct));
     let mut sides = Sides::default();
     for r in &ok {
-        crate::pipeline::compare::push_repeat(&mut sides, r, tps_samples);
+        verdict::push_run(
+            &mut sides,
+            r.judged_figures(),
+            r.transactions,
+            tps_samples.get(&r.point_id).map(Vec::as_slice),
+        );
     }
     Some(Cell {
         tps: geo_mean(&tps),
@@ -294,31 +299,6 @@ fn cell(recs: &[&PointRecord], tps_samples: &HashMap<String, Vec<f64>>) -> Optio
         verdict_note: String::new(),
         sides,
     })
-}
-
-/// Variables that differ by nature between instances (paths, ports, ids) and say nothing
-/// about the configuration compared.
-pub(crate) fn incidental(name: &str, values: &[String]) -> bool {
-    const NAMES: &[&str] = &[
-        "port",
-        "socket",
-        "pid_file",
-        "hostname",
-        "server_uuid",
-        "timestamp",
-        "tmpdir",
-        "log_error",
-        "datadir",
-        "general_log_file",
-        "slow_query_log_file",
-        "server_id",
-        "gtid_domain_id",
-        "rand_seed1",
-        "rand_seed2",
-        "report_port",
-        "server_uid",
-    ];
-    NAMES.contains(&name) || values.iter().any(|v| v.starts_with('/'))
 }
 
 impl ReportModel {
@@ -381,19 +361,10 @@ impl ReportModel {
             .collect();
         let mut var_diffs = Vec::new();
         if series.len() > 1 && series.iter().all(|s| variables.contains_key(s)) {
-            let names: std::collections::BTreeSet<&String> =
-                variables.values().flat_map(|m| m.keys()).collect();
-            for n in names {
-                let values: Vec<String> = series
-                    .iter()
-                    .map(|s| variables[s].get(n).cloned().unwrap_or_default())
-                    .collect();
-                if values.iter().any(|v| *v != values[0]) && !incidental(n, &values) {
-                    var_diffs.push(VarDiff {
-                        name: n.clone(),
-                        values,
-                    });
-                }
+            let sides: Vec<&crate::pipeline::results::Variables> =
+                series.iter().map(|s| &variables[s]).collect();
+            for (name, values) in crate::pipeline::results::variable_diffs(&sides) {
+                var_diffs.push(VarDiff { name, values });
             }
         }
         let warnings = var_diffs

@@ -119,16 +119,8 @@ pub fn paired(run: &Path) -> anyhow::Result<(String, bool)> {
     if let Some(base) = vars.get(&v.baseline) {
         let mut lines = Vec::new();
         for (series, other) in vars.iter().filter(|(k, _)| **k != v.baseline) {
-            let names: std::collections::BTreeSet<&String> =
-                base.keys().chain(other.keys()).collect();
-            for n in names {
-                let values = [
-                    base.get(n).cloned().unwrap_or_default(),
-                    other.get(n).cloned().unwrap_or_default(),
-                ];
-                if values[0] != values[1] && !crate::pipeline::report::incidental(n, &values) {
-                    lines.push(format!("  {series}: {n} {} → {}", values[0], values[1]));
-                }
+            for (n, values) in crate::pipeline::results::variable_diffs(&[base, other]) {
+                lines.push(format!("  {series}: {n} {} → {}", values[0], values[1]));
             }
         }
         if !lines.is_empty() {

@@ -516,6 +516,26 @@ pub fn judge(questions: &[Question], m: &Method) -> Vec<Judgement> {
 /// tps, p95 and p99 of one point on one side, in Metric::ALL's order.
 pub type Sides = [Side; 3];
 
+/// Adds one run of a point to its sides: its tps, p95 and p99 (in Metric::ALL's order; a
+/// percentile the run did not record, as an imported log's p99, is left out, not 0), its
+/// events, and the within-run noise of its per-second tps samples where they are known.
+pub fn push_run(
+    s: &mut Sides,
+    figures: [Option<f64>; 3],
+    events: u64,
+    tps_samples: Option<&[f64]>,
+) {
+    for (side, v) in s.iter_mut().zip(figures) {
+        if let Some(v) = v {
+            side.runs.push(v);
+            side.events.push(events);
+        }
+    }
+    if let Some(w) = tps_samples.and_then(within_run_var) {
+        s[0].within_var.push(w);
+    }
+}
+
 /// One point's answer: its verdict over the judged metrics, and each metric's judgement.
 #[derive(Debug, Clone)]
 pub struct PointJudgement {
