@@ -24,7 +24,7 @@ impl Run {
         Ok(Run {
             points: crate::pipeline::results::load_curve_points(dir)?,
             tps_samples: crate::pipeline::results::load_tps_samples(dir)?,
-            host: crate::pipeline::host::load(dir),
+            host: crate::pipeline::results::load_host(dir),
             variables: crate::pipeline::results::load_variables(dir),
         })
     }
@@ -152,6 +152,8 @@ pub struct Comparison {
     pub base: String,
     pub candidate: String,
     pub threshold_pct: f64,
+    /// The thresholds in words ("±5 %, p95 and p99 ±10 %").
+    pub threshold: String,
     pub method: &'static str,
     /// "regressed at 1/10 points, unchanged at 3, inconclusive at 6".
     pub headline: String,
@@ -307,6 +309,7 @@ pub fn compare(
         var_diffs,
         notes,
         threshold_pct,
+        threshold: verdict::fmt_threshold(threshold_pct),
         method: verdict::METHOD,
         headline: verdict::headline(&verdicts),
         rows,
@@ -450,14 +453,14 @@ fn footer(c: &Comparison) -> String {
         .collect();
     vars + &warn
         + &format!(
-            "{}: {} (threshold ±{}; false alarms ≤ {} % per comparison).\nMethod: {}",
+            "{}: {} (threshold {}; false alarms ≤ {} % per comparison).\nMethod: {}",
             if c.regressed().is_empty() {
                 "verdict"
             } else {
                 "REGRESSED"
             },
             c.headline,
-            verdict::fmt_pct(c.threshold_pct),
+            c.threshold,
             verdict::ALPHA * 100.0,
             c.method
         )

@@ -228,7 +228,7 @@ pub fn history(
         let earlier = &xs[since..xs.len() - 1];
         let verdict = changepoint::newest_outside(earlier, last, level).map(|(d, lo, hi, out)| {
             let higher_better = t.key.metric.starts_with("tps");
-            let beyond = d.abs() > threshold_pct;
+            let beyond = d.abs() > threshold_of(t.key.metric, threshold_pct);
             Newest {
                 change_pct: d,
                 lo_pct: lo,
@@ -253,7 +253,9 @@ pub fn history(
                     "WORSE".to_string()
                 } else if n.better {
                     "better".to_string()
-                } else if (n.change_pct.abs() > threshold_pct) && !n.worse {
+                } else if (n.change_pct.abs() > threshold_of(t.key.metric, threshold_pct))
+                    && !n.worse
+                {
                     "within the noise".to_string()
                 } else {
                     "steady".to_string()
@@ -283,18 +285,18 @@ pub fn history(
         }
     ));
     s.push_str(&format!(
-        "\nnewest run {}: worse at {} of {judged} series, better at {better} (beyond ±{} and outside the {:.2} % prediction interval of the runs since the last shift; {:.0} % family-wise).\n",
+        "\nnewest run {}: worse at {} of {judged} series, better at {better} (beyond {} and outside the {:.2} % prediction interval of the runs since the last shift; {:.0} % family-wise).\n",
         ids[newest],
         worse.len(),
-        crate::pipeline::verdict::fmt_pct(threshold_pct),
+        crate::pipeline::verdict::fmt_threshold(threshold_pct),
         (1.0 - level) * 100.0,
         ALPHA * 100.0
     ));
     // A slower VM is not a slower server: say when the machine changed under the newest run.
     if newest > 0 {
         if let (Some(a), Some(b)) = (
-            crate::pipeline::host::load(&dirs[newest - 1]),
-            crate::pipeline::host::load(&dirs[newest]),
+            crate::pipeline::results::load_host(&dirs[newest - 1]),
+            crate::pipeline::results::load_host(&dirs[newest]),
         ) {
             for w in crate::pipeline::host::differences(&a, &b) {
                 s.push_str(&format!("warning: {w}\n"));
@@ -385,6 +387,17 @@ fn page(
     cx.insert("max_p", &changepoint::MAX_P);
     t.render("history.html", &cx)
         .map_err(|e| anyhow::anyhow!("rendering the history page: {e:?}"))
+}
+
+/// The threshold a history metric ("tps", "p95", "p95/control", …) is judged at.
+fn threshold_of(metric: &str, threshold_pct: f64) -> f64 {
+    use crate::pipeline::verdict::Metric;
+    let m = if metric.starts_with("tps") {
+        Metric::Tps
+    } else {
+        Metric::P95
+    };
+    m.threshold_pct(threshold_pct)
 }
 
 #[cfg(test)]

@@ -137,13 +137,6 @@ fn probe(dir: &Path) -> Option<Probe> {
     })
 }
 
-/// The fingerprint in a run directory's manifest.json, if it has one.
-pub fn load(run: &Path) -> Option<Fingerprint> {
-    let m: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(run.join("manifest.json")).ok()?).ok()?;
-    serde_json::from_value(m.get("host")?.clone()).ok()
-}
-
 /// Why a difference between two runs may be the host's: a different machine, or a probe
 /// that moved beyond its own noise (three times its spread, and at least 10 % for the CPU and
 /// 50 % for fsync).

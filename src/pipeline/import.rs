@@ -468,12 +468,11 @@ fn write_run(
         dir.append_intervals(&rec.point_id, &intervals)?;
         dir.append_point(&rec)?;
     }
-    dir.write_manifest(&serde_json::json!({
-        "tool": "sweepbench",
-        "version": env!("CARGO_PKG_VERSION"),
-        "imported_from": logs.iter().map(|l| l.display().to_string()).collect::<Vec<_>>(),
-        "imported_at": chrono::Utc::now().to_rfc3339(),
-    }))?;
+    dir.write_manifest(&crate::pipeline::results::Manifest {
+        imported_from: logs.iter().map(|l| l.display().to_string()).collect(),
+        imported_at: Some(chrono::Utc::now()),
+        ..crate::pipeline::results::Manifest::new()
+    })?;
     Ok(dir.path)
 }
 

@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 /// One part: its directory, manifest and sweep file.
 struct Part {
     dir: PathBuf,
-    manifest: serde_json::Value,
+    manifest: results::Manifest,
     sweep: String,
-    index: u64,
-    of: u64,
+    index: u32,
+    of: u32,
 }
 
 fn part(dir: &Path) -> anyhow::Result<Part> {
@@ -21,11 +21,11 @@ fn part(dir: &Path) -> anyhow::Result<Part> {
         std::fs::read(dir.join(f))
             .with_context(|| format!("{}: no {f} (is it a run directory?)", dir.display()))
     };
-    let manifest: serde_json::Value = serde_json::from_slice(&read("manifest.json")?)
-        .with_context(|| format!("{}: manifest.json", dir.display()))?;
+    read("manifest.json")?;
+    let manifest = results::load_manifest(dir)?
+        .with_context(|| format!("{}: no manifest.json", dir.display()))?;
     let sweep = String::from_utf8_lossy(&read("sweep.toml")?).into_owned();
-    let shard = &manifest["shard"];
-    let (Some(index), Some(of)) = (shard["index"].as_u64(), shard["of"].as_u64()) else {
+    let Some(results::Shard { index, of }) = manifest.shard else {
         bail!(
             "{}: not a part of a sharded sweep (its manifest has no shard; run it with --shard I/N)",
             dir.display()
@@ -187,43 +187,26 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<()> {
     results::write_atomic(&w.join("points.csv"), &pcsv)?;
     results::write_atomic(&w.join("intervals.csv"), &icsv)?;
     results::write_atomic(&w.join("sweep.toml"), parts[0].sweep.as_bytes())?;
-    let mut manifest = parts[0].manifest.clone();
-    manifest["shard"] = serde_json::Value::Null;
-    manifest["run_id"] = out
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
-        .into();
-    manifest["plan"] = parts
-        .iter()
-        .flat_map(|p| p.manifest["plan"].as_array().cloned().unwrap_or_default())
-        .collect::<Vec<_>>()
-        .into();
-    manifest["started_at"] = parts
-        .iter()
-        .filter_map(|p| p.manifest["started_at"].as_str())
-        .min()
-        .into();
-    manifest["ended_at"] = parts
-        .iter()
-        .filter_map(|p| p.manifest["ended_at"].as_str())
-        .max()
-        .into();
-    manifest["summary"] = serde_json::Value::Null;
-    manifest["shards"] = parts
-        .iter()
-        .map(|p| {
-            serde_json::json!({
-                "index": p.index,
-                "of": p.of,
-                "run_dir": p.dir.display().to_string(),
-                "run_id": p.manifest["run_id"],
-                "host": p.manifest["host"],
-                "summary": p.manifest["summary"],
+    let manifest = results::Manifest {
+        shard: None,
+        run_id: out.file_name().map(|n| n.to_string_lossy().into_owned()),
+        plan: parts.iter().flat_map(|p| p.manifest.plan.clone()).collect(),
+        started_at: parts.iter().filter_map(|p| p.manifest.started_at).min(),
+        ended_at: parts.iter().filter_map(|p| p.manifest.ended_at).max(),
+        summary: None,
+        shards: parts
+            .iter()
+            .map(|p| results::MergedPart {
+                index: p.index,
+                of: p.of,
+                run_dir: p.dir.display().to_string(),
+                run_id: p.manifest.run_id.clone(),
+                host: p.manifest.host.clone(),
+                summary: p.manifest.summary.clone(),
             })
-        })
-        .collect::<Vec<_>>()
-        .into();
+            .collect(),
+        ..parts[0].manifest.clone()
+    };
     results::write_atomic(
         &w.join("manifest.json"),
         serde_json::to_string_pretty(&manifest)?.as_bytes(),

@@ -3,7 +3,7 @@
 //! regression gate.
 
 use crate::pipeline::verdict::paired::PairedJudgement;
-use crate::pipeline::verdict::{fmt_pct, Verdict};
+use crate::pipeline::verdict::{fmt_threshold, Verdict};
 use std::path::Path;
 
 /// One point's paired comparison of one candidate series with the baseline.
@@ -107,7 +107,7 @@ fn change(j: &PairedJudgement) -> String {
 /// The verdicts as a Markdown table with the method, for report.md and the terminal.
 pub fn markdown(v: &Verdicts) -> String {
     let mut s = format!(
-        "{} design: {} s slices{}{}, threshold ±{}, baseline {}.\n\n",
+        "{} design: {} s slices{}{}, threshold {}, baseline {}.\n\n",
         if v.design == "duet" { "Duet" } else { "Paired" },
         v.slice_s,
         if v.interleave_ms > 0 && v.interleave_auto {
@@ -123,7 +123,7 @@ pub fn markdown(v: &Verdicts) -> String {
         v.budget_s
             .map(|b| format!(", budget {}", crate::pipeline::plan::format_duration(b)))
             .unwrap_or_default(),
-        fmt_pct(v.threshold_pct),
+        fmt_threshold(v.threshold_pct),
         v.baseline
     );
     s.push_str("| point | series | verdict | rounds | base → cand tps (geometric means) | Δ tps [interval] | Δ p95 [interval] | noise paired / unpaired | note |\n");

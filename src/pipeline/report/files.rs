@@ -67,6 +67,7 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
             })
             .collect();
         m.threshold_pct = v.threshold_pct;
+        m.threshold = crate::pipeline::verdict::fmt_threshold(v.threshold_pct);
         m.paired = Some(v);
     }
     Ok(m)

@@ -147,6 +147,8 @@ pub struct ReportModel {
     /// One line per compared series: "b vs a: unchanged at 6/8 points, inconclusive at 2".
     pub headlines: Vec<String>,
     pub threshold_pct: f64,
+    /// The thresholds in words, as every verdict states them ("±5 %, p95 and p99 ±10 %").
+    pub threshold: String,
     pub verdict_method: &'static str,
     pub client_bound_method: &'static str,
     pub scaling_method: &'static str,
@@ -455,6 +457,7 @@ impl ReportModel {
             headlines,
             warnings,
             threshold_pct: THRESHOLD_PCT,
+            threshold: verdict::fmt_threshold(THRESHOLD_PCT),
             verdict_method: verdict::METHOD,
             client_bound_method: CLIENT_BOUND_METHOD,
             scaling_method: scaling::METHOD,

@@ -54,7 +54,8 @@ pub(super) async fn expand(r: &mut Runner<'_>, slot: &Point) -> (bool, u64) {
                         "{series}: adaptive search done after {} thread counts ({taken:?}): {why}",
                         taken.len()
                     ));
-                    if let Err(e) = log(r, &series, &taken, &why) {
+                    let steps: Vec<u64> = taken.iter().map(|&t| t as u64).collect();
+                    if let Err(e) = r.dir.log_search(&series, &steps, &why) {
                         r.note(format!("warning: adaptive.json: {e:#}"));
                     }
                     return (true, used);
@@ -79,26 +80,6 @@ pub(super) async fn expand(r: &mut Runner<'_>, slot: &Point) -> (bool, u64) {
         }
     }
     (true, used)
-}
-
-/// Adds one series' search to adaptive.json: the thread counts in the order measured, and
-/// why the search stopped.
-fn log(
-    r: &Runner<'_>,
-    series: &str,
-    taken: &impl serde::Serialize,
-    why: &str,
-) -> anyhow::Result<()> {
-    let path = r.dir.path.join("adaptive.json");
-    let mut all: serde_json::Map<String, serde_json::Value> = std::fs::read(&path)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default();
-    all.insert(
-        series.to_string(),
-        serde_json::json!({ "threads": taken, "stopped": why }),
-    );
-    crate::pipeline::results::write_atomic(&path, serde_json::to_string_pretty(&all)?.as_bytes())
 }
 
 /// Runs one SLA search: rates by bisection under the series' closed-loop peak, each an
@@ -152,7 +133,7 @@ pub(super) async fn sla(r: &mut Runner<'_>, slot: &Point) -> (bool, u64) {
                     rates.len()
                 ));
                 let key = format!("{series} sla");
-                if let Err(e) = log(r, &key, &rates, &why) {
+                if let Err(e) = r.dir.log_search(&key, &rates, &why) {
                     r.note(format!("warning: adaptive.json: {e:#}"));
                 }
                 return (true, used);

@@ -362,20 +362,18 @@ fn open_synthetic(
     config: &Config,
     st: &RunState,
 ) -> anyhow::Result<Block> {
-    let dir = st.servers_dir.join(key.replace('/', "__"));
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let version = format!("synthetic (seed {})", model.seed);
-    let write = crate::pipeline::results::write_atomic;
-    write(&dir.join("version.txt"), format!("{version}\n").as_bytes())?;
-    let mut tsv = String::from("variable\tvalue\n");
     let params = serde_json::to_value(&model)?;
-    for (k, v) in params.as_object().into_iter().flatten() {
-        tsv.push_str(&format!("synthetic.{k}\t{v}\n"));
-    }
+    let mut vars: Vec<(String, String)> = params
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| (format!("synthetic.{k}"), v.to_string()))
+        .collect();
     for (k, v) in &config.vars {
-        tsv.push_str(&format!("{k}\t{}\n", mycnf::cnf_value(v)));
+        vars.push((k.clone(), mycnf::cnf_value(v)));
     }
-    write(&dir.join("variables.tsv"), tsv.as_bytes())?;
+    crate::pipeline::results::write_server(&st.servers_dir, &key, &version, &vars, None)?;
     Ok(Block {
         key,
         conn: None,
@@ -512,8 +510,6 @@ async fn record_server(
     cnf: Option<&str>,
 ) -> anyhow::Result<()> {
     use mysql_async::prelude::Queryable;
-    let dir = st.servers_dir.join(key.replace('/', "__"));
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let o = c.conn_options();
     let mut conn = crate::engine::db::open(&o, crate::engine::db::opts_no_db(&o))
         .await
@@ -527,20 +523,16 @@ async fn record_server(
     let version: Option<String> = conn.query_first("SELECT VERSION()").await?;
     let rows: Vec<(String, Option<String>)> = conn.query("SHOW GLOBAL VARIABLES").await?;
     let _ = conn.disconnect().await;
-    // Whole or not at all: a full disk must not leave a cut-off list that looks complete.
-    let write = crate::pipeline::results::write_atomic;
-    write(
-        &dir.join("version.txt"),
-        format!("{}\n", version.unwrap_or_default()).as_bytes(),
+    let vars: Vec<(String, String)> = rows
+        .into_iter()
+        .map(|(k, v)| (k, v.unwrap_or_default()))
+        .collect();
+    crate::pipeline::results::write_server(
+        &st.servers_dir,
+        key,
+        &version.unwrap_or_default(),
+        &vars,
+        cnf,
     )?;
-    let mut tsv = String::from("variable\tvalue\n");
-    for (k, v) in rows {
-        let v = v.unwrap_or_default().replace(['\t', '\n'], " ");
-        tsv.push_str(&format!("{k}\t{v}\n"));
-    }
-    write(&dir.join("variables.tsv"), tsv.as_bytes())?;
-    if let Some(text) = cnf {
-        write(&dir.join("my.cnf"), text.as_bytes())?;
-    }
     Ok(())
 }

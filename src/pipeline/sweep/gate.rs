@@ -9,12 +9,10 @@ use std::path::{Path, PathBuf};
 
 /// A run that ended (not interrupted, not in progress) with at least one ok point.
 fn finished(run: &Path) -> bool {
-    let ended = std::fs::read_to_string(run.join("manifest.json"))
+    let ended = crate::pipeline::results::load_manifest(run)
         .ok()
-        .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok())
-        .is_some_and(|m| {
-            !m["ended_at"].is_null() && m["summary"]["interrupted"].as_bool() != Some(true)
-        });
+        .flatten()
+        .is_some_and(|m| m.ended());
     ended
         && crate::pipeline::results::load_points(run)
             .is_ok_and(|p| p.iter().any(|r| r.status == PointStatus::Ok))

@@ -520,17 +520,11 @@ pub(crate) async fn ensure_data(spec: &SweepSpec, c: &ConnInfo, quiet: bool) -> 
 pub fn report(run: &Path, baseline: Option<&str>, json: bool) -> anyhow::Result<Exit> {
     // The figures are in points.csv; what the manifest adds (host, versions, the plan) is
     // missing from the report without it, which the reader should know.
-    let manifest = run.join("manifest.json");
-    match std::fs::read(&manifest) {
-        Err(e) => eprintln!(
-            "warning: {}: {e}: the report says nothing of the host, the tool's version or the plan",
-            manifest.display()
-        ),
-        Ok(b) if serde_json::from_slice::<serde_json::Value>(&b).is_err() => eprintln!(
-            "warning: {} is not valid JSON (cut short?): the report says nothing of the host, the tool's version or the plan",
-            manifest.display()
-        ),
-        Ok(_) => {}
+    const LACKS: &str = "the report says nothing of the host, the tool's version or the plan";
+    match crate::pipeline::results::load_manifest(run) {
+        Ok(Some(_)) => {}
+        Ok(None) => eprintln!("warning: {}: no manifest.json: {LACKS}", run.display()),
+        Err(e) => eprintln!("warning: {e:#}: {LACKS}"),
     }
     if json {
         let m = crate::pipeline::report::model(run, baseline)?;

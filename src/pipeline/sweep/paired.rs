@@ -46,7 +46,7 @@ before it starts (5, 10, 20, … and the last its budget allows); each metric's 
 over the looks (by look k of K, (k/K)² of it) at levels computed for looks that share their \
 rounds (repeated confidence intervals), so a false regressed, improved or unchanged at any look \
 is at most 5 % per point. tps and p95 are judged; p99 is shown. regressed / improved: the \
-interval lies wholly beyond ±threshold; unchanged: wholly within it.";
+interval lies wholly beyond ±threshold; unchanged: wholly within it (p95 at twice the threshold).";
 
 /// A 64-bit mix of the run id and the point, so the random orders are reproducible from the
 /// run directory alone.

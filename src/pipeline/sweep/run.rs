@@ -8,7 +8,7 @@ use crate::engine::exec::{self, IntervalStats, Observer, RunReport};
 use crate::exit::Exit;
 use crate::pipeline::plan::{Plan, Point, Slot};
 use crate::pipeline::preflight::{Finding, OnCapacity, Severity};
-use crate::pipeline::results::{r4, PointRecord, PointStatus, RunDir};
+use crate::pipeline::results::{r4, Manifest, PointRecord, PointStatus, RunDir, Shard, Summary};
 use crate::pipeline::spec::target::TargetKind;
 use crate::pipeline::spec::SweepSpec;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -113,8 +113,7 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
     let started_at = chrono::Utc::now();
     // Who measured: the host and its speed now, so compare can tell a slower VM from a slower
     // server.
-    let host = serde_json::to_value(crate::pipeline::host::fingerprint(Some(&dir.path)))
-        .unwrap_or(serde_json::Value::Null);
+    let host = crate::pipeline::host::fingerprint(Some(&dir.path));
     dir.write_manifest(&manifest(
         &spec,
         &plan,
@@ -620,10 +619,10 @@ fn manifest(
         chrono::DateTime<chrono::Utc>,
         Option<chrono::DateTime<chrono::Utc>>,
     ),
-    host: &serde_json::Value,
+    host: &crate::pipeline::host::Fingerprint,
     t: Option<&Tally>,
     shard: Option<(u32, u32)>,
-) -> serde_json::Value {
+) -> Manifest {
     let targets: Vec<serde_json::Value> = spec
         .targets
         .iter()
@@ -639,24 +638,31 @@ fn manifest(
             }
         })
         .collect();
-    serde_json::json!({
-        "tool": "sweepbench",
-        "version": env!("CARGO_PKG_VERSION"),
-        "sweep": spec.name,
-        "description": spec.description,
-        "run_id": run_id,
-        "started_at": started.to_rfc3339(),
-        "ended_at": ended.map(|e| e.to_rfc3339()),
-        "host": host,
-        "data": spec.data,
-        "run": spec.run,
-        "workload_options": spec.workload_options.given(),
-        "targets": targets,
-        "configs": spec.configs,
-        "baseline": spec.baseline,
-        "plan": plan.points.iter().map(|p| p.id.as_str()).collect::<Vec<_>>(),
-        // `--shard I/N`: this run is part I of N; `merge` checks the parts against this.
-        "shard": shard.map(|(i, n)| serde_json::json!({"index": i, "of": n})),
-        "summary": t.map(|t| serde_json::json!({"ok": t.ok, "failed": t.failed, "sla_overloaded": t.overloaded, "skipped": t.skipped, "not_run": t.not_run, "interrupted": t.interrupted, "not_written": t.unwritten})),
-    })
+    let value = |v: serde_json::Result<serde_json::Value>| v.ok();
+    Manifest {
+        sweep: Some(spec.name.clone()),
+        description: Some(spec.description.clone()),
+        run_id: Some(run_id.to_string()),
+        started_at: Some(started),
+        ended_at: ended,
+        host: Some(host.clone()),
+        data: value(serde_json::to_value(&spec.data)),
+        run: value(serde_json::to_value(&spec.run)),
+        workload_options: value(serde_json::to_value(spec.workload_options.given())),
+        targets: Some(targets.into()),
+        configs: value(serde_json::to_value(&spec.configs)),
+        baseline: spec.baseline.clone(),
+        plan: plan.points.iter().map(|p| p.id.clone()).collect(),
+        shard: shard.map(|(index, of)| Shard { index, of }),
+        summary: t.map(|t| Summary {
+            ok: t.ok,
+            failed: t.failed,
+            sla_overloaded: t.overloaded,
+            skipped: t.skipped,
+            not_run: t.not_run,
+            interrupted: t.interrupted,
+            not_written: t.unwritten.clone(),
+        }),
+        ..Manifest::new()
+    }
 }

@@ -25,6 +25,20 @@ pub const MIN_TAIL_EVENTS: f64 = 10.0;
 pub const RESOLUTION: f64 = 0.001;
 /// Repeats beyond which `repeats_needed` stops counting.
 pub const MAX_REPEATS: u32 = 50;
+/// A latency percentile's threshold is this many times the throughput's: a server's p95
+/// moves two to four times as far as its rate between adjacent slices of one run on a shared
+/// VM (docs/statistics.md, "Thresholds"), so ±5 % on a tail asks for more than the machine
+/// can repeat; ±10 % is what `asv compare` asks of every benchmark by default.
+pub const TAIL_FACTOR: f64 = 2.0;
+
+/// "±5 %, p95 and p99 ±10 %": a threshold as every verdict states it.
+pub fn fmt_threshold(threshold_pct: f64) -> String {
+    format!(
+        "±{}, p95 and p99 ±{}",
+        fmt_pct(threshold_pct),
+        fmt_pct(threshold_pct * TAIL_FACTOR)
+    )
+}
 
 /// The method in one paragraph, printed with every comparison.
 pub const METHOD: &str = "Each run (repeat) of a point gives one figure per metric (tps; p95 and \
@@ -32,8 +46,8 @@ p99 from the run's merged latency histogram). Candidate/base ratios are estimate
 scale with a Welch t interval over the repeats. Interval levels are adjusted over all points × \
 metrics of the comparison (Benjamini–Hochberg at 5 %: with no real change, any false alarm at \
 most 5 % of the time). regressed / improved: the interval \
-lies wholly beyond the threshold; unchanged: wholly within ±threshold (an equivalence test); \
-inconclusive: anything else, or fewer than 2 repeats on a side (noise unknown). A latency \
+lies wholly beyond the threshold; unchanged: wholly within ±threshold (an equivalence test; \
+latency percentiles at twice the threshold); inconclusive: anything else, or fewer than 2 repeats on a side (noise unknown). A latency \
 percentile is judged only with ≥ 10 events beyond it in every run. MDE: the smallest change \
 this comparison would call regressed 80 % of the time.";
 
@@ -105,6 +119,15 @@ impl Metric {
 
     fn higher_is_better(self) -> bool {
         self == Metric::Tps
+    }
+
+    /// The threshold this metric is judged at, percent: `threshold_pct` for the rate,
+    /// `TAIL_FACTOR` times it for a latency percentile.
+    pub fn threshold_pct(self, threshold_pct: f64) -> f64 {
+        match self.tail() {
+            None => threshold_pct,
+            Some(_) => threshold_pct * TAIL_FACTOR,
+        }
     }
 
     /// Share of events beyond the percentile.
@@ -197,10 +220,16 @@ impl Method {
         }
     }
 
-    fn margins(&self) -> (f64, f64) {
-        let t = (self.threshold_pct / 100.0).clamp(1e-6, 0.99);
-        ((1.0 - t).ln(), (1.0 + t).ln())
+    /// The log-ratio margins of ±threshold for `metric`.
+    fn margins(&self, metric: Metric) -> (f64, f64) {
+        margins(metric.threshold_pct(self.threshold_pct))
     }
+}
+
+/// ln(1 − t) and ln(1 + t) for a threshold of `pct` percent.
+pub(crate) fn margins(pct: f64) -> (f64, f64) {
+    let t = (pct / 100.0).clamp(1e-6, 0.99);
+    ((1.0 - t).ln(), (1.0 + t).ln())
 }
 
 /// Mean and sample variance.
@@ -326,12 +355,12 @@ fn unjudgeable(q: &Question, b: &Spread, c: &Spread) -> Option<String> {
     })
 }
 
-fn estimate(b: Spread, c: Spread, m: &Method) -> Estimate {
+fn estimate(b: Spread, c: Spread, m: &Method, metric: Metric) -> Estimate {
     let (eb, ec) = (b.var / b.n, c.var / c.n);
     let se = (eb + ec).sqrt();
     let df = (eb + ec).powi(2) / (eb * eb / b.df + ec * ec / c.df);
     let d = c.mean - b.mean;
-    let (lo, hi) = m.margins();
+    let (lo, hi) = m.margins(metric);
     let p_below = t_cdf((d - lo) / se, df);
     let p_above = 1.0 - t_cdf((d - hi) / se, df);
     Estimate {
@@ -350,9 +379,11 @@ fn pct(x: f64) -> f64 {
 /// Smallest equal repeats per side at which, with per-run variance `s2`, an unchanged point's
 /// (1 − 2α) interval fits within ±threshold with probability POWER, and a change of twice the
 /// threshold lies wholly beyond it at the one-sided level `a` with probability 0.95.
-fn repeats_needed(s2: f64, a: f64, m: &Method) -> Option<u32> {
-    let (lo, hi) = m.margins();
-    let twice = (1.0 - 2.0 * m.threshold_pct / 100.0).max(0.01).ln();
+fn repeats_needed(s2: f64, a: f64, m: &Method, metric: Metric) -> Option<u32> {
+    let (lo, hi) = m.margins(metric);
+    let twice = (1.0 - 2.0 * metric.threshold_pct(m.threshold_pct) / 100.0)
+        .max(0.01)
+        .ln();
     let enough = |n: u32| {
         let se = (2.0 * s2 / n as f64).sqrt();
         let df = 2.0 * n as f64 - 2.0;
@@ -393,7 +424,7 @@ pub fn judge(questions: &[Question], m: &Method) -> Vec<Judgement> {
         .zip(&spreads)
         .map(|(q, (b, c))| match unjudgeable(q, b, c) {
             Some(w) => Err(w),
-            None => Ok(estimate(*b, *c, m)),
+            None => Ok(estimate(*b, *c, m, q.metric)),
         })
         .collect();
     let family = est.iter().filter(|e| e.is_ok()).count().max(1);
@@ -420,13 +451,13 @@ pub fn judge(questions: &[Question], m: &Method) -> Vec<Judgement> {
             ((discoveries + 1) as f64 * m.alpha / fam).min(m.alpha)
         };
     }
-    let (lo_m, hi_m) = m.margins();
     questions
         .iter()
         .zip(est)
         .enumerate()
         .map(|(i, (q, e))| {
             let (b, c) = &spreads[i];
+            let (lo_m, hi_m) = m.margins(q.metric);
             let (nb, nc) = (b.n as usize, c.n as usize);
             let point = (nb > 0 && nc > 0).then_some(c.mean - b.mean);
             let mut j = Judgement {
@@ -495,11 +526,14 @@ pub fn judge(questions: &[Question], m: &Method) -> Vec<Judgement> {
             } else {
                 pct(hi_m + worse_beyond)
             });
-            j.repeats_needed = repeats_needed(e.s2, m.alpha / family as f64, m);
+            j.repeats_needed = repeats_needed(e.s2, m.alpha / family as f64, m, q.metric);
             if j.verdict == Verdict::Inconclusive {
                 j.note = match j.repeats_needed {
                     Some(n) if n as usize > nb.min(nc) => {
-                        format!("{n} repeats per side would resolve ±{}", fmt_pct(m.threshold_pct))
+                        format!(
+                            "{n} repeats per side would resolve ±{}",
+                            fmt_pct(q.metric.threshold_pct(m.threshold_pct))
+                        )
                     }
                     Some(_) => "the change is close to the threshold".to_string(),
                     None => format!(

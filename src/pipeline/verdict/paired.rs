@@ -312,8 +312,8 @@ pub fn judge(
         return j;
     }
     j.judged = true;
-    let th = (threshold_pct / 100.0).clamp(1e-6, 0.99);
-    let (lo_m, hi_m) = ((1.0 - th).ln(), (1.0 + th).ln());
+    let threshold_pct = metric.threshold_pct(threshold_pct);
+    let (lo_m, hi_m) = super::margins(threshold_pct);
     let up = metric == Metric::Tps;
     j.verdict = if hi < lo_m {
         if up {
@@ -440,7 +440,7 @@ pub fn futile(p: &PairedPoint, rounds: u32, last: u32, threshold_pct: f64) -> bo
     };
     let worse = |j: &&PairedJudgement| match (j.metric, j.delta_pct) {
         (Metric::Tps, Some(d)) => d < -threshold_pct,
-        (_, Some(d)) => d > threshold_pct,
+        (m, Some(d)) => d > m.threshold_pct(threshold_pct),
         _ => false,
     };
     let undecided: Vec<&PairedJudgement> = p

@@ -216,6 +216,25 @@ fn latency_regresses_upwards_and_thin_tails_are_not_judged() {
     assert!(!j.judged && j.note.contains("not judged"), "{j:?}");
 }
 
+/// A tail is judged at twice the threshold: a steady +7 % is inside ±10 % for p95 and
+/// beyond ±5 % for tps; +12 % is beyond both.
+#[test]
+fn a_latency_percentile_is_judged_at_twice_the_threshold() {
+    let b = [2.0, 2.1, 1.9, 2.0, 2.05, 1.95, 2.02, 1.98];
+    let moved = |f: f64| -> Vec<f64> { b.iter().map(|x| x * f).collect() };
+    let j = judge(Metric::P95, &b, &moved(1.07), &[10_000; 8], 5.0, 0.01, None);
+    assert_eq!(j.verdict, Verdict::Unchanged, "{j:?}");
+    let j = judge(Metric::Tps, &b, &moved(1.07), &[], 5.0, 0.01, None);
+    assert_eq!(j.verdict, Verdict::Improved, "{j:?}");
+    let j = judge(Metric::P95, &b, &moved(1.12), &[10_000; 8], 5.0, 0.01, None);
+    assert_eq!(j.verdict, Verdict::Regressed, "{j:?}");
+    assert_eq!(Metric::P99.threshold_pct(5.0), 10.0);
+    assert_eq!(
+        crate::pipeline::verdict::fmt_threshold(5.0),
+        "±5 %, p95 and p99 ±10 %"
+    );
+}
+
 #[test]
 fn aa_points_stay_quiet_under_optional_stopping() {
     let mut rng = Rng::seeded(21);

@@ -3,6 +3,12 @@
 //! each point ends, so a crash loses only the point in progress), histograms/, servers/,
 //! report.md / report.html, and results/<sweep>/latest.
 
+mod manifest;
+mod servers;
+
+pub use manifest::{load_host, load_manifest, Manifest, MergedPart, Shard, Summary};
+pub use servers::{load_variables, variable_diffs, write_server, Variables};
+
 use crate::engine::exec::IntervalStats;
 use crate::pipeline::spec::SweepSpec;
 use anyhow::{bail, Context};
@@ -486,7 +492,22 @@ impl RunDir {
         )
     }
 
-    pub fn write_manifest(&self, m: &serde_json::Value) -> anyhow::Result<()> {
+    /// Adds one series' search (`threads = "auto"`, or an SLA search) to adaptive.json: the
+    /// thread counts or rates in the order measured, and why the search stopped.
+    pub fn log_search(&self, series: &str, steps: &[u64], why: &str) -> anyhow::Result<()> {
+        let path = self.path.join("adaptive.json");
+        let mut all: serde_json::Map<String, serde_json::Value> = std::fs::read(&path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        all.insert(
+            series.to_string(),
+            serde_json::json!({ "threads": steps, "stopped": why }),
+        );
+        write_atomic(&path, serde_json::to_string_pretty(&all)?.as_bytes())
+    }
+
+    pub fn write_manifest(&self, m: &Manifest) -> anyhow::Result<()> {
         write_atomic(
             &self.path.join("manifest.json"),
             serde_json::to_string_pretty(m)?.as_bytes(),
@@ -547,73 +568,6 @@ pub fn load_tps_samples(run: &Path) -> anyhow::Result<std::collections::HashMap<
     Ok(out)
 }
 
-/// servers/<target>__<config>/variables.tsv of a run, keyed by `target/config`.
-pub fn load_variables(run: &Path) -> std::collections::BTreeMap<String, Variables> {
-    let mut out = std::collections::BTreeMap::new();
-    let Ok(dirs) = std::fs::read_dir(run.join("servers")) else {
-        return out;
-    };
-    for d in dirs.flatten() {
-        let name = d.file_name().to_string_lossy().replacen("__", "/", 1);
-        let Ok(text) = std::fs::read_to_string(d.path().join("variables.tsv")) else {
-            continue;
-        };
-        let vars = text
-            .lines()
-            .skip(1)
-            .filter_map(|l| l.split_once('\t'))
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        out.insert(name, vars);
-    }
-    out
-}
-
-/// One server's SHOW GLOBAL VARIABLES, by name.
-pub type Variables = std::collections::BTreeMap<String, String>;
-
-/// The variables whose values differ between `sides` (a missing one is empty), with each
-/// side's value, by name; those that differ by nature between instances are left out.
-pub fn variable_diffs(sides: &[&Variables]) -> Vec<(String, Vec<String>)> {
-    let names: std::collections::BTreeSet<&String> = sides.iter().flat_map(|m| m.keys()).collect();
-    let mut out = Vec::new();
-    for n in names {
-        let values: Vec<String> = sides
-            .iter()
-            .map(|m| m.get(n).cloned().unwrap_or_default())
-            .collect();
-        if values.iter().any(|v| *v != values[0]) && !incidental(n, &values) {
-            out.push((n.clone(), values));
-        }
-    }
-    out
-}
-
-/// Variables that differ by nature between instances (paths, ports, ids) and say nothing
-/// about the configuration compared.
-fn incidental(name: &str, values: &[String]) -> bool {
-    const NAMES: &[&str] = &[
-        "port",
-        "socket",
-        "pid_file",
-        "hostname",
-        "server_uuid",
-        "timestamp",
-        "tmpdir",
-        "log_error",
-        "datadir",
-        "general_log_file",
-        "slow_query_log_file",
-        "server_id",
-        "gtid_domain_id",
-        "rand_seed1",
-        "rand_seed2",
-        "report_port",
-        "server_uid",
-    ];
-    NAMES.contains(&name) || values.iter().any(|v| v.starts_with('/'))
-}
-
 /// points.csv header, in `PointRecord` field order (a test keeps them equal).
 pub const POINT_COLUMNS: &[&str] = &[
     "run_id",
@@ -672,5 +626,4 @@ const INTERVAL_COLUMNS: &[&str] = &[
 ];
 
 #[cfg(test)]
-#[path = "results_tests.rs"]
 mod tests;
