@@ -338,14 +338,17 @@ fn the_sysbench_driver_runs_the_same_points() {
     let (out, run, _tmp) = run_sweep(body, "drivers");
     assert!(out.status.success(), "{}", text(&out));
     let rows = points(&run);
-    let order: Vec<(&str, u32)> = rows.iter().map(|r| (r.driver.as_str(), r.repeat)).collect();
+    let order: Vec<(String, u32)> = rows
+        .iter()
+        .map(|r| (r.driver.to_string(), r.repeat))
+        .collect();
     assert_eq!(
         order,
         vec![
-            ("native", 1),
-            ("sysbench", 1),
-            ("sysbench", 2),
-            ("native", 2)
+            ("native".to_string(), 1),
+            ("sysbench".into(), 1),
+            ("sysbench".into(), 2),
+            ("native".into(), 2)
         ],
         "A-B-B-A"
     );

@@ -151,27 +151,40 @@ fn a_sweep_target_with_ssl_mode_required_runs_and_keeps_its_password() {
     }
 }
 
-/// A server whose certificate is X.509 version 1 (as MySQL 5.7's auto-generated ones are,
-/// made here by `openssl x509 -req` without extensions): rustls refuses it whatever the mode,
-/// and the error says why and what to do, in both clients.
+/// Runs openssl in `d`, failing the test with its output if it fails.
+fn openssl(d: &std::path::Path, args: &str) {
+    let out = std::process::Command::new("openssl")
+        .current_dir(d)
+        .args(args.split_whitespace())
+        .output()
+        .expect("openssl");
+    assert!(out.status.success(), "openssl {args}: {}", text(&out));
+}
+
+/// A server whose certificate is X.509 version 1 (the MySQL manual's openssl recipe on
+/// OpenSSL 3, and what MySQL 5.7 generates; made here by `openssl x509 -req` without
+/// extensions). The workload's client takes it as the mysql client does: REQUIRED /
+/// `--mysql-ssl=on` encrypted and unverified (a REQUIRE SSL user logs in), VERIFY_CA when
+/// the CA signed it; it refuses another CA, an impostor CA of the same name (the
+/// signature is checked, not the name), and VERIFY_IDENTITY (no subjectAltName), saying why.
+/// A sweep's administrative connections (mysql_async) cannot take it, and say so.
 #[test]
-fn a_version_1_certificate_is_refused_with_the_reason_and_the_remedy() {
+fn a_version_1_certificate_is_taken_as_the_mysql_client_takes_it() {
+    let p = pki();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let openssl = |args: &str| {
-        let out = std::process::Command::new("openssl")
-            .current_dir(d)
-            .args(args.split_whitespace())
-            .output()
-            .expect("openssl");
-        assert!(out.status.success(), "openssl {args}: {}", text(&out));
-    };
     openssl(
+        d,
         "req -x509 -newkey rsa:2048 -nodes -keyout ca-key.pem -out ca.pem -days 2 -subj /CN=v1-ca",
     );
-    openssl("req -newkey rsa:2048 -nodes -keyout key.pem -out req.csr -subj /CN=localhost");
+    openssl(d, "req -x509 -newkey rsa:2048 -nodes -keyout fake-key.pem -out fake-ca.pem -days 2 -subj /CN=v1-ca");
     openssl(
-        "x509 -req -in req.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -out cert.pem -days 2",
+        d,
+        "req -newkey rsa:2048 -nodes -keyout key.pem -out req.csr -subj /CN=localhost",
+    );
+    openssl(
+        d,
+        "x509 -req -in req.csr -CA ca.pem -CAkey ca-key.pem -set_serial 01 -out cert.pem -days 2",
     );
     let shown = std::process::Command::new("openssl")
         .args(["x509", "-noout", "-text", "-in"])
@@ -183,29 +196,34 @@ fn a_version_1_certificate_is_refused_with_the_reason_and_the_remedy() {
         "{}",
         text(&shown)
     );
-    let s = ManagedServer::start(&sweepbench::pipeline::server::ServerSpec {
-        options: vec![
-            format!("--ssl-cert={}", d.join("cert.pem").display()),
-            format!("--ssl-key={}", d.join("key.pem").display()),
-        ],
-        ..Default::default()
-    })
-    .unwrap();
-    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
-        .args([
-            "bench",
-            "oltp_point_select",
-            "run",
-            "--time=1",
-            "--mysql-ssl=on",
-        ])
-        .args(common::conn_args(&s, "test"))
-        .output()
-        .unwrap();
+    let s = common::tls::tls_server_with(&p, &d.join("cert.pem"), &d.join("key.pem"));
+    let out = bench(&s, "oltp_point_select prepare --mysql-ssl=on");
+    assert!(out.status.success(), "{}", text(&out));
+    let out = bench(&s, "oltp_point_select run --time=1 --mysql-ssl=REQUIRED");
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("transactions:"), "{}", text(&out));
+    let mode = |m: &str, ca: &std::path::Path| {
+        format!(
+            "oltp_point_select run --time=1 --mysql-ssl={m} --mysql-ssl-ca={}",
+            ca.display()
+        )
+    };
+    let out = bench(&s, &mode("VERIFY_CA", &d.join("ca.pem")));
+    assert!(out.status.success(), "{}", text(&out));
+    for wrong in [d.join("fake-ca.pem"), p.other_ca.clone()] {
+        let out = bench(&s, &mode("VERIFY_CA", &wrong));
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        assert!(
+            text(&out).contains("SSL connection error")
+                && (text(&out).contains("BadSignature") || text(&out).contains("UnknownIssuer")),
+            "{wrong:?}: {}",
+            text(&out)
+        );
+    }
+    let out = bench(&s, &mode("VERIFY_IDENTITY", &d.join("ca.pem")));
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(text(&out).contains("X.509 version 1"), "{}", text(&out));
     assert!(
-        text(&out).contains("version 3 certificate"),
+        text(&out).contains("X.509 version 1") && text(&out).contains("VERIFY_CA or REQUIRED"),
         "{}",
         text(&out)
     );
@@ -213,7 +231,7 @@ fn a_version_1_certificate_is_refused_with_the_reason_and_the_remedy() {
     let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
         .args(["run", "--url"])
         .arg(format!(
-            "mysql://root@127.0.0.1:{}/v1db?ssl-mode=REQUIRED",
+            "mysql://tlsu:tls%20pw@127.0.0.1:{}/tlsdb?ssl-mode=REQUIRED",
             s.port()
         ))
         .args(["--threads", "1", "--duration", "1s", "--results-dir"])
@@ -221,7 +239,11 @@ fn a_version_1_certificate_is_refused_with_the_reason_and_the_remedy() {
         .output()
         .unwrap();
     assert_ne!(out.status.code(), Some(0));
-    assert!(text(&out).contains("X.509 version 1"), "{}", text(&out));
+    assert!(
+        text(&out).contains("X.509 version 1") && text(&out).contains("sweepbench bench"),
+        "{}",
+        text(&out)
+    );
 }
 
 /// `--mysql-ssl-cipher` is obeyed: against a server that allows only TLS 1.2 with one

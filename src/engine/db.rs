@@ -152,7 +152,7 @@ pub fn describe(e: &mysql_async::Error) -> String {
         other => match error_code(other) {
             Some(2026) => format!(
                 "error 2026 ({})",
-                crate::engine::wire::tls::explain(&other.to_string())
+                crate::engine::wire::tls::explain_admin(&other.to_string())
             ),
             // mysql_async prefixes an I/O error with "Input/output error: " twice.
             Some(code) => match other {

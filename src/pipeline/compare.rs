@@ -102,7 +102,7 @@ fn sides(run: &Run, map: &[(String, String)]) -> BTreeMap<Key, Sides> {
             .entry(Key {
                 target,
                 config: r.config.clone(),
-                driver: if r.driver == "sysbench" {
+                driver: if r.driver == crate::pipeline::results::Driver::Sysbench {
                     "sysbench".into()
                 } else {
                     String::new()

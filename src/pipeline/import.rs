@@ -320,10 +320,10 @@ pub fn record(
     let mut r = PointRecord {
         target: target.to_string(),
         config: "default".into(),
-        driver: format!(
+        driver: crate::pipeline::results::Driver::Log(format!(
             "sysbench {}",
             p.version.as_deref().unwrap_or("(unknown version)")
-        ),
+        )),
         workload: workload.clone(),
         threads,
         repeat,

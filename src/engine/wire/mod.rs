@@ -6,6 +6,7 @@
 mod auth;
 mod packet;
 pub mod tls;
+mod tls_v1;
 
 use packet::{put_lenenc, Framed, Reader};
 use std::io::{Read, Write};

@@ -1,6 +1,7 @@
 //! TLS for the workload's client (rustls with ring: no OpenSSL to build): what each of
 //! MySQL's `--ssl-mode` levels verifies, and the client configuration that does it.
 
+use super::tls_v1::V1;
 use crate::engine::config::TlsOptions;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
@@ -33,11 +34,22 @@ pub struct Tls {
     pub required: bool,
 }
 
-/// A TLS failure in words a DBA can act on: rustls names a version 1 certificate (what
-/// MySQL 5.7's auto-generated certificates are) only by an enum's name.
+/// A TLS failure of the workload's client in words a DBA can act on: rustls names a
+/// version 1 certificate only by an enum's name, and it reaches here only under
+/// VERIFY_IDENTITY (REQUIRED and VERIFY_CA take one: `tls_v1`).
 pub fn explain(why: &str) -> String {
     if why.contains("UnsupportedCertVersion") {
-        format!("{why}: the server's certificate is X.509 version 1, which rustls does not accept even unverified; give the server a version 3 certificate (ssl_cert, ssl_key), or connect without TLS")
+        format!("{why}: the server's certificate is X.509 version 1, which carries no subjectAltName for VERIFY_IDENTITY to check the host against; give the server a version 3 certificate naming the host (ssl_cert, ssl_key), or use VERIFY_CA or REQUIRED, which take version 1 certificates")
+    } else {
+        why.to_string()
+    }
+}
+
+/// The same for the administrative connections of `run`, `check` and `calibrate`
+/// (mysql_async), whose rustls verifier takes no version 1 certificate in any mode.
+pub fn explain_admin(why: &str) -> String {
+    if why.contains("UnsupportedCertVersion") {
+        format!("{why}: the server's certificate is X.509 version 1, which the administrative connections of a sweep (mysql_async on rustls) do not accept in any TLS mode; give the server a version 3 certificate (ssl_cert, ssl_key), or measure it with `sweepbench bench`, whose client takes it with REQUIRED and VERIFY_CA")
     } else {
         why.to_string()
     }
@@ -65,12 +77,11 @@ impl ServerCertVerifier for AnyCertificate {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
+        let algs = &self.0.signature_verification_algorithms;
+        match V1::of(cert) {
+            Some(v1) => v1.verify_handshake(message, dss.scheme, dss.signature(), algs, false),
+            None => verify_tls12_signature(message, cert, dss, algs),
+        }
     }
 
     fn verify_tls13_signature(
@@ -79,12 +90,11 @@ impl ServerCertVerifier for AnyCertificate {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
+        let algs = &self.0.signature_verification_algorithms;
+        match V1::of(cert) {
+            Some(v1) => v1.verify_handshake(message, dss.scheme, dss.signature(), algs, true),
+            None => verify_tls13_signature(message, cert, dss, algs),
+        }
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
@@ -92,9 +102,20 @@ impl ServerCertVerifier for AnyCertificate {
     }
 }
 
-/// VERIFY_CA: the chain must lead to the CA; the name may be anything.
-#[derive(Debug)]
-struct CaOnly(Arc<WebPkiServerVerifier>);
+/// VERIFY_CA: the chain must lead to the CA; the name may be anything. A version 1
+/// certificate, which webpki cannot read, is checked against the CA's certificates by
+/// `tls_v1` instead.
+struct CaOnly {
+    webpki: Arc<WebPkiServerVerifier>,
+    cas: Vec<x509_cert::Certificate>,
+    provider: Arc<CryptoProvider>,
+}
+
+impl std::fmt::Debug for CaOnly {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CaOnly({} CA certificate(s))", self.cas.len())
+    }
+}
 
 impl ServerCertVerifier for CaOnly {
     fn verify_server_cert(
@@ -105,10 +126,19 @@ impl ServerCertVerifier for CaOnly {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-        {
+        if let Some(v1) = V1::of(end_entity) {
+            let algs = &self.provider.signature_verification_algorithms;
+            return v1
+                .verify_issued_by(&self.cas, algs, now)
+                .map(|()| ServerCertVerified::assertion());
+        }
+        match self.webpki.verify_server_cert(
+            end_entity,
+            intermediates,
+            server_name,
+            ocsp_response,
+            now,
+        ) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) => Ok(ServerCertVerified::assertion()),
@@ -122,7 +152,11 @@ impl ServerCertVerifier for CaOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        let algs = &self.provider.signature_verification_algorithms;
+        match V1::of(cert) {
+            Some(v1) => v1.verify_handshake(message, dss.scheme, dss.signature(), algs, false),
+            None => self.webpki.verify_tls12_signature(message, cert, dss),
+        }
     }
 
     fn verify_tls13_signature(
@@ -131,11 +165,15 @@ impl ServerCertVerifier for CaOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        let algs = &self.provider.signature_verification_algorithms;
+        match V1::of(cert) {
+            Some(v1) => v1.verify_handshake(message, dss.scheme, dss.signature(), algs, true),
+            None => self.webpki.verify_tls13_signature(message, cert, dss),
+        }
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
+        self.webpki.supported_verify_schemes()
     }
 }
 
@@ -245,10 +283,12 @@ pub fn client_config(verify: Verify, o: &TlsOptions) -> Result<Arc<ClientConfig>
         Verify::Ca | Verify::Identity => {
             let ca = ca.ok_or("VERIFY_CA and VERIFY_IDENTITY need the CA: give --mysql-ssl-ca")?;
             let mut roots = RootCertStore::empty();
+            let mut ders = Vec::new();
             for c in CertificateDer::pem_file_iter(ca)
                 .map_err(|e| format!("{}: {e}", read("reading the CA", ca)))?
             {
                 let c = c.map_err(|e| format!("{}: {e}", read("reading the CA", ca)))?;
+                ders.push(c.clone());
                 roots
                     .add(c)
                     .map_err(|e| format!("{}: {e}", read("the CA", ca)))?;
@@ -256,13 +296,18 @@ pub fn client_config(verify: Verify, o: &TlsOptions) -> Result<Arc<ClientConfig>
             if roots.is_empty() {
                 return Err(format!("{} holds no certificate", ca.display()));
             }
-            let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
-                .build()
-                .map_err(|e| e.to_string())?;
+            let webpki =
+                WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+                    .build()
+                    .map_err(|e| e.to_string())?;
             if verify == Verify::Ca {
                 builder
                     .dangerous()
-                    .with_custom_certificate_verifier(Arc::new(CaOnly(webpki)))
+                    .with_custom_certificate_verifier(Arc::new(CaOnly {
+                        webpki,
+                        cas: super::tls_v1::decode_cas(&ders),
+                        provider,
+                    }))
             } else {
                 builder.with_webpki_verifier(webpki)
             }

@@ -8,8 +8,6 @@ use crate::engine::config::EngineConfig;
 use crate::engine::db;
 use crate::engine::wire;
 use anyhow::{bail, Context};
-use mysql_async::prelude::Queryable;
-use mysql_async::Conn;
 use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -43,35 +41,55 @@ impl PrepareStats {
     }
 }
 
-/// Connects to the benchmark database, creating it first when the server says it is missing.
-pub async fn admin_conn(o: &EngineConfig, create_db: bool) -> anyhow::Result<Conn> {
-    match db::connect(&o.conn, 0).await {
+/// One connection of the workload's own client for prepare's DDL, cleanup and prewarm (it
+/// takes what the workload takes: a version 1 certificate under REQUIRED, say), to the
+/// benchmark database, created first when the server says it is missing. Blocking; `n` says
+/// where it goes as for the workload's n-th connection, and its socket goes into
+/// `sockets[slot]`, so the watch can shut it on a server that stopped answering.
+fn admin_conn(
+    o: &EngineConfig,
+    n: usize,
+    create_db: bool,
+    (sockets, slot): (&wire::Sockets, usize),
+) -> anyhow::Result<wire::Conn> {
+    let conn = connect_admin(o, n, create_db)?;
+    sockets.set(slot, conn.stream());
+    Ok(conn)
+}
+
+fn connect_admin(o: &EngineConfig, n: usize, create_db: bool) -> anyhow::Result<wire::Conn> {
+    let failed = |e: wire::Error| db::cannot_connect(&o.conn, n, Some(e.code), e);
+    match db::wire_connect(&o.conn, n, false) {
         Ok(c) => Ok(c),
-        Err(e) if create_db && e.to_string().contains("error 1049") => {
-            let mut c = db::open(&o.conn, db::opts_no_db(&o.conn))
-                .await
-                .map_err(|e| anyhow::anyhow!("cannot connect: {}", db::describe(&e)))?;
-            c.query_drop(format!("CREATE DATABASE IF NOT EXISTS `{}`", o.conn.db))
-                .await
-                .map_err(|e| {
-                    anyhow::anyhow!(
-                        "cannot create database '{}': {}",
-                        o.conn.db,
-                        db::describe(&e)
-                    )
-                })?;
+        Err(e) if create_db && e.code == 1049 => {
+            let mut no_db = o.conn.clone();
+            no_db.db.clear();
+            let mut c = db::wire_connect(&no_db, n, false).map_err(failed)?;
+            c.query(&format!("CREATE DATABASE IF NOT EXISTS `{}`", o.conn.db))
+                .map_err(|e| anyhow::anyhow!("cannot create database '{}': {e}", o.conn.db))?;
             say!(o, "Created database '{}'", o.conn.db);
-            let _ = c.disconnect().await;
-            db::connect(&o.conn, 0).await
+            c.close();
+            db::wire_connect(&o.conn, n, false).map_err(failed)
         }
-        Err(e) => Err(e),
+        Err(e) => Err(failed(e)),
     }
 }
 
-async fn run_sql(conn: &mut Conn, q: &str) -> anyhow::Result<()> {
-    conn.query_drop(q)
+/// Runs `work` on a blocking thread with its own copy of the configuration.
+async fn blocking<T: Send + 'static>(
+    o: &EngineConfig,
+    work: impl FnOnce(&EngineConfig) -> anyhow::Result<T> + Send + 'static,
+) -> anyhow::Result<T> {
+    let o = o.clone();
+    tokio::task::spawn_blocking(move || work(&o))
         .await
-        .map_err(|e| anyhow::anyhow!("FATAL: {} for query '{}'", db::describe(&e), short(q)))
+        .context("an administrative connection's thread failed")?
+}
+
+fn run_sql(conn: &mut wire::Conn, q: &str) -> anyhow::Result<()> {
+    conn.query(q)
+        .map(|_| ())
+        .map_err(|e| anyhow::anyhow!("FATAL: {e} for query '{}'", short(q)))
 }
 
 fn short(q: &str) -> &str {
@@ -102,7 +120,8 @@ pub async fn prepare(o: &EngineConfig) -> anyhow::Result<PrepareStats> {
     if o.dry_run {
         return Ok(dry_prepare(o));
     }
-    let sockets = Arc::new(wire::Sockets::new(prepare_parallelism(o) as usize));
+    // The loaders' connections and, in the slot after them, the DDL's.
+    let sockets = Arc::new(wire::Sockets::new(prepare_parallelism(o) as usize + 1));
     let shut = sockets.clone();
     crate::engine::watch::watched(
         &o.conn,
@@ -114,14 +133,20 @@ pub async fn prepare(o: &EngineConfig) -> anyhow::Result<PrepareStats> {
 }
 
 async fn build(o: &EngineConfig, sockets: Arc<wire::Sockets>) -> anyhow::Result<PrepareStats> {
-    let mut admin = admin_conn(o, true).await?;
     let started = Instant::now();
+    let ddl = prepare_parallelism(o) as usize;
     if o.workload == WorkloadKind::BulkInsert {
-        for t in 1..=o.threads {
-            say!(o, "Creating table 'sbtest{t}'...");
-            run_sql(&mut admin, &sql::create_bulk_table(t)).await?;
-        }
-        let _ = admin.disconnect().await;
+        let s = sockets.clone();
+        blocking(o, move |o| {
+            let mut admin = admin_conn(o, 0, true, (&s, ddl))?;
+            for t in 1..=o.threads {
+                say!(o, "Creating table 'sbtest{t}'...");
+                run_sql(&mut admin, &sql::create_bulk_table(t))?;
+            }
+            admin.close();
+            Ok(())
+        })
+        .await?;
         return Ok(PrepareStats {
             tables: o.threads,
             rows: 0,
@@ -137,15 +162,21 @@ async fn build(o: &EngineConfig, sockets: Arc<wire::Sockets>) -> anyhow::Result<
     if !serial {
         say!(o, "Initializing worker threads...\n");
     }
-    for t in 1..=o.wl.tables {
-        if !serial {
-            say!(o, "Creating table 'sbtest{t}'...");
+    let s = sockets.clone();
+    blocking(o, move |o| {
+        let mut admin = admin_conn(o, 0, true, (&s, ddl))?;
+        for t in 1..=o.wl.tables {
+            if !serial {
+                say!(o, "Creating table 'sbtest{t}'...");
+            }
+            run_sql(&mut admin, &sql::create_table(t, &o.wl)).with_context(|| {
+                format!("creating table sbtest{t} (drop it first with cleanup?)")
+            })?;
         }
-        run_sql(&mut admin, &sql::create_table(t, &o.wl))
-            .await
-            .with_context(|| format!("creating table sbtest{t} (drop it first with cleanup?)"))?;
-    }
-    let _ = admin.disconnect().await;
+        admin.close();
+        Ok(())
+    })
+    .await?;
 
     let conns = prepare_parallelism(o);
     let per_table = if table_size == 0 {
@@ -188,17 +219,22 @@ async fn build(o: &EngineConfig, sockets: Arc<wire::Sockets>) -> anyhow::Result<
     });
     // Tables with no rows still get their index.
     if table_size == 0 {
-        let mut c = db::connect(&o.conn, 0).await?;
-        for t in 1..=o.wl.tables {
-            if o.wl.create_secondary {
-                if !serial {
-                    say!(o, "Creating a secondary index on 'sbtest{t}'...");
+        let (shared, s) = (shared.clone(), shared.sockets.clone());
+        blocking(o, move |o| {
+            let mut c = admin_conn(o, 0, false, (&s, ddl))?;
+            for t in 1..=o.wl.tables {
+                if o.wl.create_secondary {
+                    if !serial {
+                        say!(o, "Creating a secondary index on 'sbtest{t}'...");
+                    }
+                    run_sql(&mut c, &sql::create_index(t))?;
                 }
-                run_sql(&mut c, &sql::create_index(t)).await?;
+                shared.table_done(t);
             }
-            shared.table_done(t);
-        }
-        let _ = c.disconnect().await;
+            c.close();
+            Ok(())
+        })
+        .await?;
     }
     let workers = conns.min(shared.chunks.len().max(1) as u32);
     let mut set = tokio::task::JoinSet::new();
@@ -525,17 +561,32 @@ pub async fn cleanup(o: &EngineConfig) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    crate::engine::watch::watched(&o.conn, "dropping the tables", drop_all(o, tables), || {}).await
+    let sockets = Arc::new(wire::Sockets::new(1));
+    let shut = sockets.clone();
+    crate::engine::watch::watched(
+        &o.conn,
+        "dropping the tables",
+        drop_all(o, tables, sockets),
+        move || shut.shutdown_all(),
+    )
+    .await
 }
 
-async fn drop_all(o: &EngineConfig, tables: u32) -> anyhow::Result<()> {
-    let mut conn = admin_conn(o, false).await?;
-    for t in 1..=tables {
-        say!(o, "Dropping table 'sbtest{t}'...");
-        run_sql(&mut conn, &sql::drop_table(t)).await?;
-    }
-    let _ = conn.disconnect().await;
-    Ok(())
+async fn drop_all(
+    o: &EngineConfig,
+    tables: u32,
+    sockets: Arc<wire::Sockets>,
+) -> anyhow::Result<()> {
+    blocking(o, move |o| {
+        let mut conn = admin_conn(o, 0, false, (&sockets, 0))?;
+        for t in 1..=tables {
+            say!(o, "Dropping table 'sbtest{t}'...");
+            run_sql(&mut conn, &sql::drop_table(t))?;
+        }
+        conn.close();
+        Ok(())
+    })
+    .await
 }
 
 /// `prewarm`: read every table through its primary key and its secondary index, in parallel.
@@ -547,22 +598,34 @@ pub async fn prewarm(o: &EngineConfig) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    crate::engine::watch::watched(&o.conn, "prewarming the tables", warm_all(o, tables), || {})
-        .await
+    let workers = o.threads.min(tables).max(1);
+    let sockets = Arc::new(wire::Sockets::new(workers as usize));
+    let shut = sockets.clone();
+    crate::engine::watch::watched(
+        &o.conn,
+        "prewarming the tables",
+        warm_all(o, tables, workers, sockets),
+        move || shut.shutdown_all(),
+    )
+    .await
 }
 
-async fn warm_all(o: &EngineConfig, tables: u32) -> anyhow::Result<()> {
+async fn warm_all(
+    o: &EngineConfig,
+    tables: u32,
+    workers: u32,
+    sockets: Arc<wire::Sockets>,
+) -> anyhow::Result<()> {
     let next = Arc::new(AtomicU32::new(1));
     let mut set = tokio::task::JoinSet::new();
-    for w in 0..o.threads.min(tables).max(1) {
-        let (o, next) = (o.clone(), next.clone());
-        set.spawn(async move {
-            let mut conn = db::connect(&o.conn, w as usize).await?;
+    for w in 0..workers {
+        let (o, next, sockets) = (o.clone(), next.clone(), sockets.clone());
+        set.spawn_blocking(move || {
+            let mut conn = admin_conn(&o, w as usize, false, (&sockets, w as usize))?;
             run_sql(
                 &mut conn,
                 "SET SESSION tmp_table_size=2*1024*1024*1024, max_heap_table_size=2*1024*1024*1024",
-            )
-            .await?;
+            )?;
             loop {
                 let t = next.fetch_add(1, Ordering::Relaxed);
                 if t > tables {
@@ -575,10 +638,10 @@ async fn warm_all(o: &EngineConfig, tables: u32) -> anyhow::Result<()> {
                     format!("SELECT AVG(id) FROM (SELECT * FROM sbtest{t} FORCE KEY (PRIMARY) LIMIT {size}) t"),
                     format!("SELECT COUNT(*) FROM (SELECT * FROM sbtest{t} WHERE k LIKE '%0%' LIMIT {size}) t"),
                 ] {
-                    run_sql(&mut conn, &q).await?;
+                    run_sql(&mut conn, &q)?;
                 }
             }
-            let _ = conn.disconnect().await;
+            conn.close();
             anyhow::Ok(())
         });
     }

@@ -15,7 +15,7 @@ fn sysbench_1_0_with_header_reads_exactly_as_printed() {
     let p = parse(&fixture("sysbench-1.0-full.log"));
     let r = record(&p, "old", 1, None).unwrap();
     assert_eq!(r.threads, 4);
-    assert_eq!(r.driver, "sysbench 1.0.20");
+    assert_eq!(r.driver.to_string(), "sysbench 1.0.20");
     assert_eq!((r.transactions, r.tps), (2285, 760.37));
     assert_eq!((r.queries, r.qps), (45790, 15237.26));
     assert_eq!(

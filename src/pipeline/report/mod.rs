@@ -166,7 +166,8 @@ pub struct ReportModel {
 /// than the native engine (sysbench-driven or imported points), plus `/c<K>` for points that
 /// K client processes measured together.
 pub fn series_of(r: &PointRecord) -> String {
-    let base = if r.driver.is_empty() || r.driver == "native" || r.driver.starts_with("sysbench ") {
+    use crate::pipeline::results::Driver;
+    let base = if matches!(r.driver, Driver::Native | Driver::Log(_)) {
         format!("{}/{}", r.target, r.config)
     } else {
         format!("{}/{}/{}", r.target, r.config, r.driver)
@@ -417,10 +418,8 @@ impl ReportModel {
             .map(|s| {
                 let mut by: BTreeMap<String, u64> = BTreeMap::new();
                 for r in records.iter().filter(|r| key(r) == *s) {
-                    for part in r.errors_by_code.split_whitespace() {
-                        if let Some((c, n)) = part.split_once(':') {
-                            *by.entry(c.to_string()).or_default() += n.parse::<u64>().unwrap_or(0);
-                        }
+                    for (c, n) in &r.errors_by_code.0 {
+                        *by.entry(c.to_string()).or_default() += n;
                     }
                 }
                 by.iter()

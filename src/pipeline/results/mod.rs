@@ -46,6 +46,92 @@ impl std::fmt::Display for PointStatus {
     }
 }
 
+/// What measured a point (points.csv `driver`): the native engine, the sysbench binary, or
+/// — an imported run — the sysbench whose log was read, by the version its header printed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Driver {
+    #[default]
+    Native,
+    Sysbench,
+    /// "sysbench 1.0.20" (or "sysbench (unknown version)").
+    Log(String),
+}
+
+impl std::fmt::Display for Driver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Driver::Native => "native",
+            Driver::Sysbench => "sysbench",
+            Driver::Log(s) => s,
+        })
+    }
+}
+
+impl std::str::FromStr for Driver {
+    type Err = std::convert::Infallible;
+    /// Any text reads: empty (files of the first builds) is the native engine.
+    fn from_str(s: &str) -> Result<Driver, Self::Err> {
+        Ok(match s {
+            "" | "native" => Driver::Native,
+            "sysbench" => Driver::Sysbench,
+            other => Driver::Log(other.to_string()),
+        })
+    }
+}
+
+/// Ignored errors by server error code (points.csv `errors_by_code`: "1205:2 1213:5").
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ErrorCounts(pub std::collections::BTreeMap<u16, u64>);
+
+impl std::fmt::Display for ErrorCounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut first = true;
+        for (code, n) in &self.0 {
+            if !first {
+                f.write_str(" ")?;
+            }
+            first = false;
+            write!(f, "{code}:{n}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::str::FromStr for ErrorCounts {
+    type Err = String;
+    fn from_str(s: &str) -> Result<ErrorCounts, String> {
+        let mut out = std::collections::BTreeMap::new();
+        for part in s.split_whitespace() {
+            let parsed = part
+                .split_once(':')
+                .and_then(|(c, n)| Some((c.parse::<u16>().ok()?, n.parse::<u64>().ok()?)));
+            let (code, n) = parsed
+                .ok_or_else(|| format!("'{part}' is not an error code and a count (1213:5)"))?;
+            *out.entry(code).or_default() += n;
+        }
+        Ok(ErrorCounts(out))
+    }
+}
+
+/// Serialized as the text `Display` writes and read back by `FromStr`, for points.csv.
+macro_rules! as_text {
+    ($t:ty) => {
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+        impl<'de> serde::Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<$t, D::Error> {
+                let s = String::deserialize(d)?;
+                s.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+as_text!(Driver);
+as_text!(ErrorCounts);
+
 /// One row of points.csv. Times are UTC RFC 3339, durations seconds, latencies milliseconds,
 /// rates per second; empty cells mean "not measured".
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
@@ -54,14 +140,15 @@ pub struct PointRecord {
     pub point_id: String,
     pub target: String,
     pub config: String,
-    pub driver: String,
+    pub driver: Driver,
     pub server_version: String,
     pub workload: String,
     pub threads: u32,
     pub repeat: u32,
     pub status: PointStatus,
     pub error: String,
-    pub started_at: String,
+    /// When the point started measuring, to the millisecond; none for an imported log.
+    pub started_at: Option<chrono::DateTime<chrono::Utc>>,
     pub duration_s: f64,
     pub transactions: u64,
     pub tps: f64,
@@ -86,9 +173,9 @@ pub struct PointRecord {
     #[serde(default)]
     pub client_cpu_pct: f64,
     pub server_cpu_s: Option<f64>,
-    /// Ignored errors by server error code, "1213:5 1205:2".
+    /// Ignored errors by server error code.
     #[serde(default)]
-    pub errors_by_code: String,
+    pub errors_by_code: ErrorCounts,
     /// Open-loop arrivals per second asked for (`run.rate`, or an SLA search's step); 0 for
     /// a closed loop.
     #[serde(default)]

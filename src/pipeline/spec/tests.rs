@@ -427,8 +427,8 @@ fn the_paired_design_reads_its_turns_and_pinning() {
     assert_eq!(s.run.design.pin, DEFAULT_PIN);
     // By default ("auto") turns for what writes nothing, one piece for what writes.
     assert!(s.run.design.interleave_auto);
-    assert_eq!(s.run.design.turn_ms(WorkloadKind::ReadOnly), 250);
-    assert_eq!(s.run.design.turn_ms(WorkloadKind::PointSelect), 250);
+    assert_eq!(s.run.design.turn_ms(WorkloadKind::ReadOnly), 100);
+    assert_eq!(s.run.design.turn_ms(WorkloadKind::PointSelect), 100);
     assert_eq!(s.run.design.turn_ms(WorkloadKind::ReadWrite), 0);
     assert_eq!(s.run.design.turn_ms(WorkloadKind::Insert), 0);
     let with =
@@ -447,7 +447,7 @@ fn the_paired_design_reads_its_turns_and_pinning() {
         assert_eq!(s.run.design.turn_ms(WorkloadKind::ReadWrite), ms, "{text}");
     }
     let s = parse(&with("interleave = \"auto\"")).unwrap();
-    assert!(s.run.design.interleave_auto && s.run.design.interleave_ms == 250);
+    assert!(s.run.design.interleave_auto && s.run.design.interleave_ms == 100);
     for (text, pin) in [
         ("none", Pin::None),
         ("pairs", Pin::Pairs),

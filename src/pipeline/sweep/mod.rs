@@ -478,6 +478,36 @@ pub async fn check(a: &SweepArgs) -> anyhow::Result<Exit> {
     }
 }
 
+/// An administrative connection to the benchmark database, created first when the server
+/// says it is missing.
+async fn data_conn(o: &crate::engine::config::EngineConfig) -> anyhow::Result<mysql_async::Conn> {
+    use crate::engine::db;
+    use mysql_async::prelude::Queryable;
+    match db::connect(&o.conn, 0).await {
+        Ok(c) => Ok(c),
+        Err(e) if e.to_string().contains("error 1049") => {
+            let mut c = db::open(&o.conn, db::opts_no_db(&o.conn))
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot connect: {}", db::describe(&e)))?;
+            c.query_drop(format!("CREATE DATABASE IF NOT EXISTS `{}`", o.conn.db))
+                .await
+                .map_err(|e| {
+                    anyhow::anyhow!(
+                        "cannot create database '{}': {}",
+                        o.conn.db,
+                        db::describe(&e)
+                    )
+                })?;
+            if !o.quiet {
+                println!("Created database '{}'", o.conn.db);
+            }
+            let _ = c.disconnect().await;
+            db::connect(&o.conn, 0).await
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// Prepares the target's data when the policy asks (once per target per run).
 pub(crate) async fn ensure_data(spec: &SweepSpec, c: &ConnInfo, quiet: bool) -> anyhow::Result<()> {
     let mut o = point_options(spec, spec.run.workloads[0], 1, c);
@@ -486,7 +516,7 @@ pub(crate) async fn ensure_data(spec: &SweepSpec, c: &ConnInfo, quiet: bool) -> 
         &o.conn,
         "counting the rows of the tables",
         async {
-            let mut conn = prepare::admin_conn(&o, true).await?;
+            let mut conn = data_conn(&o).await?;
             let rows = preflight::table_rows(&mut conn, &c.db, spec.data.tables).await?;
             let _ = conn.disconnect().await;
             Ok(rows)

@@ -8,6 +8,14 @@ use crate::pipeline::plan::Point;
 use crate::pipeline::results::{r4, PointRecord, PointStatus, RunDir};
 use indicatif::ProgressBar;
 
+/// Now, to the millisecond (as points.csv has always kept it).
+fn now_ms() -> chrono::DateTime<chrono::Utc> {
+    use chrono::Timelike;
+    let now = chrono::Utc::now();
+    now.with_nanosecond(now.nanosecond() / 1_000_000 * 1_000_000)
+        .unwrap_or(now)
+}
+
 /// The record of point `p` before it is measured: its identity and when it started.
 pub(super) fn record(run_id: &str, p: &Point, version: &str) -> PointRecord {
     PointRecord {
@@ -15,13 +23,13 @@ pub(super) fn record(run_id: &str, p: &Point, version: &str) -> PointRecord {
         point_id: p.id.clone(),
         target: p.target.clone(),
         config: p.config.clone(),
-        driver: p.driver.clone(),
+        driver: p.driver.parse().unwrap_or_default(),
         server_version: version.to_string(),
         workload: p.workload.name().into(),
         threads: p.threads,
         repeat: p.repeat,
         clients: p.clients,
-        started_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        started_at: Some(now_ms()),
         ..PointRecord::default()
     }
 }
@@ -54,12 +62,7 @@ pub(super) fn fill(rec: &mut PointRecord, r: &RunReport, cpu_s: f64) {
     rec.lat_p999_ms = Some(r4(lat.p999_ms));
     rec.lat_max_ms = r4(lat.max_ms);
     rec.client_cpu_s = r4(cpu_s);
-    rec.errors_by_code = r
-        .ignored_by_code
-        .iter()
-        .map(|(c, n)| format!("{c}:{n}"))
-        .collect::<Vec<_>>()
-        .join(" ");
+    rec.errors_by_code = crate::pipeline::results::ErrorCounts(r.ignored_by_code.clone());
 }
 
 /// A point that completed no event measured nothing (a table locked for the whole window, a

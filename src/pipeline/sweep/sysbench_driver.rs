@@ -195,9 +195,9 @@ pub async fn run_point(
     let mut r = import::record(&parsed, &rec.target, rec.repeat, Some(threads))?;
     r.point_id = rec.point_id.clone();
     r.config = rec.config.clone();
-    r.driver = "sysbench".into();
+    r.driver = crate::pipeline::results::Driver::Sysbench;
     r.workload = w.name().into();
-    r.started_at = rec.started_at.clone();
+    r.started_at = rec.started_at;
     r.server_version = rec.server_version.clone();
     r.run_id = rec.run_id.clone();
     r.rate = rec.rate;
