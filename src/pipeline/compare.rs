@@ -181,7 +181,9 @@ impl Comparison {
 
 fn interval(j: &Judgement) -> String {
     match (j.lo_pct, j.hi_pct) {
-        (Some(lo), Some(hi)) => format!("[{lo:+.1}, {hi:+.1}]"),
+        (Some(lo), Some(hi)) => {
+            format!("[{}, {}]", verdict::fmt_change(lo), verdict::fmt_change(hi))
+        }
         _ => String::new(),
     }
 }
@@ -193,9 +195,9 @@ fn why(verdict: Verdict, js: &[Judgement]) -> String {
             .filter(|j| j.verdict == verdict)
             .map(|j| {
                 format!(
-                    "{} {:+.1} % {}",
+                    "{} {} % {}",
                     j.metric.name(),
-                    j.delta_pct.unwrap_or(0.0),
+                    verdict::fmt_change(j.delta_pct.unwrap_or(0.0)),
                     interval(j)
                 )
             })
@@ -401,7 +403,7 @@ pub fn within_run(run: &Run, baseline: &str, threshold_pct: f64) -> anyhow::Resu
 
 fn cell(j: Option<&Judgement>) -> String {
     match j.and_then(|j| j.delta_pct) {
-        Some(d) => format!("{d:+.1}%"),
+        Some(d) => format!("{}%", verdict::fmt_change(d)),
         None => "—".into(),
     }
 }

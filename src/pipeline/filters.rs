@@ -40,11 +40,12 @@ fn num(v: &tera::Value, _: &HashMap<String, tera::Value>) -> tera::Result<tera::
 
 /// `{{ pct | signed }}`: +3.1 % / −4.0 %, empty for none.
 fn signed(v: &tera::Value, _: &HashMap<String, tera::Value>) -> tera::Result<tera::Value> {
+    // A ratio's interval can run past any useful number: "unbounded" instead of 21 digits.
     Ok(tera::Value::String(match v.as_f64() {
-        // A ratio's interval can run past any useful number: say so instead of 21 digits.
-        Some(x) if x >= 1e5 || x.is_nan() => "unbounded".to_string(),
-        Some(x) if x >= 0.0 => format!("+{x:.1} %"),
-        Some(x) => format!("−{:.1} %", -x),
+        Some(x) => match crate::pipeline::verdict::fmt_change(x) {
+            t if t.ends_with("unbounded") => t,
+            t => format!("{} %", t.replacen('-', "−", 1)),
+        },
         None => String::new(),
     }))
 }

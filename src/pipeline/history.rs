@@ -247,8 +247,12 @@ pub fn history(
                 ),
             ),
             Some(n) => (
-                format!("{:+.1}%", n.change_pct),
-                format!("[{:+.1}%, {:+.1}%]", n.lo_pct, n.hi_pct),
+                format!("{}%", crate::pipeline::verdict::fmt_change(n.change_pct)),
+                format!(
+                    "[{}%, {}%]",
+                    crate::pipeline::verdict::fmt_change(n.lo_pct),
+                    crate::pipeline::verdict::fmt_change(n.hi_pct)
+                ),
                 if n.worse {
                     "WORSE".to_string()
                 } else if n.better {

@@ -86,12 +86,7 @@ pub fn load(run: &Path) -> anyhow::Result<Option<Verdicts>> {
 
 /// "−12.3 % [−15.0, −9.4]", or "unbounded" past what a printed number can say.
 fn change(j: &PairedJudgement) -> String {
-    let num = |x: Option<f64>| match x {
-        Some(v) if v.is_finite() && v.abs() < 1e6 => format!("{v:+.1}"),
-        Some(v) if v < 0.0 => "−unbounded".into(),
-        Some(_) => "+unbounded".into(),
-        None => "?".into(),
-    };
+    let num = |x: Option<f64>| x.map_or("?".into(), crate::pipeline::verdict::fmt_change);
     match (j.delta_pct, j.lo_pct, j.hi_pct) {
         (Some(_), Some(_), Some(_)) => format!(
             "{} % [{}, {}]",

@@ -136,6 +136,11 @@ pub struct ReportModel {
     pub workloads: Vec<WorkloadSection>,
     pub var_diffs: Vec<VarDiff>,
     pub problems: Vec<Problem>,
+    /// Points measured while other processes took much of the host's CPU or the hypervisor
+    /// stole it (`PointRecord::starved`), with why; shown, never left out of a verdict.
+    pub starved: Vec<Problem>,
+    /// The rule that marks a point starved, as the report states it.
+    pub starved_rule: String,
     pub errors_by_code: Vec<ErrorCount>,
     /// Ignored errors (deadlocks, lock waits …) summed per series.
     pub ignored_errors: Vec<u64>,
@@ -401,6 +406,17 @@ impl ReportModel {
                 error: r.error.clone(),
             })
             .collect();
+        let starved: Vec<Problem> = records
+            .iter()
+            .filter(|r| r.status == PointStatus::Ok)
+            .filter_map(|r| {
+                r.starved().map(|why| Problem {
+                    point_id: r.point_id.clone(),
+                    status: r.status,
+                    error: why,
+                })
+            })
+            .collect();
         let mut by_code: BTreeMap<String, usize> = BTreeMap::new();
         for p in problems.iter().filter(|p| p.status == PointStatus::Failed) {
             let code = p
@@ -451,6 +467,12 @@ impl ReportModel {
                 .map(|(code, points)| ErrorCount { code, points })
                 .collect(),
             problems,
+            starved,
+            starved_rule: format!(
+                "A point is starved when processes other than the client and the measured server took at least {} % of the host's CPU while it ran, or the hypervisor stole at least {} % (/proc/stat, read around the point); starved points count in every verdict like the rest.",
+                crate::pipeline::results::STARVED_OTHERS_PCT,
+                crate::pipeline::results::STARVED_STEAL_PCT
+            ),
             ignored_errors,
             ignored_by_code,
             headlines,

@@ -171,6 +171,40 @@ fn failed_points_are_grouped_by_error_code() {
     assert!(row.cells.iter().all(|c| c.is_none()));
 }
 
+/// A point measured while other processes took a quarter of the CPU, or the hypervisor
+/// stole a tenth, is listed as starved with why and the rule; the rest are not.
+#[test]
+fn starved_points_are_shown_with_the_rule() {
+    let mut v = records();
+    v[0].others_cpu_pct = Some(31.0);
+    v[1].steal_pct = Some(12.5);
+    v[2].others_cpu_pct = Some(24.9);
+    v[2].steal_pct = Some(9.9);
+    let m = ReportModel::build("s", "r", "", &v, None, &BTreeMap::new(), &HashMap::new());
+    let ids: Vec<&str> = m.starved.iter().map(|p| p.point_id.as_str()).collect();
+    assert_eq!(ids, [v[0].point_id.as_str(), v[1].point_id.as_str()]);
+    assert!(
+        m.starved[0].error.contains("took 31 % of the host's CPU"),
+        "{:?}",
+        m.starved
+    );
+    assert!(m.starved[1].error.contains("stole 12 %"), "{:?}", m.starved);
+    let md = render::markdown(&m).unwrap();
+    assert!(md.contains("Starved points (2): "), "{md}");
+    assert!(md.contains("at least 25 % of the host's CPU"), "{md}");
+    let quiet = ReportModel::build(
+        "s",
+        "r",
+        "",
+        &records(),
+        None,
+        &BTreeMap::new(),
+        &HashMap::new(),
+    );
+    assert!(quiet.starved.is_empty());
+    assert!(!render::markdown(&quiet).unwrap().contains("Starved"));
+}
+
 /// The two-version report the rendering tests look at.
 fn upgrade_report() -> ReportModel {
     ReportModel::build(

@@ -187,6 +187,13 @@ pub struct PointRecord {
     /// With several clients: the spread of their actual start instants, ms.
     #[serde(default)]
     pub start_skew_ms: Option<f64>,
+    /// The share of the host's CPU (all cores, percent) that processes other than this
+    /// client and the measured server took while the point ran, and the share the hypervisor
+    /// stole (/proc/stat); none where not measured (a remote client, a model, older files).
+    #[serde(default)]
+    pub others_cpu_pct: Option<f64>,
+    #[serde(default)]
+    pub steal_pct: Option<f64>,
 }
 
 impl PointRecord {
@@ -210,6 +217,8 @@ impl PointRecord {
             ("lat_p999_ms", self.lat_p999_ms),
             ("server_cpu_s", self.server_cpu_s),
             ("start_skew_ms", self.start_skew_ms),
+            ("others_cpu_pct", self.others_cpu_pct),
+            ("steal_pct", self.steal_pct),
         ] {
             if let Some(x) = x {
                 v.push((name, x));
@@ -290,6 +299,26 @@ pub fn client_cpu_pct(cpu_s: f64, duration_s: f64, threads: u32, cores: u32) -> 
         return 0.0;
     }
     (cpu_s / usable * 1e4).round() / 100.0
+}
+
+/// A point is starved when other processes took at least this share of the host's CPU while
+/// it ran, or the hypervisor stole at least `STARVED_STEAL_PCT`: the report lists such
+/// points with the figures; nothing is left out of a verdict for it.
+pub const STARVED_OTHERS_PCT: f64 = 25.0;
+pub const STARVED_STEAL_PCT: f64 = 10.0;
+
+impl PointRecord {
+    /// Why the point counts as starved ("others took 31 % of the CPU"), if it does.
+    pub fn starved(&self) -> Option<String> {
+        let mut why = Vec::new();
+        if let Some(o) = self.others_cpu_pct.filter(|&o| o >= STARVED_OTHERS_PCT) {
+            why.push(format!("other processes took {o:.0} % of the host's CPU"));
+        }
+        if let Some(s) = self.steal_pct.filter(|&s| s >= STARVED_STEAL_PCT) {
+            why.push(format!("the hypervisor stole {s:.0} %"));
+        }
+        (!why.is_empty()).then(|| why.join(", "))
+    }
 }
 
 /// Rounded for the CSV: more digits than this are noise, not information.
@@ -693,6 +722,8 @@ pub const POINT_COLUMNS: &[&str] = &[
     "rate",
     "clients",
     "start_skew_ms",
+    "others_cpu_pct",
+    "steal_pct",
 ];
 
 const INTERVAL_COLUMNS: &[&str] = &[

@@ -61,6 +61,15 @@ impl<'a> Measure<'a> {
         !matches!(self, Measure::Synthetic(_))
     }
 
+    /// Whether the point's client ran on this host, its CPU known: then what the rest of the
+    /// host's processes took meanwhile can be told from /proc/stat.
+    pub fn client_here(&self) -> bool {
+        matches!(
+            self,
+            Measure::Native(_) | Measure::Sysbench(_) | Measure::LocalClients(_)
+        )
+    }
+
     /// Measures the point. `rec` receives what only sysbench's output holds.
     pub async fn run(
         &self,

@@ -238,13 +238,8 @@ pub(super) fn others_share(
     h1: Option<crate::usage::HostCpu>,
     rec: &PointRecord,
 ) -> Option<(f64, f64)> {
-    let (h0, h1) = (h0?, h1?);
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
-    let wall = rec.duration_s.max(1e-3) * cores;
     let ours = rec.client_cpu_s + rec.server_cpu_s?;
-    let others = ((h1.busy_s - h0.busy_s) - ours).max(0.0) / wall;
-    let steal = (h1.steal_s - h0.steal_s).max(0.0) / wall;
-    Some((others.min(1.0), steal.min(1.0)))
+    super::record::host_shares(h0, h1, rec.duration_s, ours)
 }
 
 /// Measures one point in rounds until its schedule's look finds it decided, or the last look.
@@ -386,6 +381,8 @@ async fn measure_cell(
                 let cpu = others_share(h0, crate::usage::host_cpu(), &rec);
                 (p, rec, cpu)
             };
+            let mut rec = rec;
+            super::record::set_shares(&mut rec, cpu);
             let key = &series[i].key;
             let ok = rec.status == PointStatus::Ok && rec.transactions > 0;
             if ok {

@@ -8,6 +8,29 @@ use crate::pipeline::plan::Point;
 use crate::pipeline::results::{r4, PointRecord, PointStatus, RunDir};
 use indicatif::ProgressBar;
 
+/// The share of the host's CPU (all cores) that processes other than this client and the
+/// measured server took over `wall_s`, and the share the hypervisor stole, from /proc/stat
+/// read before and after; `ours_s` is the CPU this client and the server used meanwhile.
+pub(super) fn host_shares(
+    h0: Option<crate::usage::HostCpu>,
+    h1: Option<crate::usage::HostCpu>,
+    wall_s: f64,
+    ours_s: f64,
+) -> Option<(f64, f64)> {
+    let (h0, h1) = (h0?, h1?);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    let wall = wall_s.max(1e-3) * cores;
+    let others = ((h1.busy_s - h0.busy_s) - ours_s).max(0.0) / wall;
+    let steal = (h1.steal_s - h0.steal_s).max(0.0) / wall;
+    Some((others.min(1.0), steal.min(1.0)))
+}
+
+/// The record's `others_cpu_pct` and `steal_pct` from `host_shares`' fractions.
+pub(super) fn set_shares(rec: &mut PointRecord, shares: Option<(f64, f64)>) {
+    rec.others_cpu_pct = shares.map(|(o, _)| r4(o * 100.0));
+    rec.steal_pct = shares.map(|(_, s)| r4(s * 100.0));
+}
+
 /// Now, to the millisecond (as points.csv has always kept it).
 fn now_ms() -> chrono::DateTime<chrono::Utc> {
     use chrono::Timelike;

@@ -545,9 +545,11 @@ async fn run_one(
         print_every: spec.run.report_interval_s,
     };
     let run_dir = dir.path.clone();
+    let (host0, began) = (crate::usage::host_cpu(), std::time::Instant::now());
     let measured = how
         .run(spec, p, rec, (&dir.run_id, &run_dir, keep_k8s), &mut obs)
         .await;
+    let (host1, wall_s) = (crate::usage::host_cpu(), began.elapsed().as_secs_f64());
     let has_client = how.has_client();
     let produced = measured.is_ok();
     match measured {
@@ -574,6 +576,11 @@ async fn run_one(
             (Some(a), Some(z)) => Some(r4(z - a)),
             _ => None,
         };
+        if let (true, Some(server_s)) = (how.client_here(), rec.server_cpu_s) {
+            let shares =
+                super::record::host_shares(host0, host1, wall_s, rec.client_cpu_s + server_s);
+            super::record::set_shares(rec, shares);
+        }
         if has_client {
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
             rec.client_cpu_pct = crate::pipeline::results::client_cpu_pct(

@@ -604,6 +604,19 @@ pub fn fmt_pct(x: f64) -> String {
     format!("{} %", (x * 100.0).round() / 100.0)
 }
 
+/// A change in percent with its sign and one decimal ("+12.3"), or "unbounded" for one past
+/// what a printed number can say (a ratio's interval from two or three noisy runs can reach
+/// 10^20 %).
+pub fn fmt_change(x: f64) -> String {
+    if x.is_finite() && x.abs() < 1e5 {
+        format!("{x:+.1}")
+    } else if x < 0.0 {
+        "−unbounded".into()
+    } else {
+        "unbounded".into()
+    }
+}
+
 /// Counts of verdicts, for headlines: "unchanged at 6/8 points, inconclusive at 2".
 pub fn headline(verdicts: &[Verdict]) -> String {
     let n = verdicts.len();

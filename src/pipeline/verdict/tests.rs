@@ -465,3 +465,15 @@ fn intervals_cover_the_truth() {
     println!("90 % interval coverage: {cover}");
     assert!((0.87..=0.96).contains(&cover), "coverage {cover}");
 }
+
+/// An interval past what a printed number can say is "unbounded" wherever a change is printed
+/// (a ratio of two noisy runs reached +324339087940200300544 %).
+#[test]
+fn a_change_past_printing_is_unbounded() {
+    assert_eq!(fmt_change(-12.34), "-12.3");
+    assert_eq!(fmt_change(5.0), "+5.0");
+    assert_eq!(fmt_change(3.2e20), "unbounded");
+    assert_eq!(fmt_change(f64::INFINITY), "unbounded");
+    assert_eq!(fmt_change(f64::NAN), "unbounded");
+    assert_eq!(fmt_change(-1e9), "−unbounded");
+}
