@@ -317,6 +317,44 @@ fn an_unknown_driver_says_what_sysbench_says() {
     }
 }
 
+/// A missing or unknown command and an unknown test, as sysbench 1.0.20 answers them: the
+/// same lines on stdout (the banner aside) and on stderr, the same status, at the default
+/// verbosity and at 0; our list of the tests we have only from verbosity 4 (#24).
+#[test]
+fn usage_errors_say_what_sysbench_says() {
+    for cmd in [
+        "nope run",
+        "oltp_read_only",
+        "bulk_insert",
+        "cpu",
+        "fileio bogus",
+        "oltp_point_select bogus",
+        "cpu prepare",
+        "--verbosity=0 oltp_read_only",
+        "--verbosity=0 cpu",
+        "--verbosity=0 nope run",
+    ] {
+        let (ours, sb) = (bench(&words(cmd)), sysbench(&words(cmd)));
+        assert_eq!(ours.status.code(), sb.status.code(), "{cmd}");
+        if cmd.starts_with("--verbosity=0") {
+            assert_eq!(stdout(&ours), stdout(&sb), "{cmd}");
+        } else {
+            assert_eq!(body(&ours), body(&sb), "{cmd}");
+        }
+        assert_eq!(
+            String::from_utf8_lossy(&ours.stderr),
+            String::from_utf8_lossy(&sb.stderr),
+            "{cmd}"
+        );
+    }
+    let ours = bench(&words("nope run --verbosity=4"));
+    assert!(
+        stdout(&ours).contains("sweepbench has: oltp_read_only"),
+        "{}",
+        stdout(&ours)
+    );
+}
+
 /// `bench fileio` as sysbench 1.0.20's file I/O test, each tool in a directory of its own:
 /// prepare's lines, every run mode's report layout (figures masked), exactly `--events`
 /// requests, the combined mode's reads and writes at `--file-rw-ratio`, the answer to a

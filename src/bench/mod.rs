@@ -74,16 +74,39 @@ async fn bench(args: &[String]) -> anyhow::Result<Exit> {
     if raw.get("db_driver") != "mysql" {
         return Ok(unknown_driver(&positionals, &raw));
     }
-    if host::is_host_test(&positionals[0]) {
-        let Some(command) = positionals.get(1) else {
-            bail!("FATAL: Command is required. Supported commands: run, help");
-        };
-        return host::main(&positionals[0], command, &raw, raw.int("verbosity") >= 3);
-    }
-    let opts = options::build(&positionals[0], &raw)?;
-    let format = options::output_format(&raw)?;
-    // sysbench's levels: below 3 neither the banner nor anything of `run` is printed.
+    // sysbench's levels: below 3 neither the banner nor anything of `run` is printed; from 4
+    // on (its "info"), our own words beside its.
     let verbose = raw.int("verbosity") >= 3;
+    let info = raw.int("verbosity") >= 4;
+    let name = positionals[0].as_str();
+    if host::is_host_test(name) {
+        let Some(command) = positionals.get(1) else {
+            let err = format!(
+                "The '{name}' test requires a command argument. See 'sysbench {name} help'\n"
+            );
+            return Ok(as_sysbench(verbose, "", &err, Exit::Failed));
+        };
+        if !matches!(
+            command.as_str(),
+            "run" | "help" | "prepare" | "cleanup" | "prewarm" | "warmup"
+        ) {
+            return Ok(unknown_command(verbose, command));
+        }
+        return host::main(name, command, &raw, verbose);
+    }
+    let opts = match options::build(name, &raw) {
+        Err(options::OptionError::UnknownTest { name, hint, have }) => {
+            let mut out = format!(
+                "FATAL: Cannot find benchmark '{name}': no such built-in test, file or module\n"
+            );
+            if info {
+                out.push_str(&format!("sweepbench has: {have}{hint}\n"));
+            }
+            return Ok(as_sysbench(verbose, &out, "", Exit::Failed));
+        }
+        r => r?,
+    };
+    let format = options::output_format(&raw)?;
     let banner = || {
         if verbose {
             println!("{}\n", output::sysbench::banner());
@@ -95,9 +118,16 @@ async fn bench(args: &[String]) -> anyhow::Result<Exit> {
         );
     }
     let Some(command) = positionals.get(1) else {
-        bail!(
-            "FATAL: Command is required. Supported commands: prepare, prewarm, run, cleanup, help"
-        );
+        // bulk_insert.lua checks for no command at all: sysbench prints its banner and ends.
+        if opts.workload == crate::engine::workload::WorkloadKind::BulkInsert {
+            return Ok(as_sysbench(verbose, "", "", Exit::Ok));
+        }
+        return Ok(as_sysbench(
+            verbose,
+            "FATAL: /usr/share/sysbench/oltp_common.lua:28: Command is required. Supported commands: prepare, prewarm, run, cleanup, help\n",
+            "",
+            Exit::Failed,
+        ));
     };
     match command.as_str() {
         "prepare" => {
@@ -125,11 +155,28 @@ async fn bench(args: &[String]) -> anyhow::Result<Exit> {
                 ),
             }
         }
-        other => {
-            bail!("FATAL: unknown command '{other}'. Supported commands: prepare, prewarm, run, cleanup, help")
-        }
+        other => return Ok(unknown_command(verbose, other)),
     }
     Ok(Exit::Ok)
+}
+
+/// A usage error as sysbench 1.0.20 answers it: its banner and a blank line on stdout (from
+/// verbosity 3), then `out` on stdout and `err` on stderr, and `exit` (so that `2>&1` and
+/// the status are sysbench's, the Lua locations it prints included).
+fn as_sysbench(verbose: bool, out: &str, err: &str, exit: Exit) -> Exit {
+    if verbose {
+        println!("{}\n", output::sysbench::banner());
+    }
+    print!("{out}");
+    let _ = std::io::stdout().flush();
+    eprint!("{err}");
+    exit
+}
+
+/// A command no test of sysbench 1.0.20 has, answered as it answers it.
+fn unknown_command(verbose: bool, command: &str) -> Exit {
+    let err = format!("Unknown command: {command}\n");
+    as_sysbench(verbose, "", &err, Exit::Failed)
 }
 
 /// An unknown `--db-driver` (`help` included) as sysbench 1.0.20 answers it, on stdout where

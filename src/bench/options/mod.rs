@@ -28,6 +28,13 @@ pub enum OptionError {
     },
     #[error("{0}")]
     Usage(String),
+    /// A test neither sysbench nor we have: sysbench's line, and ours with what we have.
+    #[error("FATAL: Cannot find benchmark '{name}': no such built-in test, file or module{hint}; sweepbench has: {have}")]
+    UnknownTest {
+        name: String,
+        hint: String,
+        have: String,
+    },
 }
 
 /// The option values as given, before typing, keyed by canonical name.
@@ -376,10 +383,11 @@ fn resolve_workload(name: &str, raw: &RawOptions) -> Result<WorkloadKind, Option
             .filter(|(d, _)| *d <= 4)
             .map(|(_, n)| format!(" (did you mean {n}?)"))
             .unwrap_or_default();
-        OptionError::Usage(format!(
-            "FATAL: Cannot find benchmark '{name}': no such built-in test, file or module{hint}; sweepbench has: {}",
-            names.join(", ")
-        ))
+        OptionError::UnknownTest {
+            name: name.to_string(),
+            hint,
+            have: names.join(", "),
+        }
     })
 }
 
