@@ -53,7 +53,7 @@ fn two_clients_give_one_point_compared_with_one_client() {
         assert!(p.transactions > 0 && p.qps > 0.0);
         let skew = p.start_skew_ms.expect("a skew for two clients");
         assert!(
-            skew < sweepbench::pipeline::clients::LATE_LIMIT_MS,
+            skew < sweepbench::pipeline::distributed::clients::LATE_LIMIT_MS,
             "{skew}"
         );
         assert!(p.client_cpu_s > 0.0);

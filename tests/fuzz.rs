@@ -16,7 +16,9 @@ use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRu
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
-use sweepbench::pipeline::{clients, import, k8s, plan::Plan, report, results, spec::SweepSpec};
+use sweepbench::pipeline::distributed::{clients, k8s};
+use sweepbench::pipeline::results::import;
+use sweepbench::pipeline::{plan::Plan, report, results, spec::SweepSpec};
 
 /// A case that takes longer than this is a hang (the slowest accepted inputs take well under
 /// a second in a debug build).

@@ -81,7 +81,7 @@ fn rendered_manifests_pass_the_kubernetes_schema_strictly() {
 #[test]
 fn agents_run_from_a_tasks_file_and_start_when_the_start_file_says() {
     use std::io::BufRead;
-    use sweepbench::pipeline::clients::{Msg, Task};
+    use sweepbench::pipeline::distributed::clients::{Msg, Task};
     let conn = common::fresh_db("agentpod");
     common::bench_ok(
         "oltp_point_select prepare --tables=1 --table-size=1000",
@@ -154,7 +154,7 @@ fn agents_run_from_a_tasks_file_and_start_when_the_start_file_says() {
             ) => {
                 assert!(at_unix_ns >= at, "started before the instant");
                 assert!(
-                    late_ms < sweepbench::pipeline::clients::LATE_LIMIT_MS,
+                    late_ms < sweepbench::pipeline::distributed::clients::LATE_LIMIT_MS,
                     "{late_ms}"
                 );
             }
@@ -181,7 +181,7 @@ fn agents_run_from_a_tasks_file_and_start_when_the_start_file_says() {
 /// wait is refused, and SIGTERM ends an agent waiting for its start.
 #[test]
 fn an_agent_refuses_hostile_tasks_and_answers_sigterm_while_it_waits() {
-    use sweepbench::pipeline::clients::Task;
+    use sweepbench::pipeline::distributed::clients::Task;
     let conn = common::fresh_db("agenthostile");
     common::bench_ok(
         "oltp_point_select prepare --tables=1 --table-size=100",

@@ -135,7 +135,7 @@ fn compare_and_history_across_two_runs() {
         let out = env.run(&f, &["--quiet"]);
         assert!(out.status.success(), "{}", text(&out));
     }
-    let runs = sweepbench::pipeline::nightly::runs(&env.results().join("twice")).unwrap();
+    let runs = sweepbench::pipeline::results::nightly::runs(&env.results().join("twice")).unwrap();
     assert_eq!(runs.len(), 2);
     let bin = || Command::cargo_bin("sweepbench").unwrap();
     let same = bin()
@@ -241,7 +241,7 @@ fn compare_and_history_across_two_runs() {
         .unwrap();
     assert!(p.status.success(), "{}", text(&p));
     assert_eq!(
-        sweepbench::pipeline::nightly::runs(&env.results().join("twice")).unwrap(),
+        sweepbench::pipeline::results::nightly::runs(&env.results().join("twice")).unwrap(),
         vec![runs[1].clone()]
     );
     // Keeping none would leave `latest` pointing nowhere: refused, nothing removed.
@@ -257,7 +257,7 @@ fn compare_and_history_across_two_runs() {
     assert_eq!(p.status.code(), Some(2), "{}", text(&p));
     assert!(text(&p).contains("keep at least 1 run"), "{}", text(&p));
     assert_eq!(
-        sweepbench::pipeline::nightly::runs(&env.results().join("twice")).unwrap(),
+        sweepbench::pipeline::results::nightly::runs(&env.results().join("twice")).unwrap(),
         vec![runs[1].clone()]
     );
 }

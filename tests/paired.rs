@@ -189,7 +189,7 @@ fn a_budget_runs_rounds_to_a_look_fixed_in_advance() {
             .unwrap();
         let looks32: Vec<u32> = looks.iter().map(|&l| l as u32).collect();
         let n_looks = looks.len() as f64;
-        let schedule = sweepbench::pipeline::verdict::paired::Schedule::at(looks32);
+        let schedule = sweepbench::pipeline::judge::verdict::paired::Schedule::at(looks32);
         let want = 1.0 - schedule.miss_at(rounds as u32);
         assert!((conf - want).abs() < 1e-9, "{conf} against {want}: {c}");
         assert!(conf > 0.975, "{c}");

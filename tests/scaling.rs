@@ -200,16 +200,19 @@ fn an_sla_search_returns_a_capacity_that_meets_it_and_a_step_above_that_does_not
         .expect("the model meets p99 ≤ 10 ms below its peak");
     let p = at(cap);
     assert!(p.lat_p99_ms.unwrap() <= 10.0, "{p:?}");
-    assert!(sweepbench::pipeline::scaling::meets_sla(p, 10.0));
+    assert!(sweepbench::pipeline::judge::scaling::meets_sla(p, 10.0));
     let next = sla["next_rate"]
         .as_u64()
         .expect("open loop at the peak misses the SLA");
     assert!(next > cap);
-    assert!(!sweepbench::pipeline::scaling::meets_sla(at(next), 10.0));
+    assert!(!sweepbench::pipeline::judge::scaling::meets_sla(
+        at(next),
+        10.0
+    ));
     assert!(rate_points
         .iter()
         .filter(|p| p.rate > cap)
-        .all(|p| !sweepbench::pipeline::scaling::meets_sla(p, 10.0)));
+        .all(|p| !sweepbench::pipeline::judge::scaling::meets_sla(p, 10.0)));
     // The rate points are not rows of the closed-loop table.
     let rows: Vec<u64> = j["workloads"][0]["rows"]
         .as_array()
@@ -241,7 +244,9 @@ fn an_sla_step_that_overflows_the_arrival_queue_is_a_miss_not_a_failed_sweep() {
     let first = pts.iter().find(|p| p.rate > 0).expect("an SLA step ran");
     assert_eq!(first.status, PointStatus::Failed, "{first:?}");
     assert!(first.error.contains("event queue is full"), "{first:?}");
-    assert!(!sweepbench::pipeline::scaling::meets_sla(first, 1000.0));
+    assert!(!sweepbench::pipeline::judge::scaling::meets_sla(
+        first, 1000.0
+    ));
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(s.contains(" 0 failed ("), "{s}");
     assert!(

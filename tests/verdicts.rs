@@ -74,7 +74,9 @@ fn a_nightly_sweep_compares_with_the_previous_night_and_fires_when_slowed() {
         t.contains("the first finished run of 'nightly': nothing to compare with yet"),
         "{t}"
     );
-    let runs = || sweepbench::pipeline::nightly::runs(&dir.path().join("results/nightly")).unwrap();
+    let runs = || {
+        sweepbench::pipeline::results::nightly::runs(&dir.path().join("results/nightly")).unwrap()
+    };
     let night1 = runs()[0].clone();
 
     // The same model the next night (its own draws): compared with the first, not regressed.

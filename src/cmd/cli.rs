@@ -181,7 +181,7 @@ pub enum Command {
         #[arg(long, default_value = "results")]
         results_dir: PathBuf,
         /// The change a comparison should resolve, e.g. 5%.
-        #[arg(long, default_value = "5%", value_parser = crate::pipeline::verdict::parse_threshold)]
+        #[arg(long, default_value = "5%", value_parser = crate::pipeline::judge::verdict::parse_threshold)]
         threshold: f64,
     },
     /// Check that every target can take the sweep (connect, privileges, limits, tables, disk).
@@ -212,7 +212,7 @@ pub enum Command {
         #[arg(long)]
         fail_on_regression: bool,
         /// Smallest change that matters for --fail-on-regression, e.g. 5%.
-        #[arg(long, default_value = "5%", value_parser = crate::pipeline::verdict::parse_threshold)]
+        #[arg(long, default_value = "5%", value_parser = crate::pipeline::judge::verdict::parse_threshold)]
         threshold: f64,
         /// What a one-series sweep is compared with: `previous` (the newest finished run of
         /// the sweep before this one), `last-N` (the repeats of the last N runs pooled), or a
@@ -236,7 +236,7 @@ pub enum Command {
         candidate: PathBuf,
         /// Smallest change that matters, e.g. 5%: a point regressed when the interval of its
         /// change lies wholly beyond it.
-        #[arg(long, default_value = "5%", value_parser = crate::pipeline::verdict::parse_threshold)]
+        #[arg(long, default_value = "5%", value_parser = crate::pipeline::judge::verdict::parse_threshold)]
         threshold: f64,
         /// Output format.
         #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
@@ -251,7 +251,7 @@ pub enum Command {
         /// results/<sweep>
         sweep_dir: PathBuf,
         /// Smallest change of the newest run that counts, e.g. 10%.
-        #[arg(long, default_value = "10%", value_parser = crate::pipeline::verdict::parse_threshold)]
+        #[arg(long, default_value = "10%", value_parser = crate::pipeline::judge::verdict::parse_threshold)]
         threshold: f64,
         /// Also write an HTML page with the trend chart to this file.
         #[arg(long)]

@@ -6,7 +6,8 @@ mod compare;
 pub mod sandbox;
 
 use crate::exit::Exit;
-use crate::pipeline::{history, import, nightly, preflight, sweep};
+use crate::pipeline::results::{import, nightly};
+use crate::pipeline::{history, preflight, sweep};
 use cli::{Cli, Command};
 use std::path::PathBuf;
 
@@ -94,7 +95,7 @@ pub async fn run(cli: Cli) -> i32 {
             index,
             start_file,
         } => {
-            use crate::pipeline::clients::agent::{serve, Source};
+            use crate::pipeline::distributed::clients::agent::{serve, Source};
             let from = match (tasks, start_file) {
                 (Some(tasks), Some(start)) => {
                     let index = index.or_else(|| {
@@ -124,7 +125,7 @@ pub async fn run(cli: Cli) -> i32 {
         }
         Command::Merge { run_dirs, out } => finish(
             "merge",
-            crate::pipeline::merge::merge(&run_dirs, &out)
+            crate::pipeline::distributed::merge::merge(&run_dirs, &out)
                 .and_then(|()| rendered(&out, "merged run"))
                 .map(|()| {
                     println!(

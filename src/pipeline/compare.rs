@@ -2,8 +2,8 @@
 //! runs, or two series of one run) matched point by point and judged by `verdict`. Pure
 //! except for `Run::load`.
 
+use crate::pipeline::judge::verdict::{self, Judgement, Method, Metric, Sides, Verdict};
 use crate::pipeline::results::{PointRecord, PointStatus};
-use crate::pipeline::verdict::{self, Judgement, Method, Metric, Sides, Verdict};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
@@ -14,7 +14,7 @@ pub struct Run {
     /// Per-second tps by point id (empty for imported runs).
     pub tps_samples: HashMap<String, Vec<f64>>,
     /// The host that measured it (manifest.json), when known.
-    pub host: Option<crate::pipeline::host::Fingerprint>,
+    pub host: Option<crate::pipeline::results::host::Fingerprint>,
     /// SHOW GLOBAL VARIABLES per series (servers/<target>__<config>/variables.tsv).
     pub variables: BTreeMap<String, BTreeMap<String, String>>,
 }
@@ -285,7 +285,7 @@ pub fn compare(
     let verdicts: Vec<Verdict> = rows.iter().map(|r| r.verdict).collect();
     let var_diffs = variable_diffs(base, cand, &rows, map);
     let host_warnings = match (&base.host, &cand.host) {
-        (Some(a), Some(b)) => crate::pipeline::host::differences(a, b),
+        (Some(a), Some(b)) => crate::pipeline::results::host::differences(a, b),
         _ => Vec::new(),
     };
     let slow_in = |r: &Run| {
@@ -542,7 +542,7 @@ pub fn html(c: &Comparison) -> anyhow::Result<String> {
     t.add_raw_template("compare.html", HTML)
         .map_err(|e| anyhow::anyhow!("the compare template does not parse: {e:?}"))?;
     t.autoescape_on(vec!["compare.html"]);
-    crate::pipeline::filters::register(&mut t);
+    crate::pipeline::report::filters::register(&mut t);
     let mut cx = tera::Context::from_serialize(c)?;
     cx.insert("regressed", &!c.regressed().is_empty());
     t.render("compare.html", &cx)

@@ -2,10 +2,10 @@
 //! and thread count; tps and p95), the shifts in each series, and a verdict on the newest run.
 
 use crate::engine::metrics::median;
-use crate::pipeline::nightly::runs;
+use crate::pipeline::judge::verdict::changepoint::{self, Shift};
+use crate::pipeline::judge::verdict::ALPHA;
+use crate::pipeline::results::nightly::runs;
 use crate::pipeline::results::{load_curve_points, PointRecord, PointStatus};
-use crate::pipeline::verdict::changepoint::{self, Shift};
-use crate::pipeline::verdict::ALPHA;
 use anyhow::bail;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -60,13 +60,13 @@ fn series_of(r: &PointRecord) -> String {
 
 /// Each compared series' paired ratio to the baseline (candidate / control, from the
 /// verdicts' geometric means or their CPU-adjusted change), per point and metric.
-fn control_ratios(v: &crate::pipeline::verdicts_file::Verdicts) -> Vec<(Key, f64)> {
+fn control_ratios(v: &crate::pipeline::judge::verdicts_file::Verdicts) -> Vec<(Key, f64)> {
     let mut out = Vec::new();
     for c in &v.points {
         for k in &c.comparisons {
             for (metric, name) in [
-                (crate::pipeline::verdict::Metric::Tps, "tps/control"),
-                (crate::pipeline::verdict::Metric::P95, "p95/control"),
+                (crate::pipeline::judge::verdict::Metric::Tps, "tps/control"),
+                (crate::pipeline::judge::verdict::Metric::P95, "p95/control"),
             ] {
                 let Some(d) = k.metrics.iter().find(|j| j.metric == metric) else {
                     continue;
@@ -154,7 +154,7 @@ pub fn history(
         }
         // A paired run measured each series against its baseline (a control) in the same
         // rounds: that ratio is a series of its own, which a slower host does not move.
-        if let Some(v) = crate::pipeline::verdicts_file::load(d)? {
+        if let Some(v) = crate::pipeline::judge::verdicts_file::load(d)? {
             for (k, ratio) in control_ratios(&v) {
                 per_run.entry(k).or_insert_with(|| vec![None; dirs.len()])[i] = Some(ratio);
             }
@@ -247,11 +247,14 @@ pub fn history(
                 ),
             ),
             Some(n) => (
-                format!("{}%", crate::pipeline::verdict::fmt_change(n.change_pct)),
+                format!(
+                    "{}%",
+                    crate::pipeline::judge::verdict::fmt_change(n.change_pct)
+                ),
                 format!(
                     "[{}%, {}%]",
-                    crate::pipeline::verdict::fmt_change(n.lo_pct),
-                    crate::pipeline::verdict::fmt_change(n.hi_pct)
+                    crate::pipeline::judge::verdict::fmt_change(n.lo_pct),
+                    crate::pipeline::judge::verdict::fmt_change(n.hi_pct)
                 ),
                 if n.worse {
                     "WORSE".to_string()
@@ -292,7 +295,7 @@ pub fn history(
         "\nnewest run {}: worse at {} of {judged} series, better at {better} (beyond {} and outside the {:.2} % prediction interval of the runs since the last shift; {:.0} % family-wise).\n",
         ids[newest],
         worse.len(),
-        crate::pipeline::verdict::fmt_threshold(threshold_pct),
+        crate::pipeline::judge::verdict::fmt_threshold(threshold_pct),
         (1.0 - level) * 100.0,
         ALPHA * 100.0
     ));
@@ -302,7 +305,7 @@ pub fn history(
             crate::pipeline::results::load_host(&dirs[newest - 1]),
             crate::pipeline::results::load_host(&dirs[newest]),
         ) {
-            for w in crate::pipeline::host::differences(&a, &b) {
+            for w in crate::pipeline::results::host::differences(&a, &b) {
                 s.push_str(&format!("warning: {w}\n"));
             }
         }
@@ -395,7 +398,7 @@ fn page(
 
 /// The threshold a history metric ("tps", "p95", "p95/control", …) is judged at.
 fn threshold_of(metric: &str, threshold_pct: f64) -> f64 {
-    use crate::pipeline::verdict::Metric;
+    use crate::pipeline::judge::verdict::Metric;
     let m = if metric.starts_with("tps") {
         Metric::Tps
     } else {

@@ -284,7 +284,7 @@ pub fn hockey(
     workload: &str,
     rows: &[super::Row],
     series: &[String],
-    models: &[crate::pipeline::scaling::Scaling],
+    models: &[crate::pipeline::judge::scaling::Scaling],
 ) -> String {
     let lines: Vec<XyLine> = series
         .iter()

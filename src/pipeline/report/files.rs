@@ -42,8 +42,8 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
     }
     let toml = std::fs::read_to_string(run.join("sweep.toml")).unwrap_or_default();
     m.proxy_cost = super::proxy::rows(&points, &super::proxy::pairs(&toml));
-    if let Some(v) = crate::pipeline::verdicts_file::load(run)? {
-        m.paired_markdown = Some(crate::pipeline::verdicts_file::markdown(&v));
+    if let Some(v) = crate::pipeline::judge::verdicts_file::load(run)? {
+        m.paired_markdown = Some(crate::pipeline::judge::verdicts_file::markdown(&v));
         // The paired verdicts are the run's verdicts; the tables' unpaired ones are shown
         // for reference.
         m.headlines = v
@@ -62,12 +62,12 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
                 format!(
                     "{s} vs {} (paired): {}",
                     v.baseline,
-                    crate::pipeline::verdict::headline(&vs)
+                    crate::pipeline::judge::verdict::headline(&vs)
                 )
             })
             .collect();
         m.threshold_pct = v.threshold_pct;
-        m.threshold = crate::pipeline::verdict::fmt_threshold(v.threshold_pct);
+        m.threshold = crate::pipeline::judge::verdict::fmt_threshold(v.threshold_pct);
         m.paired = Some(v);
     }
     Ok(m)

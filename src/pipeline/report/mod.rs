@@ -3,15 +3,16 @@
 
 pub mod chart;
 mod files;
+pub mod filters;
 pub mod proxy;
 pub mod render;
 
 pub use files::{model, write};
 
 use crate::engine::metrics::{change_pct, geo_mean, spread_pct};
+use crate::pipeline::judge::scaling::{self, Scaling};
+use crate::pipeline::judge::verdict::{self, Method, Sides, Verdict};
 use crate::pipeline::results::{PointRecord, PointStatus};
-use crate::pipeline::scaling::{self, Scaling};
-use crate::pipeline::verdict::{self, Method, Sides, Verdict};
 use std::collections::{BTreeMap, HashMap};
 
 /// The smallest change a report calls regressed or improved, percent.
@@ -97,7 +98,7 @@ pub struct WorkloadSection {
     /// p99 against throughput per series (the hockey stick).
     pub hockey_svg: String,
     /// The USL model of each series with ok points, in series order.
-    pub scaling: Vec<crate::pipeline::scaling::Scaling>,
+    pub scaling: Vec<crate::pipeline::judge::scaling::Scaling>,
     /// How each series' coefficients differ from the baseline's.
     pub scaling_notes: Vec<String>,
 }
@@ -160,7 +161,7 @@ pub struct ReportModel {
     pub points_total: usize,
     pub points_ok: usize,
     /// A paired run's own verdicts (verdicts.json): the decisive ones, judged round by round.
-    pub paired: Option<crate::pipeline::verdicts_file::Verdicts>,
+    pub paired: Option<crate::pipeline::judge::verdicts_file::Verdicts>,
     /// The same as a Markdown table.
     pub paired_markdown: Option<String>,
     /// Proxy targets against the targets they stand in front of ("Proxy cost").

@@ -12,7 +12,7 @@ fn tera() -> anyhow::Result<tera::Tera> {
     t.add_raw_templates(vec![("report.md", MD), ("report.html", HTML)])
         .context("report templates do not parse")?;
     t.autoescape_on(vec!["report.html"]);
-    crate::pipeline::filters::register(&mut t);
+    crate::pipeline::report::filters::register(&mut t);
     Ok(t)
 }
 

@@ -4,7 +4,7 @@
 //! nothing else reads the file. Every field may be absent (imports have no plan, old runs
 //! lack the newer fields), so any manifest sweepbench ever wrote still reads.
 
-use crate::pipeline::host::Fingerprint;
+use crate::pipeline::results::host::Fingerprint;
 use anyhow::Context;
 use chrono::{DateTime, Utc};
 use serde_json::Value;

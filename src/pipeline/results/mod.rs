@@ -3,7 +3,10 @@
 //! each point ends, so a crash loses only the point in progress), histograms/, servers/,
 //! report.md / report.html, and results/<sweep>/latest.
 
+pub mod host;
+pub mod import;
 mod manifest;
+pub mod nightly;
 mod servers;
 
 pub use manifest::{load_host, load_manifest, Manifest, MergedPart, Shard, Summary};

@@ -6,6 +6,7 @@
 pub mod managed;
 pub mod mycnf;
 pub mod proxy;
+pub mod synthetic;
 pub mod workdir;
 
 pub use managed::{ManagedServer, ServerSpec};

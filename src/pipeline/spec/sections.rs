@@ -67,7 +67,7 @@ impl SweepSpec {
             let kind = match (&t.url, &t.socket, &t.server) {
                 (None, None, None) if t.synthetic.is_some() => {
                     let s = t.synthetic.as_ref().expect("matched");
-                    let m: crate::pipeline::synthetic::Model = s
+                    let m: crate::pipeline::server::synthetic::Model = s
                         .get_ref()
                         .clone()
                         .try_into()

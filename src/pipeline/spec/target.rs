@@ -11,8 +11,8 @@ pub enum TargetKind {
     External(ConnInfo),
     /// `server = {…}`: started by sweepbench (managed servers).
     Managed(ManagedTarget),
-    /// `synthetic = { seed = 7, … }`: no server, a model of one (`pipeline::synthetic`).
-    Synthetic(Box<crate::pipeline::synthetic::Model>),
+    /// `synthetic = { seed = 7, … }`: no server, a model of one (`pipeline::server::synthetic`).
+    Synthetic(Box<crate::pipeline::server::synthetic::Model>),
 }
 
 /// `proxy = { kind = "haproxy", target = "direct" }`.

@@ -20,7 +20,7 @@ fn probe(r: &PointRecord) -> Probe {
         threads: r.threads,
         tps: r.tps,
         p99_ms: r.lat_p99_ms,
-        clean: r.status == PointStatus::Ok && !crate::pipeline::scaling::too_many_errors(r),
+        clean: r.status == PointStatus::Ok && !crate::pipeline::judge::scaling::too_many_errors(r),
     }
 }
 
@@ -116,7 +116,7 @@ pub(super) async fn sla(r: &mut Runner<'_>, slot: &Point) -> (bool, u64) {
             })
             .map(|x| Step {
                 rate: x.rate,
-                meets: crate::pipeline::scaling::meets_sla(x, sla.p99_ms),
+                meets: crate::pipeline::judge::scaling::meets_sla(x, sla.p99_ms),
             })
             .collect();
         match sla.next(peak, &steps) {

@@ -88,7 +88,7 @@ pub enum Live {
 }
 
 pub struct Synthetic {
-    pub model: crate::pipeline::synthetic::Model,
+    pub model: crate::pipeline::server::synthetic::Model,
     pub config: String,
     pub clock: std::sync::Arc<std::sync::atomic::AtomicU64>,
     pub run_seq: u64,
@@ -108,14 +108,15 @@ impl Synthetic {
         let took_ms = (o.warmup_s + o.time_s.max(1)) * 1000;
         let at_ms = self.clock.fetch_add(took_ms, Relaxed);
         let measure = |o: &crate::engine::config::EngineConfig| {
-            self.model.measure(&crate::pipeline::synthetic::Measure {
-                run: self.run_seq,
-                target,
-                config: &self.config,
-                repeat,
-                at_s: at_ms as f64 / 1000.0,
-                o,
-            })
+            self.model
+                .measure(&crate::pipeline::server::synthetic::Measure {
+                    run: self.run_seq,
+                    target,
+                    config: &self.config,
+                    repeat,
+                    at_s: at_ms as f64 / 1000.0,
+                    o,
+                })
         };
         if !self.model.real_time {
             return measure(o);
@@ -358,7 +359,7 @@ async fn open_external(
 /// two models) and the config's variables, which the model does not read.
 fn open_synthetic(
     key: String,
-    model: crate::pipeline::synthetic::Model,
+    model: crate::pipeline::server::synthetic::Model,
     config: &Config,
     st: &RunState,
 ) -> anyhow::Result<Block> {

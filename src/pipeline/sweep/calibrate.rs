@@ -5,7 +5,7 @@
 use super::SweepArgs;
 use crate::exit::Exit;
 use crate::pipeline::compare::{self, Run};
-use crate::pipeline::verdict::Metric;
+use crate::pipeline::judge::verdict::Metric;
 use std::path::{Path, PathBuf};
 
 /// One point's calibration.
@@ -67,7 +67,7 @@ pub fn summary(c: &Calibration) -> String {
         c.repeats,
         mde.map_or("?".into(), |m| format!("{m:.0} %")),
         worst.map_or("?".into(), |m| format!("{m:.0} %")),
-        crate::pipeline::verdict::fmt_pct(c.threshold_pct),
+        crate::pipeline::judge::verdict::fmt_pct(c.threshold_pct),
         need.map_or("?".into(), |n| if n > 50.0 { "more than 50".into() } else { format!("{n:.0}") }),
     )
 }
@@ -147,7 +147,7 @@ pub async fn calibrate(a: &SweepArgs, threshold_pct: f64) -> anyhow::Result<Exit
     println!(
         "\nnoise: run-to-run SD per metric at {} repeats; within: the tps noise of one run's mean from its per-second samples; MDE: the smallest tps drop a comparison of two such runs calls regressed 80 % of the time; repeats: per side, to resolve ±{}.\nA/A ({} vs {}): {}.\n{}",
         cal.repeats,
-        crate::pipeline::verdict::fmt_pct(threshold_pct),
+        crate::pipeline::judge::verdict::fmt_pct(threshold_pct),
         cal.runs[0],
         cal.runs[1],
         cal.aa_headline,

@@ -25,7 +25,7 @@ fn earlier_runs(this: &Path, n: usize) -> anyhow::Result<Vec<PathBuf>> {
         .parent()
         .context("the run directory has no parent (results/<sweep>)")?;
     let name = this.file_name().unwrap_or_default().to_owned();
-    let mut found: Vec<PathBuf> = crate::pipeline::nightly::runs(sweep_dir)?
+    let mut found: Vec<PathBuf> = crate::pipeline::results::nightly::runs(sweep_dir)?
         .into_iter()
         .rev()
         .filter(|r| r.file_name().is_some_and(|x| x < name.as_os_str()) && finished(r))
@@ -109,9 +109,9 @@ pub fn judge(
 /// series against the baseline at every point. Prints them; returns what was compared and
 /// whether any point regressed.
 pub fn paired(run: &Path) -> anyhow::Result<(String, bool)> {
-    let v = crate::pipeline::verdicts_file::load(run)?
+    let v = crate::pipeline::judge::verdicts_file::load(run)?
         .context("the paired run wrote no verdicts.json: no point completed a round")?;
-    print!("{}", crate::pipeline::verdicts_file::markdown(&v));
+    print!("{}", crate::pipeline::judge::verdicts_file::markdown(&v));
     // What the compared servers were told differently (SHOW GLOBAL VARIABLES of each).
     let vars = crate::pipeline::results::load_variables(run);
     if let Some(base) = vars.get(&v.baseline) {
@@ -134,6 +134,6 @@ pub fn paired(run: &Path) -> anyhow::Result<(String, bool)> {
             "each series against {} in the same rounds (paired design)",
             v.baseline
         ),
-        crate::pipeline::verdicts_file::any_regressed(&v),
+        crate::pipeline::judge::verdicts_file::any_regressed(&v),
     ))
 }

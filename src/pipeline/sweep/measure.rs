@@ -105,8 +105,14 @@ impl<'a> Measure<'a> {
                 }
             }
             Measure::LocalClients(c) => {
-                let m = crate::pipeline::clients::local::run(spec, p, c, percentile(c), observer)
-                    .await?;
+                let m = crate::pipeline::distributed::clients::local::run(
+                    spec,
+                    p,
+                    c,
+                    percentile(c),
+                    observer,
+                )
+                .await?;
                 Measured::Report {
                     report: Box::new(m.report),
                     cpu_s: m.cpu_s,
@@ -114,7 +120,7 @@ impl<'a> Measure<'a> {
                 }
             }
             Measure::Kubernetes(c, k) => {
-                let m = crate::pipeline::k8s::run_point(
+                let m = crate::pipeline::distributed::k8s::run_point(
                     spec,
                     k,
                     p,

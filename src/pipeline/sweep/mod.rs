@@ -135,7 +135,10 @@ fn default_paired(spec: &mut SweepSpec, plan: &Plan, a: &SweepArgs) {
 /// `shards` parts) on standard output.
 pub fn k8s_render(a: &SweepArgs, shards: Option<u32>) -> anyhow::Result<Exit> {
     let (spec, plan) = load(a)?;
-    print!("{}", crate::pipeline::k8s::render(&spec, &plan, shards)?);
+    print!(
+        "{}",
+        crate::pipeline::distributed::k8s::render(&spec, &plan, shards)?
+    );
     Ok(Exit::Ok)
 }
 

@@ -9,12 +9,12 @@ use super::block::Block;
 use super::record::{fill, record};
 use super::run::{say, Runner};
 use crate::engine::exec::{self, Observer};
+use crate::pipeline::judge::verdict::paired::{self, PairedPoint, Rounds, Schedule};
+use crate::pipeline::judge::verdict::{Verdict, ALPHA};
+use crate::pipeline::judge::verdicts_file::{Cell, Comparison, Verdicts};
 use crate::pipeline::plan::Point;
 use crate::pipeline::results::{r4, PointRecord, PointStatus};
 use crate::pipeline::spec::design::MIN_ROUNDS;
-use crate::pipeline::verdict::paired::{self, PairedPoint, Rounds, Schedule};
-use crate::pipeline::verdict::{Verdict, ALPHA};
-use crate::pipeline::verdicts_file::{Cell, Comparison, Verdicts};
 use std::time::Instant;
 
 /// Time between slices (the report of one, the start of the next), for budgeting.
@@ -174,7 +174,7 @@ fn summary(cells: &[Cell], baseline: &str) -> Vec<String> {
         .map(|(s, v)| {
             format!(
                 "{s} vs {baseline}: {}",
-                crate::pipeline::verdict::headline(v)
+                crate::pipeline::judge::verdict::headline(v)
             )
         })
         .collect();

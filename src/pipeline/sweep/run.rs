@@ -60,7 +60,7 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
         anyhow::bail!("--resume: a paired run cannot be continued (its points' rounds are judged together); run the sweep again");
     }
     // One run of a sweep at a time: nightly jobs overlap when one runs long.
-    let _lock = crate::pipeline::nightly::Lock::take(&a.results_dir.join(&spec.name))?;
+    let _lock = crate::pipeline::results::nightly::Lock::take(&a.results_dir.join(&spec.name))?;
     // Settings a killed run left changed on external targets go back first, or nothing runs.
     let journal = super::vars::Journal::at(&a.results_dir.join(&spec.name));
     let recovered = journal
@@ -113,7 +113,7 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
     let started_at = chrono::Utc::now();
     // Who measured: the host and its speed now, so compare can tell a slower VM from a slower
     // server.
-    let host = crate::pipeline::host::fingerprint(Some(&dir.path));
+    let host = crate::pipeline::results::host::fingerprint(Some(&dir.path));
     dir.write_manifest(&manifest(
         &spec,
         &plan,
@@ -626,7 +626,7 @@ fn manifest(
         chrono::DateTime<chrono::Utc>,
         Option<chrono::DateTime<chrono::Utc>>,
     ),
-    host: &crate::pipeline::host::Fingerprint,
+    host: &crate::pipeline::results::host::Fingerprint,
     t: Option<&Tally>,
     shard: Option<(u32, u32)>,
 ) -> Manifest {

@@ -4,7 +4,7 @@
 
 use crate::engine::config::SslMode;
 use crate::engine::workload::WorkloadKind;
-use crate::pipeline::import;
+use crate::pipeline::results::import;
 use crate::pipeline::results::PointRecord;
 use crate::pipeline::spec::target::ConnInfo;
 use crate::pipeline::spec::SweepSpec;

@@ -230,7 +230,7 @@ fn a_latency_percentile_is_judged_at_twice_the_threshold() {
     assert_eq!(j.verdict, Verdict::Regressed, "{j:?}");
     assert_eq!(Metric::P99.threshold_pct(5.0), 10.0);
     assert_eq!(
-        crate::pipeline::verdict::fmt_threshold(5.0),
+        crate::pipeline::judge::verdict::fmt_threshold(5.0),
         "±5 %, p95 and p99 ±10 %"
     );
 }

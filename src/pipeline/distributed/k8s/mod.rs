@@ -110,7 +110,7 @@ pub async fn run_point(
     run_id: &str,
     (percentile, keep): (u32, bool),
     observer: &mut dyn crate::engine::exec::Observer,
-) -> anyhow::Result<crate::pipeline::clients::local::Outcome> {
+) -> anyhow::Result<crate::pipeline::distributed::clients::local::Outcome> {
     let objects = point_objects(spec, k, p, run_id)?;
     let client = kube::Client::try_default()
         .await

@@ -4,7 +4,7 @@
 use super::*;
 use crate::engine::exec::IntervalStats;
 use crate::engine::metrics::{percentile_ms, total_hist, Counts};
-use crate::pipeline::clients::{encode_hist, End, Msg};
+use crate::pipeline::distributed::clients::{encode_hist, End, Msg};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::ConfigMap;
 use std::sync::{Arc, Mutex};
@@ -28,7 +28,7 @@ fn a_two_client_point_renders_a_config_map_and_an_indexed_job_of_two() {
         .collect();
     assert_eq!(docs.len(), 2, "{yaml}");
     let cm: ConfigMap = serde_yaml_ng::from_str(docs[0]).unwrap();
-    let tasks: Vec<crate::pipeline::clients::Task> =
+    let tasks: Vec<crate::pipeline::distributed::clients::Task> =
         serde_json::from_str(&cm.data.as_ref().unwrap()["tasks.json"]).unwrap();
     assert_eq!(tasks.len(), 2);
     assert_eq!((tasks[0].threads, tasks[1].threads), (4, 4));

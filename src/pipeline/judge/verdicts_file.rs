@@ -2,8 +2,8 @@
 //! candidate against the baseline — written as each point ends, read by the report and the
 //! regression gate.
 
-use crate::pipeline::verdict::paired::PairedJudgement;
-use crate::pipeline::verdict::{fmt_threshold, Verdict};
+use crate::pipeline::judge::verdict::paired::PairedJudgement;
+use crate::pipeline::judge::verdict::{fmt_threshold, Verdict};
 use std::path::Path;
 
 /// One point's paired comparison of one candidate series with the baseline.
@@ -86,7 +86,7 @@ pub fn load(run: &Path) -> anyhow::Result<Option<Verdicts>> {
 
 /// "−12.3 % [−15.0, −9.4]", or "unbounded" past what a printed number can say.
 fn change(j: &PairedJudgement) -> String {
-    let num = |x: Option<f64>| x.map_or("?".into(), crate::pipeline::verdict::fmt_change);
+    let num = |x: Option<f64>| x.map_or("?".into(), crate::pipeline::judge::verdict::fmt_change);
     match (j.delta_pct, j.lo_pct, j.hi_pct) {
         (Some(_), Some(_), Some(_)) => format!(
             "{} % [{}, {}]",

@@ -3,7 +3,7 @@
 //! would measure another point).
 
 use super::{label, short_hash};
-use crate::pipeline::clients::Task;
+use crate::pipeline::distributed::clients::Task;
 use crate::pipeline::plan::Point;
 use crate::pipeline::spec::distributed::Kube;
 use crate::pipeline::spec::target::{ConnInfo, TargetKind};

@@ -7,8 +7,8 @@
 use super::objects::START_KEY;
 use super::Objects;
 use crate::engine::exec::Observer;
-use crate::pipeline::clients::local::{await_ready, conclude, gather, Event, Outcome};
-use crate::pipeline::clients::unix_ns;
+use crate::pipeline::distributed::clients::local::{await_ready, conclude, gather, Event, Outcome};
+use crate::pipeline::distributed::clients::unix_ns;
 use futures::{AsyncBufReadExt, StreamExt};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};

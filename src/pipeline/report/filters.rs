@@ -42,7 +42,7 @@ fn num(v: &tera::Value, _: &HashMap<String, tera::Value>) -> tera::Result<tera::
 fn signed(v: &tera::Value, _: &HashMap<String, tera::Value>) -> tera::Result<tera::Value> {
     // A ratio's interval can run past any useful number: "unbounded" instead of 21 digits.
     Ok(tera::Value::String(match v.as_f64() {
-        Some(x) => match crate::pipeline::verdict::fmt_change(x) {
+        Some(x) => match crate::pipeline::judge::verdict::fmt_change(x) {
             t if t.ends_with("unbounded") => t,
             t => format!("{} %", t.replacen('-', "−", 1)),
         },

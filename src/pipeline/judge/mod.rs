@@ -1,0 +1,7 @@
+//! Judgement, pure where it can be: `verdict` (every regressed / improved / unchanged /
+//! inconclusive answer, paired or not, and the change points of a history), `scaling` (each
+//! series' Universal Scalability Law model) and `verdicts_file` (a paired run's verdicts.json).
+
+pub mod scaling;
+pub mod verdict;
+pub mod verdicts_file;
