@@ -181,31 +181,30 @@ mod tests {
         assert!(contents(&[0x30]).is_empty());
     }
 
-    /// A version 1 certificate and its key, made by openssl as the MySQL manual's recipe
-    /// makes them (OpenSSL 3 leaves out the extensions, and with them the version).
-    fn v1_with_key() -> (
-        CertificateDer<'static>,
-        rustls::pki_types::PrivateKeyDer<'static>,
-    ) {
-        use rustls::pki_types::pem::PemObject;
+    /// A directory made by openssl as the MySQL manual's recipe makes a server's files
+    /// (OpenSSL 3 leaves out the extensions, and with them the version): ca.pem, and cert.pem
+    /// of version 1 it signed for key.pem; fake.pem, a CA of the same name with another key.
+    fn v1_pki() -> tempfile::TempDir {
         let d = tempfile::tempdir().unwrap();
-        let run = |args: &str| {
+        for args in [
+            "req -x509 -newkey rsa:2048 -nodes -keyout ca-key.pem -out ca.pem -days 2 -subj /CN=same-name",
+            "req -x509 -newkey rsa:2048 -nodes -keyout fake-key.pem -out fake.pem -days 2 -subj /CN=same-name",
+            "req -newkey rsa:2048 -nodes -keyout key.pem -out req.csr -subj /CN=localhost",
+            "x509 -req -in req.csr -CA ca.pem -CAkey ca-key.pem -set_serial 01 -out cert.pem -days 2",
+        ] {
             let out = std::process::Command::new("openssl")
                 .current_dir(d.path())
                 .args(args.split_whitespace())
                 .output()
                 .expect("openssl (.ci/run installs it)");
             assert!(out.status.success(), "openssl {args}: {out:?}");
-        };
-        run(
-            "req -x509 -newkey rsa:2048 -nodes -keyout ca-key.pem -out ca.pem -days 2 -subj /CN=ca",
-        );
-        run("req -newkey rsa:2048 -nodes -keyout key.pem -out req.csr -subj /CN=localhost");
-        run("x509 -req -in req.csr -CA ca.pem -CAkey ca-key.pem -set_serial 01 -out cert.pem -days 2");
-        let cert = CertificateDer::from_pem_file(d.path().join("cert.pem")).unwrap();
-        let key =
-            rustls::pki_types::PrivateKeyDer::from_pem_file(d.path().join("key.pem")).unwrap();
-        (cert, key)
+        }
+        d
+    }
+
+    fn der(d: &tempfile::TempDir, file: &str) -> CertificateDer<'static> {
+        use rustls::pki_types::pem::PemObject;
+        CertificateDer::from_pem_file(d.path().join(file)).unwrap()
     }
 
     /// The handshake's signature is checked against the certificate's key: one made with
@@ -213,8 +212,11 @@ mod tests {
     /// refuses a scheme it does not allow.
     #[test]
     fn a_tampered_handshake_signature_is_refused() {
-        let (cert, key) = v1_with_key();
-        let v1 = V1::of(&cert).expect("a version 1 certificate");
+        use rustls::pki_types::pem::PemObject;
+        let d = v1_pki();
+        let v1 = V1::of(&der(&d, "cert.pem")).expect("a version 1 certificate");
+        let key =
+            rustls::pki_types::PrivateKeyDer::from_pem_file(d.path().join("key.pem")).unwrap();
         let provider = rustls::crypto::ring::default_provider();
         let algs = &provider.signature_verification_algorithms;
         let signer = provider
@@ -253,27 +255,13 @@ mod tests {
     /// certificate has expired or before it is valid.
     #[test]
     fn a_version_1_certificate_is_checked_against_the_key_of_its_ca() {
-        use rustls::pki_types::pem::PemObject;
-        let d = tempfile::tempdir().unwrap();
-        let run = |args: &str| {
-            let out = std::process::Command::new("openssl")
-                .current_dir(d.path())
-                .args(args.split_whitespace())
-                .output()
-                .expect("openssl (.ci/run installs it)");
-            assert!(out.status.success(), "openssl {args}: {out:?}");
-        };
-        run("req -x509 -newkey rsa:2048 -nodes -keyout ca-key.pem -out ca.pem -days 2 -subj /CN=same-name");
-        run("req -x509 -newkey rsa:2048 -nodes -keyout fake-key.pem -out fake.pem -days 2 -subj /CN=same-name");
-        run("req -newkey rsa:2048 -nodes -keyout key.pem -out req.csr -subj /CN=localhost");
-        run("x509 -req -in req.csr -CA ca.pem -CAkey ca-key.pem -set_serial 01 -out cert.pem -days 2");
-        let der = |f: &str| CertificateDer::from_pem_file(d.path().join(f)).unwrap();
-        let v1 = V1::of(&der("cert.pem")).expect("a version 1 certificate");
+        let d = v1_pki();
+        let v1 = V1::of(&der(&d, "cert.pem")).expect("a version 1 certificate");
         let provider = rustls::crypto::ring::default_provider();
         let algs = &provider.signature_verification_algorithms;
         let now = UnixTime::now();
-        let ca = decode_cas(&[der("ca.pem")]);
-        let fake = decode_cas(&[der("fake.pem")]);
+        let ca = decode_cas(&[der(&d, "ca.pem")]);
+        let fake = decode_cas(&[der(&d, "fake.pem")]);
         assert!(v1.verify_issued_by(&ca, algs, now).is_ok());
         assert_eq!(
             v1.verify_issued_by(&fake, algs, now),
