@@ -367,7 +367,29 @@ async fn preflight_all(
         let (findings, facts) = match target_kind(spec, target)? {
             TargetKind::External(c) => {
                 let n = needs(spec, plan, target);
-                preflight::check_target(target, &c.conn_options(), c.is_local(), &n, on).await
+                let o = c.conn_options();
+                // Under the watch, as prepare is: a server that stops answering between the
+                // login and the last query, or a Ctrl-C, ends the check instead of holding it.
+                let checked = crate::engine::watch::watched(
+                    &o,
+                    "checking it",
+                    async { Ok(preflight::check_target(target, &o, c.is_local(), &n, on).await) },
+                    || {},
+                )
+                .await;
+                match checked {
+                    Ok(r) => r,
+                    Err(e) => (
+                        vec![Finding {
+                            target: target.clone(),
+                            severity: Severity::Blocking,
+                            check: "server",
+                            message: format!("{e:#}"),
+                            max_threads: None,
+                        }],
+                        None,
+                    ),
+                }
             }
             TargetKind::Managed(m) => {
                 all.push(managed_finding(target, &m));
