@@ -263,9 +263,26 @@ impl Block {
         }
     }
 
-    /// After a failed point: a managed server that died is started again on its datadir
-    /// (InnoDB recovers it) so the sweep can go on. Returns what its error log said.
-    pub async fn revive(&mut self) -> Option<String> {
+    /// After a point that failed with `error`: a managed server that died is started again
+    /// on its datadir (InnoDB recovers it) so the sweep can go on. Returns what its error log
+    /// said. A killed server closes its connections before the kernel reports it ended, so
+    /// when the point lost its connections the process is given a moment to be seen gone.
+    pub async fn revive(&mut self, error: &str) -> Option<String> {
+        let lost = ["error 2013", "error 2006", "Lost connection", "gone away"]
+            .iter()
+            .any(|k| error.contains(k));
+        if lost {
+            for _ in 0..60 {
+                let running = match &mut self.live {
+                    Some(Live::Managed(s)) => s.is_running(),
+                    _ => false,
+                };
+                if !running {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+        }
         if let Some(p) = &mut self.proxy {
             if let Some(st) = p.exited() {
                 let tail = p.log_tail();

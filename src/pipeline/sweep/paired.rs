@@ -571,7 +571,7 @@ async fn slice(
         }
     }
     if rec.status == PointStatus::Failed {
-        if let Some(note) = b.revive().await {
+        if let Some(note) = b.revive(&rec.error).await {
             rec.error = format!("{} | {note}", rec.error);
         }
     }

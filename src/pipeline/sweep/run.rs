@@ -592,7 +592,7 @@ async fn run_one(
         }
     }
     if rec.status == PointStatus::Failed {
-        if let Some(note) = b.revive().await {
+        if let Some(note) = b.revive(&rec.error).await {
             rec.error = format!("{} | {note}", rec.error);
         }
     }

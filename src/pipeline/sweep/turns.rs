@@ -162,7 +162,7 @@ pub(super) async fn round(
 }
 
 async fn revive(b: &mut Block, error: &mut String) {
-    if let Some(note) = b.revive().await {
+    if let Some(note) = b.revive(error).await {
         *error = format!("{error} | {note}");
     }
 }
