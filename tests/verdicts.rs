@@ -105,6 +105,26 @@ fn a_nightly_sweep_compares_with_the_previous_night_and_fires_when_slowed() {
     let night2 = runs()[1].clone();
     assert!(t.contains(&night2.display().to_string()), "{t}");
     assert!(t.contains("regressed (tps -8"), "{t}");
+    // The verdict is kept in the run directory and its report, not only in the cron log.
+    let night3 = runs()[2].clone();
+    let gate = std::fs::read_to_string(night3.join("gate.md")).unwrap();
+    assert!(
+        gate.contains("REGRESSED") && gate.contains("regressed (tps -8"),
+        "{gate}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(night3.join("gate.json")).unwrap()).unwrap();
+    assert!(json["compared"]
+        .as_str()
+        .unwrap()
+        .contains("previous finished run"));
+    assert!(!json["comparison"]["rows"].as_array().unwrap().is_empty());
+    let md = std::fs::read_to_string(night3.join("report.md")).unwrap();
+    assert!(
+        md.contains("## Against an earlier run (`--fail-on-regression`)")
+            && md.contains("regressed (tps -8"),
+        "{md}"
+    );
 
     // The same slow night again, judged against a chosen run: the first night.
     let again = run(dir.path(), &f, &["--against", night1.to_str().unwrap()]);

@@ -42,6 +42,7 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
     }
     let toml = std::fs::read_to_string(run.join("sweep.toml")).unwrap_or_default();
     m.proxy_cost = super::proxy::rows(&points, &super::proxy::pairs(&toml));
+    m.gate = crate::pipeline::results::load_gate(run);
     if let Some(v) = crate::pipeline::judge::verdicts_file::load(run)? {
         m.paired_markdown = Some(crate::pipeline::judge::verdicts_file::markdown(&v));
         // The paired verdicts are the run's verdicts; the tables' unpaired ones are shown

@@ -166,6 +166,8 @@ pub struct ReportModel {
     pub paired_markdown: Option<String>,
     /// Proxy targets against the targets they stand in front of ("Proxy cost").
     pub proxy_cost: Vec<proxy::ProxyCostRow>,
+    /// What `--fail-on-regression` compared this run with, and its verdicts (gate.md).
+    pub gate: Option<String>,
 }
 
 /// The column a record belongs to: `target/config`, plus `/driver` for a load generator other
@@ -491,6 +493,7 @@ impl ReportModel {
             paired: None,
             paired_markdown: None,
             proxy_cost: Vec::new(),
+            gate: None,
             series,
         }
     }

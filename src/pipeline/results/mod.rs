@@ -626,12 +626,27 @@ impl RunDir {
         write_atomic(&path, serde_json::to_string_pretty(&all)?.as_bytes())
     }
 
+    /// gate.md and gate.json: what `--fail-on-regression` compared this run with, and its
+    /// verdicts (the text it printed; the comparison as JSON), kept beside the report.
+    pub fn write_gate(&self, text: &str, json: &serde_json::Value) -> anyhow::Result<()> {
+        write_atomic(&self.path.join("gate.md"), text.as_bytes())?;
+        write_atomic(
+            &self.path.join("gate.json"),
+            serde_json::to_string_pretty(json)?.as_bytes(),
+        )
+    }
+
     pub fn write_manifest(&self, m: &Manifest) -> anyhow::Result<()> {
         write_atomic(
             &self.path.join("manifest.json"),
             serde_json::to_string_pretty(m)?.as_bytes(),
         )
     }
+}
+
+/// The text of a run's gate.md (`RunDir::write_gate`), if `--fail-on-regression` judged it.
+pub fn load_gate(run: &Path) -> Option<String> {
+    std::fs::read_to_string(run.join("gate.md")).ok()
 }
 
 /// Reads a run's points.csv.

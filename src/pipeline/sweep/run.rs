@@ -242,9 +242,20 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
     } else if let (Some((th, against)), false) = (&a.fail_on_regression, t.interrupted) {
         match super::gate::judge(&spec, &dir, *th, against) {
             Ok(Some((what, cmp))) => {
-                println!("\n--fail-on-regression: compared {what}");
-                print!("{}", crate::pipeline::compare::text(&cmp));
+                let text = format!(
+                    "--fail-on-regression: compared {what}\n{}",
+                    crate::pipeline::compare::text(&cmp)
+                );
+                print!("\n{text}");
                 regressed = !cmp.regressed().is_empty();
+                // Kept in the run directory and its report, not only in the cron log.
+                let json = serde_json::json!({"compared": what, "comparison": cmp});
+                let kept = dir
+                    .write_gate(&text, &json)
+                    .and_then(|()| crate::pipeline::report::write(&dir.path, None));
+                if let Err(e) = kept {
+                    eprintln!("sweepbench run: the gate's verdicts not kept in the run: {e:#}");
+                }
             }
             Ok(None) => println!(
                 "\n--fail-on-regression: the first finished run of '{}': nothing to compare with yet",
