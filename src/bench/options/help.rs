@@ -1,7 +1,7 @@
 //! `bench --help` (every option in sysbench's sections, with its default) and
 //! `bench <workload> help` (the script's options in sysbench's own layout).
 
-use super::table::{is_script_option, script_options, Kind, ALIASES, DEFS};
+use super::table::{aliases, defs, is_script_option, script_options, Kind};
 use crate::engine::config::WorkloadKind;
 use std::fmt;
 
@@ -57,7 +57,7 @@ impl fmt::Display for Help {
             writeln!(f, "  {}", w.name())?;
         }
         for sec in SECTIONS {
-            let defs: Vec<_> = DEFS.iter().filter(|d| section(d.name) == sec).collect();
+            let defs: Vec<_> = defs().filter(|d| section(d.name) == sec).collect();
             let width = defs
                 .iter()
                 .map(|d| flag(d.name, d.kind, '-').len())
@@ -82,7 +82,7 @@ impl fmt::Display for Help {
             f,
             "\n'-' and '_' are interchangeable. sysbench 0.5's names are accepted too:"
         )?;
-        for (alias, canon) in ALIASES {
+        for (alias, canon) in aliases() {
             writeln!(
                 f,
                 "  --{:<24} = --{}",
@@ -101,7 +101,7 @@ pub fn workload_help(w: WorkloadKind) -> Option<String> {
     let names = script_options(w)?;
     let defs: Vec<_> = names
         .iter()
-        .filter_map(|n| DEFS.iter().find(|d| d.name == *n))
+        .filter_map(|n| defs().find(|d| d.name == *n))
         .collect();
     let width = defs
         .iter()

@@ -2,9 +2,10 @@
 //! prints them, value syntax, `--help`, and `build`, which types the options into the engine's
 //! `EngineConfig` (the values are checked by the engine's types).
 
+use crate::engine::config::overrides::WORKLOAD_OPTIONS;
 use crate::engine::config::{
-    check_engine_name, flag_word, ConnOptions, EngineConfig, ParetoH, PerEvent, Percentile,
-    RandParams, SpecIter, TlsOptions, WorkloadKind, WorkloadOptions, MAX_SECONDS,
+    check_engine_name, flag_word, ConnOptions, EngineConfig, Overrides, TlsOptions, WorkloadKind,
+    WorkloadOptions, MAX_SECONDS,
 };
 use std::collections::BTreeMap;
 
@@ -13,7 +14,7 @@ mod help;
 mod table;
 
 pub use help::{workload_help, Help};
-use table::{Def, Kind, ALIASES, DEFS};
+use table::{aliases, canonical, defs, Kind};
 
 /// A bad command line, worded for the person who typed it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -43,22 +44,11 @@ pub struct RawOptions {
     values: BTreeMap<&'static str, String>,
 }
 
-fn canonical(name: &str) -> Option<&'static Def> {
-    let norm = name.replace('-', "_");
-    let target = ALIASES
-        .iter()
-        .find(|(alias, _)| *alias == norm)
-        .map(|(_, c)| *c)
-        .unwrap_or(norm.as_str());
-    DEFS.iter().find(|d| d.name == target)
-}
-
 fn nearest(name: &str) -> String {
     let norm = name.replace('-', "_");
-    let best = DEFS
-        .iter()
+    let best = defs()
         .map(|d| d.name)
-        .chain(ALIASES.iter().map(|(a, _)| *a))
+        .chain(aliases().map(|(a, _)| a))
         .map(|cand| (strsim::levenshtein(&norm, cand), cand))
         .min();
     match best {
@@ -119,7 +109,7 @@ impl RawOptions {
             .get(name)
             .map(String::as_str)
             .unwrap_or_else(|| {
-                DEFS.iter()
+                defs()
                     .find(|d| d.name == name)
                     .map(|d| d.default)
                     .unwrap_or_else(|| panic!("option {name} is not defined"))
@@ -167,17 +157,6 @@ pub enum OutputFormat {
 fn u32_opt(raw: &RawOptions, name: &str) -> Result<u32, OptionError> {
     let v = raw.int(name);
     u32::try_from(v).map_err(|_| raw.bad(name, "too large"))
-}
-
-/// A u32 option checked by the engine type that bounds it (`PerEvent`, `SpecIter`).
-fn bounded<T: TryFrom<u32, Error = String> + Into<u32>>(
-    raw: &RawOptions,
-    name: &str,
-) -> Result<u32, OptionError> {
-    let v = u32_opt(raw, name)?;
-    T::try_from(v)
-        .map(Into::into)
-        .map_err(|e| raw.bad(name, &e))
 }
 
 fn list<T: std::str::FromStr>(raw: &RawOptions, name: &str) -> Result<Vec<T>, OptionError> {
@@ -231,16 +210,6 @@ pub fn output_format(raw: &RawOptions) -> Result<OutputFormat, OptionError> {
 /// mapping from `--oltp-read-only` / `--oltp-write-only`).
 pub fn build(workload: &str, raw: &RawOptions) -> Result<EngineConfig, OptionError> {
     let workload = resolve_workload(workload, raw)?;
-    let rand = RandParams {
-        kind: typed(raw, "rand_type")?,
-        spec_iter: bounded::<SpecIter>(raw, "rand_spec_iter")?,
-        spec_pct: raw.float("rand_spec_pct"),
-        spec_res: raw.float("rand_spec_res"),
-        pareto_h: ParetoH::try_from(raw.float("rand_pareto_h"))
-            .map_err(|why| raw.bad("rand_pareto_h", &why))?
-            .into(),
-        zipfian_exp: raw.float("rand_zipfian_exp"),
-    };
     if raw.get("db_driver") != "mysql" {
         return Err(OptionError::Usage(format!(
             "FATAL: invalid database driver name: '{}' (sweepbench has the mysql driver only)",
@@ -276,25 +245,8 @@ pub fn build(workload: &str, raw: &RawOptions) -> Result<EngineConfig, OptionErr
     let wl = WorkloadOptions {
         tables: u32_opt(raw, "tables")?,
         table_size: u32_opt(raw, "table_size")?,
-        range_size: u32_opt(raw, "range_size")?,
-        point_selects: bounded::<PerEvent>(raw, "point_selects")?,
-        simple_ranges: bounded::<PerEvent>(raw, "simple_ranges")?,
-        sum_ranges: bounded::<PerEvent>(raw, "sum_ranges")?,
-        order_ranges: bounded::<PerEvent>(raw, "order_ranges")?,
-        distinct_ranges: bounded::<PerEvent>(raw, "distinct_ranges")?,
-        index_updates: bounded::<PerEvent>(raw, "index_updates")?,
-        non_index_updates: bounded::<PerEvent>(raw, "non_index_updates")?,
-        delete_inserts: bounded::<PerEvent>(raw, "delete_inserts")?,
-        range_selects: raw.flag("range_selects"),
-        auto_inc: raw.flag("auto_inc"),
-        create_secondary: raw.flag("create_secondary"),
-        skip_trx: raw.flag("skip_trx"),
-        secondary: raw.flag("secondary"),
         storage_engine: raw.get("mysql_storage_engine").to_string(),
-        create_table_options: typed(raw, "create_table_options")?,
-        random_points: bounded::<PerEvent>(raw, "random_points")?.max(1),
-        number_of_ranges: bounded::<PerEvent>(raw, "number_of_ranges")?.max(1),
-        delta: u32_opt(raw, "delta")?,
+        ..WorkloadOptions::default()
     };
     if wl.tables == 0 && workload.uses_oltp_tables() {
         return Err(raw.bad("tables", "must be at least 1"));
@@ -337,8 +289,6 @@ pub fn build(workload: &str, raw: &RawOptions) -> Result<EngineConfig, OptionErr
             },
         },
         wl,
-        rand,
-        rand_seed: raw.int("rand_seed"),
         threads,
         events: raw.int("events"),
         time_s: raw.int("time"),
@@ -347,19 +297,25 @@ pub fn build(workload: &str, raw: &RawOptions) -> Result<EngineConfig, OptionErr
         rate: raw.int("rate"),
         report_interval_s: raw.int("report_interval"),
         checkpoints_s,
-        percentile: Percentile::try_from(u32_opt(raw, "percentile")?)
-            .map_err(|why| raw.bad("percentile", &why))?
-            .into(),
         histogram: raw.flag("histogram"),
-        ps_mode: typed(raw, "db_ps_mode")?,
-        ignore_errors: typed(raw, "mysql_ignore_errors")?,
-        prepare_threads: u32_opt(raw, "prepare_threads")?,
         quiet: false,
         dry_run: raw.flag("mysql_dry_run"),
         cpus: Vec::new(),
+        ..EngineConfig::new(workload)
     };
-    c.fit_workload();
+    workload_options(raw)?.apply(&mut c);
     Ok(c)
+}
+
+/// The workload options given on the command line, typed by the engine's one table.
+fn workload_options(raw: &RawOptions) -> Result<Overrides, OptionError> {
+    let mut given = Overrides::default();
+    for d in WORKLOAD_OPTIONS.iter().filter(|d| raw.given(d.name)) {
+        given
+            .set_arg(d.name, raw.get(d.name))
+            .map_err(|why| raw.bad(d.name, &why))?;
+    }
+    Ok(given)
 }
 
 fn resolve_workload(name: &str, raw: &RawOptions) -> Result<WorkloadKind, OptionError> {

@@ -1,22 +1,11 @@
-//! sysbench 1.0.20's option table for `bench`: every option's canonical name, value kind,
-//! default (as `--help` prints it; the engine's own defaults are tested to match) and help
-//! line, and the 0.5 names that alias them.
+//! sysbench 1.0.20's option table for `bench`: the options of sysbench itself and its tests
+//! (name, value kind, default as `--help` prints it, help line, 0.5 names); the workload
+//! options come from the engine's one table (`WORKLOAD_OPTIONS`). The engine's own defaults
+//! are tested to match.
 
-/// What the option's value must look like.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
-    Int,
-    Float,
-    Bool,
-    Str,
-}
-
-pub(super) struct Def {
-    pub name: &'static str,
-    pub kind: Kind,
-    pub default: &'static str,
-    pub help: &'static str,
-}
+use crate::engine::config::options::canonical_in;
+pub(super) use crate::engine::config::options::{Def, Kind};
+use crate::engine::config::overrides::WORKLOAD_OPTIONS;
 
 const fn def(name: &'static str, kind: Kind, default: &'static str, help: &'static str) -> Def {
     Def {
@@ -24,11 +13,34 @@ const fn def(name: &'static str, kind: Kind, default: &'static str, help: &'stat
         kind,
         default,
         help,
+        legacy: &[],
     }
 }
 
-/// Every option `bench` accepts, under sysbench 1.0.20's canonical name.
-pub(super) const DEFS: &[Def] = &[
+/// `d`, also called by the given sysbench 0.5 (or deprecated 1.0) names.
+const fn was(mut d: Def, legacy: &'static [&'static str]) -> Def {
+    d.legacy = legacy;
+    d
+}
+
+/// Every option `bench` accepts: sysbench's and its tests', then the workload options.
+pub(super) fn defs() -> impl Iterator<Item = &'static Def> {
+    BENCH_DEFS.iter().chain(WORKLOAD_OPTIONS)
+}
+
+/// The option `name` stands for ('-' and '_' alike, 0.5 names mapped).
+pub(super) fn canonical(name: &str) -> Option<&'static Def> {
+    canonical_in(BENCH_DEFS, name).or_else(|| canonical_in(WORKLOAD_OPTIONS, name))
+}
+
+/// Every option's 0.5 names, with the canonical name each stands for.
+pub(super) fn aliases() -> impl Iterator<Item = (&'static str, &'static str)> {
+    defs().flat_map(|d| d.legacy.iter().map(move |a| (*a, d.name)))
+}
+
+/// The options of sysbench itself and of its cpu, memory and fileio tests, under sysbench
+/// 1.0.20's canonical name.
+const BENCH_DEFS: &[Def] = &[
     def(
         "cpu_max_prime",
         Kind::Int,
@@ -144,29 +156,41 @@ pub(super) const DEFS: &[Def] = &[
         "seq",
         "memory access mode {seq,rnd} (the memory test)",
     ),
+    was(
     def(
         "threads",
         Kind::Int,
         "1",
         "number of threads (connections) to use",
     ),
+        &["num_threads"],
+    ),
+    was(
     def(
         "events",
         Kind::Int,
         "0",
         "limit for total number of events (0 = none)",
     ),
+        &["max_requests"],
+    ),
+    was(
     def(
         "time",
         Kind::Int,
         "10",
         "limit for total execution time in seconds (0 = none)",
     ),
+        &["max_time"],
+    ),
+    was(
     def(
         "warmup_time",
         Kind::Int,
         "0",
         "run events this many seconds before measuring; they are not counted (sysbench 1.1)",
+    ),
+        &["warmup"],
     ),
     def(
         "forced_shutdown",
@@ -174,11 +198,14 @@ pub(super) const DEFS: &[Def] = &[
         "off",
         "seconds (or N%) after --time to end a run that does not stop by itself; 'off' to disable",
     ),
+    was(
     def(
         "rate",
         Kind::Int,
         "0",
         "average transactions rate, open loop (0 = unlimited)",
+    ),
+        &["tx_rate"],
     ),
     def(
         "report_interval",
@@ -193,70 +220,16 @@ pub(super) const DEFS: &[Def] = &[
         "comma-separated seconds at which to print a full report and reset the counters",
     ),
     def(
-        "percentile",
-        Kind::Int,
-        "95",
-        "percentile to report in latency statistics (1-100, 0 = disabled)",
-    ),
-    def(
         "histogram",
         Kind::Bool,
         "off",
         "print the latency histogram in the report",
     ),
     def(
-        "rand_type",
-        Kind::Str,
-        "special",
-        "random distribution: uniform, gaussian, special, pareto, zipfian",
-    ),
-    def(
-        "rand_seed",
-        Kind::Int,
-        "0",
-        "seed for the random number generators (0 = current time)",
-    ),
-    def(
-        "rand_spec_iter",
-        Kind::Int,
-        "12",
-        "iterations for the gaussian and special distributions",
-    ),
-    def(
-        "rand_spec_pct",
-        Kind::Float,
-        "1",
-        "percentage of values treated as 'special'",
-    ),
-    def(
-        "rand_spec_res",
-        Kind::Float,
-        "75",
-        "percentage of 'special' values to use",
-    ),
-    def(
-        "rand_pareto_h",
-        Kind::Float,
-        "0.2",
-        "parameter h of the pareto distribution",
-    ),
-    def(
-        "rand_zipfian_exp",
-        Kind::Float,
-        "0.8",
-        "exponent of the zipfian distribution",
-    ),
-    def(
         "db_driver",
         Kind::Str,
         "mysql",
         "database driver (only mysql)",
-    ),
-    def(
-        "db_ps_mode",
-        Kind::Str,
-        "auto",
-        "prepared statements: auto or disable",
     ),
     def(
         "mysql_debug",
@@ -303,23 +276,14 @@ pub(super) const DEFS: &[Def] = &[
     def("mysql_user", Kind::Str, "sbtest", "MySQL user"),
     def("mysql_password", Kind::Str, "", "MySQL password"),
     def("mysql_db", Kind::Str, "sbtest", "MySQL database name"),
-    def(
-        "mysql_ignore_errors",
-        Kind::Str,
-        "1213,1020,1205",
-        "error codes that restart the event instead of ending the run, or 'all'",
-    ),
+    was(
     def(
         "mysql_storage_engine",
         Kind::Str,
         "innodb",
         "Storage engine, if MySQL is used",
     ),
-    def(
-        "create_table_options",
-        Kind::Str,
-        "",
-        "extra CREATE TABLE options, e.g. ROW_FORMAT=COMPRESSED (sysbench 1.1)",
+        &["mysql_table_engine"],
     ),
     def(
         "mysql_ssl",
@@ -357,91 +321,13 @@ pub(super) const DEFS: &[Def] = &[
         "off",
         "accepted for compatibility; must stay off",
     ),
+    was(
     def("tables", Kind::Int, "1", "Number of tables"),
+        &["oltp_tables_count"],
+    ),
+    was(
     def("table_size", Kind::Int, "10000", "Number of rows per table"),
-    def(
-        "range_size",
-        Kind::Int,
-        "100",
-        "Range size for range SELECT queries",
-    ),
-    def(
-        "point_selects",
-        Kind::Int,
-        "10",
-        "Number of point SELECT queries per transaction",
-    ),
-    def(
-        "simple_ranges",
-        Kind::Int,
-        "1",
-        "Number of simple range SELECT queries per transaction",
-    ),
-    def(
-        "sum_ranges",
-        Kind::Int,
-        "1",
-        "Number of SELECT SUM() queries per transaction",
-    ),
-    def(
-        "order_ranges",
-        Kind::Int,
-        "1",
-        "Number of SELECT ORDER BY queries per transaction",
-    ),
-    def(
-        "distinct_ranges",
-        Kind::Int,
-        "1",
-        "Number of SELECT DISTINCT queries per transaction",
-    ),
-    def(
-        "index_updates",
-        Kind::Int,
-        "1",
-        "Number of UPDATE index queries per transaction",
-    ),
-    def(
-        "non_index_updates",
-        Kind::Int,
-        "1",
-        "Number of UPDATE non-index queries per transaction",
-    ),
-    def(
-        "delete_inserts",
-        Kind::Int,
-        "1",
-        "Number of DELETE/INSERT combinations per transaction",
-    ),
-    def(
-        "range_selects",
-        Kind::Bool,
-        "on",
-        "Enable/disable all range SELECT queries",
-    ),
-    def(
-        "auto_inc",
-        Kind::Bool,
-        "on",
-        "Use AUTO_INCREMENT column as Primary Key (for MySQL), or its alternatives in other DBMS. When disabled, use client-generated IDs",
-    ),
-    def(
-        "create_secondary",
-        Kind::Bool,
-        "on",
-        "Create a secondary index in addition to the PRIMARY KEY",
-    ),
-    def(
-        "skip_trx",
-        Kind::Bool,
-        "off",
-        "Don't start explicit transactions and execute all queries in the AUTOCOMMIT mode",
-    ),
-    def(
-        "secondary",
-        Kind::Bool,
-        "off",
-        "Use a secondary index in place of the PRIMARY KEY",
+        &["oltp_table_size"],
     ),
     // Read and ignored, as sysbench ignores it with the MySQL driver; listed because its
     // scripts' help lists it.
@@ -450,30 +336,6 @@ pub(super) const DEFS: &[Def] = &[
         Kind::Str,
         "",
         "Use this PostgreSQL variant when running with the PostgreSQL driver. The only currently supported variant is 'redshift'. When enabled, create_secondary is automatically disabled, and delete_inserts is set to 0",
-    ),
-    def(
-        "random_points",
-        Kind::Int,
-        "10",
-        "Number of random points in the IN() clause in generated SELECTs",
-    ),
-    def(
-        "number_of_ranges",
-        Kind::Int,
-        "10",
-        "Number of random BETWEEN ranges per SELECT",
-    ),
-    def(
-        "delta",
-        Kind::Int,
-        "5",
-        "Size of BETWEEN ranges",
-    ),
-    def(
-        "prepare_threads",
-        Kind::Int,
-        "0",
-        "connections used by prepare (0 = max(2, --threads))",
     ),
     def(
         "format",
@@ -512,31 +374,6 @@ pub(super) const DEFS: &[Def] = &[
         "off",
         "legacy oltp: write-only transactions",
     ),
-];
-
-/// Legacy (0.5) names and deprecated 1.0 names, mapped to the canonical ones.
-pub(super) const ALIASES: &[(&str, &str)] = &[
-    ("num_threads", "threads"),
-    ("max_time", "time"),
-    ("max_requests", "events"),
-    ("tx_rate", "rate"),
-    ("warmup", "warmup_time"),
-    ("oltp_table_size", "table_size"),
-    ("oltp_tables_count", "tables"),
-    ("oltp_point_selects", "point_selects"),
-    ("oltp_simple_ranges", "simple_ranges"),
-    ("oltp_sum_ranges", "sum_ranges"),
-    ("oltp_order_ranges", "order_ranges"),
-    ("oltp_distinct_ranges", "distinct_ranges"),
-    ("oltp_index_updates", "index_updates"),
-    ("oltp_non_index_updates", "non_index_updates"),
-    ("oltp_delete_inserts", "delete_inserts"),
-    ("oltp_range_size", "range_size"),
-    ("oltp_range_selects", "range_selects"),
-    ("oltp_skip_trx", "skip_trx"),
-    ("oltp_auto_inc", "auto_inc"),
-    ("oltp_secondary", "secondary"),
-    ("mysql_table_engine", "mysql_storage_engine"),
 ];
 
 /// The options sysbench's oltp scripts declare (oltp_common.lua), listed by `<workload> help`;

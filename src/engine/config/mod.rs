@@ -4,6 +4,7 @@
 //! command line and a sweep file's `[workload_options]` (`overrides`) refuse the same values
 //! with the same words. Nothing here knows either of them.
 
+pub mod options;
 pub mod overrides;
 
 pub use overrides::Overrides;

@@ -1,166 +1,128 @@
-//! A sweep file's `[workload_options]`, deserialized straight into types: each key a field
-//! (sysbench's name, its '-' spelling and its 0.5 name), each value checked by its type, so a
-//! bad value is reported by the TOML reader at its line and column. `apply` lays them over
-//! sysbench's defaults; `sysbench_args` gives them to the sysbench binary.
+//! The workload options, defined once: the table below gives each option's name, type,
+//! default, 0.5 names, help line and how it applies. `bench` parses and lists its options
+//! from it (`WORKLOAD_OPTIONS`); a sweep file's `[workload_options]` is read into `Overrides`,
+//! each value checked by its type, so a bad value is reported by the TOML reader at its line
+//! and column. `apply` lays the given options over sysbench's defaults; `sysbench_args` gives
+//! them to the sysbench binary.
 
+use super::options::{workload_options, Flag, KeySeed};
 use super::{
-    EngineConfig, IgnoreErrors, ParetoH, PerEvent, Percentile, PsMode, RandType, SpecIter,
-    TableOptions,
+    IgnoreErrors, ParetoH, PerEvent, Percentile, PsMode, RandType, SpecIter, TableOptions,
 };
-use serde::{Deserialize, Serialize};
-use toml::Spanned;
 
-/// A boolean as sysbench takes one: true/false, or "on"/"off", "yes"/"no", "1"/"0".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(try_from = "FlagValue")]
-pub struct Flag(pub bool);
-
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum FlagValue {
-    Bool(bool),
-    Text(String),
+fn at_least_one(n: PerEvent) -> u32 {
+    u32::from(n).max(1)
 }
 
-impl TryFrom<FlagValue> for Flag {
-    type Error = String;
-    fn try_from(v: FlagValue) -> Result<Flag, String> {
-        match v {
-            FlagValue::Bool(b) => Ok(Flag(b)),
-            FlagValue::Text(s) => super::flag_word(&s)
-                .map(Flag)
-                .ok_or_else(|| format!("'{s}': expected true/false or \"on\"/\"off\"")),
+workload_options! {
+    range_size: u32 = "100", ["oltp_range_size"], "Range size for range SELECT queries",
+        |c, v| c.wl.range_size = v;
+    point_selects: PerEvent = "10", ["oltp_point_selects"],
+        "Number of point SELECT queries per transaction",
+        |c, v| c.wl.point_selects = v.into();
+    simple_ranges: PerEvent = "1", ["oltp_simple_ranges"],
+        "Number of simple range SELECT queries per transaction",
+        |c, v| c.wl.simple_ranges = v.into();
+    sum_ranges: PerEvent = "1", ["oltp_sum_ranges"],
+        "Number of SELECT SUM() queries per transaction",
+        |c, v| c.wl.sum_ranges = v.into();
+    order_ranges: PerEvent = "1", ["oltp_order_ranges"],
+        "Number of SELECT ORDER BY queries per transaction",
+        |c, v| c.wl.order_ranges = v.into();
+    distinct_ranges: PerEvent = "1", ["oltp_distinct_ranges"],
+        "Number of SELECT DISTINCT queries per transaction",
+        |c, v| c.wl.distinct_ranges = v.into();
+    index_updates: PerEvent = "1", ["oltp_index_updates"],
+        "Number of UPDATE index queries per transaction",
+        |c, v| c.wl.index_updates = v.into();
+    non_index_updates: PerEvent = "1", ["oltp_non_index_updates"],
+        "Number of UPDATE non-index queries per transaction",
+        |c, v| c.wl.non_index_updates = v.into();
+    delete_inserts: PerEvent = "1", ["oltp_delete_inserts"],
+        "Number of DELETE/INSERT combinations per transaction",
+        |c, v| c.wl.delete_inserts = v.into();
+    range_selects: Flag = "on", ["oltp_range_selects"],
+        "Enable/disable all range SELECT queries",
+        |c, v| c.wl.range_selects = v.0;
+    auto_inc: Flag = "on", ["oltp_auto_inc"],
+        "Use AUTO_INCREMENT column as Primary Key (for MySQL), or its alternatives in other DBMS. When disabled, use client-generated IDs",
+        |c, v| c.wl.auto_inc = v.0;
+    create_secondary: Flag = "on", [],
+        "Create a secondary index in addition to the PRIMARY KEY",
+        |c, v| c.wl.create_secondary = v.0;
+    skip_trx: Flag = "off", ["oltp_skip_trx"],
+        "Don't start explicit transactions and execute all queries in the AUTOCOMMIT mode",
+        |c, v| c.wl.skip_trx = v.0;
+    secondary: Flag = "off", ["oltp_secondary"],
+        "Use a secondary index in place of the PRIMARY KEY",
+        |c, v| c.wl.secondary = v.0;
+    create_table_options: TableOptions = "", [],
+        "extra CREATE TABLE options, e.g. ROW_FORMAT=COMPRESSED (sysbench 1.1)",
+        |c, v| c.wl.create_table_options = v;
+    random_points: PerEvent = "10", [],
+        "Number of random points in the IN() clause in generated SELECTs",
+        |c, v| c.wl.random_points = at_least_one(v);
+    number_of_ranges: PerEvent = "10", [], "Number of random BETWEEN ranges per SELECT",
+        |c, v| c.wl.number_of_ranges = at_least_one(v);
+    delta: u32 = "5", [], "Size of BETWEEN ranges", |c, v| c.wl.delta = v;
+    rand_type: RandType = "special", [],
+        "random distribution: uniform, gaussian, special, pareto, zipfian",
+        |c, v| c.rand.kind = v;
+    rand_seed: u64 = "0", [], "seed for the random number generators (0 = current time)",
+        |c, v| c.rand_seed = v;
+    rand_spec_iter: SpecIter = "12", [],
+        "iterations for the gaussian and special distributions",
+        |c, v| c.rand.spec_iter = v.into();
+    rand_spec_pct: f64 = "1", [], "percentage of values treated as 'special'",
+        |c, v| c.rand.spec_pct = v;
+    rand_spec_res: f64 = "75", [], "percentage of 'special' values to use",
+        |c, v| c.rand.spec_res = v;
+    rand_pareto_h: ParetoH = "0.2", [], "parameter h of the pareto distribution",
+        |c, v| c.rand.pareto_h = v.into();
+    rand_zipfian_exp: f64 = "0.8", [], "exponent of the zipfian distribution",
+        |c, v| c.rand.zipfian_exp = v;
+    db_ps_mode: PsMode = "auto", [], "prepared statements: auto or disable",
+        |c, v| c.ps_mode = v;
+    mysql_ignore_errors: IgnoreErrors = "1213,1020,1205", [],
+        "error codes that restart the event instead of ending the run, or 'all'",
+        |c, v| c.ignore_errors = v;
+    percentile: Percentile = "95", [],
+        "percentile to report in latency statistics (1-100, 0 = disabled)",
+        |c, v| c.percentile = v.into();
+    prepare_threads: u32 = "0", [], "connections used by prepare (0 = max(2, --threads))",
+        |c, v| c.prepare_threads = v;
+}
+
+impl<'de> serde::Deserialize<'de> for Overrides {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Overrides, D::Error> {
+        struct Table;
+        impl<'de> serde::de::Visitor<'de> for Table {
+            type Value = Overrides;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a table of workload options")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Overrides, A::Error> {
+                let mut o = Overrides::default();
+                let seed = || KeySeed {
+                    defs: WORKLOAD_OPTIONS,
+                    names: NAMES,
+                };
+                while let Some(key) = map.next_key_seed(seed())? {
+                    if !o.read_value(key.0, &mut map)? {
+                        return Err(serde::de::Error::unknown_field(key.0, NAMES));
+                    }
+                }
+                Ok(o)
+            }
         }
+        d.deserialize_map(Table)
     }
-}
-
-impl Serialize for Flag {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_bool(self.0)
-    }
-}
-
-/// The engine options a sweep file may set; the rest come from `[run]`, `[data]` and the
-/// targets. Serialized (into manifest.json) as the keys that were given.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Overrides {
-    #[serde(
-        alias = "range-size",
-        alias = "oltp_range_size",
-        alias = "oltp-range-size"
-    )]
-    pub range_size: Option<Spanned<u32>>,
-    #[serde(alias = "point-selects", alias = "oltp_point_selects")]
-    pub point_selects: Option<Spanned<PerEvent>>,
-    #[serde(alias = "simple-ranges", alias = "oltp_simple_ranges")]
-    pub simple_ranges: Option<Spanned<PerEvent>>,
-    #[serde(alias = "sum-ranges", alias = "oltp_sum_ranges")]
-    pub sum_ranges: Option<Spanned<PerEvent>>,
-    #[serde(alias = "order-ranges", alias = "oltp_order_ranges")]
-    pub order_ranges: Option<Spanned<PerEvent>>,
-    #[serde(alias = "distinct-ranges", alias = "oltp_distinct_ranges")]
-    pub distinct_ranges: Option<Spanned<PerEvent>>,
-    #[serde(alias = "index-updates", alias = "oltp_index_updates")]
-    pub index_updates: Option<Spanned<PerEvent>>,
-    #[serde(alias = "non-index-updates", alias = "oltp_non_index_updates")]
-    pub non_index_updates: Option<Spanned<PerEvent>>,
-    #[serde(alias = "delete-inserts", alias = "oltp_delete_inserts")]
-    pub delete_inserts: Option<Spanned<PerEvent>>,
-    #[serde(alias = "range-selects", alias = "oltp_range_selects")]
-    pub range_selects: Option<Spanned<Flag>>,
-    #[serde(alias = "auto-inc", alias = "oltp_auto_inc")]
-    pub auto_inc: Option<Spanned<Flag>>,
-    #[serde(alias = "create-secondary")]
-    pub create_secondary: Option<Spanned<Flag>>,
-    #[serde(alias = "skip-trx", alias = "oltp_skip_trx")]
-    pub skip_trx: Option<Spanned<Flag>>,
-    #[serde(alias = "oltp_secondary")]
-    pub secondary: Option<Spanned<Flag>>,
-    #[serde(alias = "create-table-options")]
-    pub create_table_options: Option<Spanned<TableOptions>>,
-    #[serde(alias = "random-points")]
-    pub random_points: Option<Spanned<PerEvent>>,
-    #[serde(alias = "number-of-ranges")]
-    pub number_of_ranges: Option<Spanned<PerEvent>>,
-    pub delta: Option<Spanned<u32>>,
-    #[serde(alias = "rand-type")]
-    pub rand_type: Option<Spanned<RandType>>,
-    #[serde(alias = "rand-seed")]
-    pub rand_seed: Option<Spanned<u64>>,
-    #[serde(alias = "rand-spec-iter")]
-    pub rand_spec_iter: Option<Spanned<SpecIter>>,
-    #[serde(alias = "rand-spec-pct")]
-    pub rand_spec_pct: Option<Spanned<f64>>,
-    #[serde(alias = "rand-spec-res")]
-    pub rand_spec_res: Option<Spanned<f64>>,
-    #[serde(alias = "rand-pareto-h")]
-    pub rand_pareto_h: Option<Spanned<ParetoH>>,
-    #[serde(alias = "rand-zipfian-exp")]
-    pub rand_zipfian_exp: Option<Spanned<f64>>,
-    #[serde(alias = "db-ps-mode")]
-    pub db_ps_mode: Option<Spanned<PsMode>>,
-    #[serde(alias = "mysql-ignore-errors")]
-    pub mysql_ignore_errors: Option<Spanned<IgnoreErrors>>,
-    pub percentile: Option<Spanned<Percentile>>,
-    #[serde(alias = "prepare-threads")]
-    pub prepare_threads: Option<Spanned<u32>>,
-}
-
-/// Sets `$dst` from each given field, in one line per option.
-macro_rules! lay {
-    ($self:ident, $( $field:ident => $dst:expr, $conv:expr; )*) => {
-        $( if let Some(v) = &$self.$field { $dst = $conv(v.get_ref().clone()); } )*
-    };
 }
 
 impl Overrides {
-    /// Lays the given options over `c` (sysbench's defaults plus what the sweep fixed).
-    pub fn apply(&self, c: &mut EngineConfig) {
-        let id = |x| x;
-        let flag = |f: Flag| f.0;
-        let count = u32::from;
-        let at_least_one = |n: PerEvent| u32::from(n).max(1);
-        lay!(self,
-            range_size => c.wl.range_size, id;
-            delta => c.wl.delta, id;
-            rand_seed => c.rand_seed, |n: u64| n;
-            prepare_threads => c.prepare_threads, id;
-        );
-        lay!(self,
-            point_selects => c.wl.point_selects, count;
-            simple_ranges => c.wl.simple_ranges, count;
-            sum_ranges => c.wl.sum_ranges, count;
-            order_ranges => c.wl.order_ranges, count;
-            distinct_ranges => c.wl.distinct_ranges, count;
-            index_updates => c.wl.index_updates, count;
-            non_index_updates => c.wl.non_index_updates, count;
-            delete_inserts => c.wl.delete_inserts, count;
-            random_points => c.wl.random_points, at_least_one;
-            number_of_ranges => c.wl.number_of_ranges, at_least_one;
-            rand_spec_iter => c.rand.spec_iter, u32::from;
-        );
-        lay!(self,
-            range_selects => c.wl.range_selects, flag;
-            auto_inc => c.wl.auto_inc, flag;
-            create_secondary => c.wl.create_secondary, flag;
-            skip_trx => c.wl.skip_trx, flag;
-            secondary => c.wl.secondary, flag;
-        );
-        lay!(self,
-            rand_spec_pct => c.rand.spec_pct, |x: f64| x;
-            rand_spec_res => c.rand.spec_res, |x: f64| x;
-            rand_zipfian_exp => c.rand.zipfian_exp, |x: f64| x;
-            rand_pareto_h => c.rand.pareto_h, f64::from;
-            rand_type => c.rand.kind, |x: RandType| x;
-            db_ps_mode => c.ps_mode, |x: PsMode| x;
-            mysql_ignore_errors => c.ignore_errors, |x: IgnoreErrors| x;
-            create_table_options => c.wl.create_table_options, |x: TableOptions| x;
-            percentile => c.percentile, u32::from;
-        );
-        c.fit_workload();
-    }
-
     /// The options that were given, by sysbench's name (for manifest.json).
     pub fn given(&self) -> serde_json::Map<String, serde_json::Value> {
         match serde_json::to_value(self) {
@@ -232,7 +194,7 @@ pub fn set_elsewhere(key: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::config::WorkloadKind;
+    use crate::engine::config::{EngineConfig, WorkloadKind};
 
     fn parse(s: &str) -> Result<Overrides, toml::de::Error> {
         toml::from_str(s)
@@ -294,5 +256,70 @@ mod tests {
             Some("connection settings belong to [[targets]]")
         );
         assert_eq!(set_elsewhere("range_sizes"), None);
+    }
+
+    #[test]
+    fn every_spelling_reads_the_same_option_once() {
+        for key in [
+            "range_size",
+            "range-size",
+            "oltp_range_size",
+            "oltp-range-size",
+        ] {
+            let o = parse(&format!("{key} = 7\n")).unwrap();
+            assert_eq!(o.range_size.map(|v| *v.get_ref()), Some(7), "{key}");
+        }
+        let e = parse("range_size = 1\nrange-size = 2\n").unwrap_err();
+        assert!(e.message().contains("duplicate field `range_size`"), "{e}");
+        let e = parse("delta = 1\nrange_sizes = 2\n").unwrap_err();
+        assert!(
+            e.message().starts_with("unknown field `range_sizes`"),
+            "{e}"
+        );
+        assert_eq!(e.span().map(|s| s.start), Some(10), "the key is pointed at");
+    }
+
+    #[test]
+    fn the_command_line_and_the_sweep_file_give_the_same_config() {
+        let file = parse("oltp_point_selects = 3\nskip_trx = \"on\"\nrand_pareto_h = 0.5\nmysql_ignore_errors = \"all\"\nrandom_points = 0\n").unwrap();
+        let mut args = Overrides::default();
+        for (name, word) in [
+            ("point_selects", "3"),
+            ("skip_trx", "on"),
+            ("rand_pareto_h", "0.5"),
+            ("mysql_ignore_errors", "all"),
+            ("random_points", "0"),
+        ] {
+            args.set_arg(name, word).unwrap();
+        }
+        let (mut a, mut b) = (
+            EngineConfig::new(WorkloadKind::ReadWrite),
+            EngineConfig::new(WorkloadKind::ReadWrite),
+        );
+        file.apply(&mut a);
+        args.apply(&mut b);
+        assert_eq!(a, b);
+        assert_eq!(a.wl.random_points, 1, "at least one point per select");
+        assert_eq!(
+            args.set_arg("rand_pareto_h", "1.5"),
+            Err("must be between 0 and 1".to_string())
+        );
+        assert_eq!(
+            args.set_arg("point_selects", "-1"),
+            Err("expected a non-negative integer".to_string())
+        );
+        assert!(args.set_arg("threads", "1").is_err());
+    }
+
+    #[test]
+    fn each_options_default_is_the_engines() {
+        let mut given = Overrides::default();
+        for d in WORKLOAD_OPTIONS {
+            given.set_arg(d.name, d.default).unwrap();
+        }
+        let mut c = EngineConfig::new(WorkloadKind::ReadWrite);
+        given.apply(&mut c);
+        assert_eq!(c, EngineConfig::new(WorkloadKind::ReadWrite));
+        assert_eq!(NAMES.len(), WORKLOAD_OPTIONS.len());
     }
 }
