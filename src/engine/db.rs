@@ -217,12 +217,15 @@ pub fn cannot_connect(
         (Endpoint::Socket(_), Some(2003)) => Some(2002),
         (_, code) => code,
     };
-    anyhow::anyhow!(
-        "cannot connect to MySQL server at {} as user '{}': {why}; {}",
-        endpoint(c, n),
-        c.user,
-        connect_remedy(code)
-    )
+    anyhow::Error::new(crate::engine::Fatal::new(
+        format!(
+            "cannot connect to MySQL server at {} as user '{}': {why}; {}",
+            endpoint(c, n),
+            c.user,
+            connect_remedy(code)
+        ),
+        code,
+    ))
 }
 
 /// A DNS name the server's certificate holds, read over a VERIFY_CA login of our own client

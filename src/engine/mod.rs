@@ -7,7 +7,10 @@
 pub mod config;
 pub mod db;
 pub mod exec;
+pub mod fatal;
 pub mod metrics;
 pub mod watch;
 pub mod wire;
 pub mod workload;
+
+pub use fatal::Fatal;

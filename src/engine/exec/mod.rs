@@ -63,8 +63,8 @@ pub struct RunReport {
     pub intervals: Vec<IntervalStats>,
     /// The latency histogram of each interval, in the order of `intervals`.
     pub interval_hists: Vec<TotalHist>,
-    /// The FATAL line that ended the run early.
-    pub fatal: Option<String>,
+    /// The FATAL line that ended the run early, and its error code.
+    pub fatal: Option<crate::engine::Fatal>,
     /// Events still running when `--forced-shutdown` fired.
     pub unfinished: Option<u64>,
     /// Ended by SIGINT/SIGTERM.
@@ -194,17 +194,17 @@ struct RunCtx {
     deadline: Option<Instant>,
     pacer: Option<Pacer>,
     live: Vec<LiveCounts>,
-    fatal: Mutex<Option<String>>,
+    fatal: Mutex<Option<crate::engine::Fatal>>,
     /// The workers disconnect as this run ends (a one-run session); otherwise they wait on
     /// their open connections for the next.
     last: bool,
 }
 
 impl RunCtx {
-    fn set_fatal(&self, msg: String) {
+    fn set_fatal(&self, fatal: impl Into<crate::engine::Fatal>) {
         let mut f = self.fatal.lock().unwrap_or_else(|p| p.into_inner());
         if f.is_none() {
-            *f = Some(msg);
+            *f = Some(fatal.into());
         }
         self.stop.store(true, Relaxed);
     }
@@ -381,7 +381,7 @@ impl Rig {
         s.watch(&mut self.inbox, observer).await;
         let r = s.report(&mut self.inbox, observer);
         self.broken = match (&r.fatal, r.interrupted, r.unfinished) {
-            (Some(f), _, _) => Some(f.clone()),
+            (Some(f), _, _) => Some(f.message.clone()),
             (None, true, _) => Some("interrupted".into()),
             (None, false, Some(_)) => Some("a forced shutdown".into()),
             _ if last => Some("the run was the last".into()),
@@ -483,7 +483,7 @@ mod tests {
             per_thread: vec![Counts::default(); 2],
             intervals: Vec::new(),
             interval_hists: Vec::new(),
-            fatal: fatal.map(String::from),
+            fatal: fatal.map(crate::engine::Fatal::from),
             unfinished: None,
             interrupted: false,
             ignored_by_code: [(1213u16, 2u64)].into_iter().collect(),

@@ -200,7 +200,7 @@ fn run(
                 }
                 let now = Instant::now();
                 if p.overflowed((now - ctx.start).as_nanos() as u64) {
-                    ctx.set_fatal(super::QUEUE_FULL.into());
+                    ctx.set_fatal(super::QUEUE_FULL);
                     break;
                 }
                 sleep_until(&ctx, at);

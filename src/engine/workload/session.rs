@@ -5,9 +5,9 @@ use super::rand::{Rng, UniqueSeq, C_LEN, PAD_LEN};
 use super::sql::{self, Arg};
 use super::{EventPlan, Group, Stmt, WorkloadKind};
 use crate::engine::config::{EngineConfig, IgnoreErrors, PsMode};
-use crate::engine::db;
 use crate::engine::metrics::Tally;
 use crate::engine::wire::{self, Conn, Outcome, Sockets, Statement};
+use crate::engine::{db, Fatal};
 use std::fmt::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -37,14 +37,14 @@ struct Prepared {
 #[derive(Debug)]
 pub enum EventError {
     /// A non-ignorable error: the run ends. The message is sysbench's FATAL line.
-    Fatal(String),
+    Fatal(Fatal),
     /// The run is stopping while the session was reconnecting.
     Stopped,
 }
 
 enum Failure {
     Restart,
-    Fatal(String),
+    Fatal(Fatal),
     Stopped,
 }
 
@@ -60,8 +60,9 @@ impl Raw {
         match self {
             Raw::Restart => Failure::Restart,
             Raw::Stopped(f) => f,
-            Raw::Fatal(e) => Failure::Fatal(format!(
-                "FATAL: mysql_stmt_execute() returned {e} for query '{query}'"
+            Raw::Fatal(e) => Failure::Fatal(Fatal::new(
+                format!("FATAL: mysql_stmt_execute() returned {e} for query '{query}'"),
+                Some(e.code),
             )),
         }
     }
@@ -125,7 +126,7 @@ impl Session {
             tally: Tally::default(),
             event_codes: Vec::with_capacity(8),
         };
-        s.prepare_all().map_err(|e| anyhow::anyhow!(e))?;
+        s.prepare_all()?;
         Ok(s)
     }
 
@@ -134,7 +135,7 @@ impl Session {
         self.conn.connection_id
     }
 
-    fn prepare_one(&mut self, text: String) -> Result<Prepared, String> {
+    fn prepare_one(&mut self, text: String) -> Result<Prepared, Fatal> {
         if self.cfg.opts.ps_mode == PsMode::Disable {
             return Ok(Prepared { handle: None, text });
         }
@@ -144,13 +145,14 @@ impl Session {
                 text,
             }),
             Err(e) if e.code == db::ER_UNSUPPORTED_PS => Ok(Prepared { handle: None, text }),
-            Err(e) => Err(format!(
-                "FATAL: mysql_stmt_prepare() returned {e} for query '{text}'"
+            Err(e) => Err(Fatal::new(
+                format!("FATAL: mysql_stmt_prepare() returned {e} for query '{text}'"),
+                Some(e.code),
             )),
         }
     }
 
-    fn prepare_all(&mut self) -> Result<(), String> {
+    fn prepare_all(&mut self) -> Result<(), Fatal> {
         let cfg = self.cfg.clone();
         let tables = cfg.opts.wl.tables;
         if cfg.plan.trx {

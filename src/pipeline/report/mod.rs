@@ -421,15 +421,10 @@ impl ReportModel {
             })
             .collect();
         let mut by_code: BTreeMap<String, usize> = BTreeMap::new();
-        for p in problems.iter().filter(|p| p.status == PointStatus::Failed) {
-            let code = p
-                .error
-                .split("error ")
-                .nth(1)
-                .and_then(|t| t.split_whitespace().next())
-                .filter(|c| c.chars().all(|ch| ch.is_ascii_digit()))
-                .unwrap_or("(no server code)")
-                .to_string();
+        for r in records.iter().filter(|r| r.status == PointStatus::Failed) {
+            let code = r
+                .error_code
+                .map_or_else(|| "(no server code)".to_string(), |c| c.to_string());
             *by_code.entry(code).or_default() += 1;
         }
         let ignored_by_code = series

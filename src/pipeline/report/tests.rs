@@ -156,6 +156,7 @@ fn failed_points_are_grouped_by_error_code() {
         threads: 64,
         status: PointStatus::Failed,
         error: "FATAL: mysql_stmt_execute() returned error 1062 (Duplicate entry) for query".into(),
+        error_code: Some(1062),
         ..PointRecord::default()
     });
     let m = ReportModel::build("s", "r", "", &v, None, &BTreeMap::new(), &HashMap::new());

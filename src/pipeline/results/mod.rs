@@ -197,6 +197,11 @@ pub struct PointRecord {
     pub others_cpu_pct: Option<f64>,
     #[serde(default)]
     pub steal_pct: Option<f64>,
+    /// The MySQL error code that failed the point (a server's, or a client-side 2002, 2003,
+    /// 2013…), when it had one; files written before the column have it in `error`'s text,
+    /// read once at load (`fill_error_code`).
+    #[serde(default)]
+    pub error_code: Option<u16>,
 }
 
 impl PointRecord {
@@ -256,6 +261,32 @@ impl PointRecord {
                 self.transactions
             )
         })
+    }
+
+    /// A failed point of a file written before the `error_code` column: its code read once
+    /// from sysbench's wording in `error` ("… returned error 1062 (…)").
+    pub fn fill_error_code(&mut self) {
+        if self.status != PointStatus::Failed || self.error_code.is_some() {
+            return;
+        }
+        self.error_code = self
+            .error
+            .split("error ")
+            .nth(1)
+            .and_then(|t| t.split_whitespace().next())
+            .and_then(|c| c.parse().ok());
+    }
+
+    /// Fails the point with `e`'s message, keeping its error code.
+    pub fn set_error(&mut self, e: &anyhow::Error) {
+        self.error = format!("{e:#}");
+        self.error_code = crate::engine::Fatal::code_in(e);
+    }
+
+    /// Fails the point with the engine's fatal error.
+    pub fn set_fatal(&mut self, f: &crate::engine::Fatal) {
+        self.error = f.message.clone();
+        self.error_code = f.code;
     }
 
     /// Client processes that measured the point (1 for files without the column).
@@ -652,7 +683,7 @@ pub fn load_gate(run: &Path) -> Option<String> {
 /// Reads a run's points.csv.
 pub fn load_points(run: &Path) -> anyhow::Result<Vec<PointRecord>> {
     let path = run.join("points.csv");
-    let points: Vec<PointRecord> = read_csv(
+    let mut points: Vec<PointRecord> = read_csv(
         &path,
         &[
             "point_id", "target", "config", "workload", "threads", "repeat", "status", "tps",
@@ -679,6 +710,9 @@ pub fn load_points(run: &Path) -> anyhow::Result<Vec<PointRecord>> {
                 i + 2
             );
         }
+    }
+    for p in &mut points {
+        p.fill_error_code();
     }
     Ok(points)
 }
@@ -742,6 +776,7 @@ pub const POINT_COLUMNS: &[&str] = &[
     "start_skew_ms",
     "others_cpu_pct",
     "steal_pct",
+    "error_code",
 ];
 
 const INTERVAL_COLUMNS: &[&str] = &[

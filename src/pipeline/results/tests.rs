@@ -160,3 +160,65 @@ fn a_points_csv_cut_inside_its_header_is_an_error_not_an_empty_run() {
     std::fs::write(d.path().join("points.csv"), w.into_inner().unwrap()).unwrap();
     assert_eq!(load_points(d.path()).unwrap().len(), 1);
 }
+
+/// A failed point keeps its error code in its own column; a file from before the column has
+/// the code read from sysbench's wording once, at load.
+#[test]
+fn a_failed_points_error_code_is_kept_and_old_files_give_theirs() {
+    let d = tempfile::tempdir().unwrap();
+    let mut dir = RunDir::create_at(&d.path().join("run"), "name = \"x\"\n").unwrap();
+    let mut rec = PointRecord {
+        point_id: "a/default/w/t64/r1".into(),
+        status: PointStatus::Failed,
+        ..PointRecord::default()
+    };
+    let e = anyhow::Error::new(crate::engine::Fatal::new(
+        "cannot connect: too many",
+        Some(1040),
+    ))
+    .context("point t64");
+    rec.set_error(&e);
+    assert_eq!(rec.error, "point t64: cannot connect: too many");
+    dir.append_point(&rec).unwrap();
+    let back = load_points(&dir.path).unwrap();
+    assert_eq!(back[0].error_code, Some(1040));
+
+    let old = d.path().join("old");
+    std::fs::create_dir_all(&old).unwrap();
+    let header = POINT_COLUMNS[..POINT_COLUMNS.len() - 1].join(",");
+    let row = |status: &str, error: &str| {
+        POINT_COLUMNS[..POINT_COLUMNS.len() - 1]
+            .iter()
+            .map(|c| match *c {
+                "point_id" => "a/default/w/t1/r1".to_string(),
+                "status" => status.to_string(),
+                "error" => format!("\"{error}\""),
+                "driver" | "server_version" | "target" | "config" | "workload" | "run_id"
+                | "errors_by_code" | "started_at" => String::new(),
+                c if c.starts_with("lat_p") && c != "lat_p95_ms" => String::new(),
+                "server_cpu_s" | "start_skew_ms" | "others_cpu_pct" | "steal_pct" => String::new(),
+                _ => "0".to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    std::fs::write(
+        old.join("points.csv"),
+        format!(
+            "{header}\n{}\n{}\n{}\n",
+            row(
+                "failed",
+                "FATAL: mysql_stmt_execute() returned error 1062 (Duplicate entry) for query"
+            ),
+            row("failed", "no event completed in the window"),
+            row("ok", ""),
+        ),
+    )
+    .unwrap();
+    let codes: Vec<Option<u16>> = load_points(&old)
+        .unwrap()
+        .iter()
+        .map(|p| p.error_code)
+        .collect();
+    assert_eq!(codes, [Some(1062), None, None]);
+}

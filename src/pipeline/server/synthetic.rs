@@ -270,7 +270,7 @@ impl Model {
             let rho = o.rate as f64 / x;
             let alone = 1.0 / self.throughput(w, &o.wl, m.config, 1);
             if rho >= 1.0 {
-                (x, alone * 50.0, Some(QUEUE_FULL.to_string()))
+                (x, alone * 50.0, Some(QUEUE_FULL.into()))
             } else {
                 (o.rate as f64, alone / (1.0 - rho), None)
             }

@@ -175,7 +175,7 @@ pub(super) async fn synthetic_slice(
             o.warmup_s = 0;
             let rep = m.measure(&p.target, n, &o).await;
             super::record::fill(&mut rec, &rep, 0.0);
-            rec.status = super::paired::status(&rep, &mut rec.error);
+            rec.status = super::paired::status(&rep, &mut rec);
             r.keep_samples(&p, &rep);
         }
         _ => {

@@ -559,14 +559,14 @@ async fn slice(
     let srv0 = b.server_cpu_seconds();
     let cpu0 = crate::usage::self_cpu_seconds();
     match rig.run(&o, &mut Quiet).await {
-        Err(e) => rec.error = format!("{e:#}"),
+        Err(e) => rec.set_error(&e),
         Ok(rep) => {
             fill(&mut rec, &rep, crate::usage::self_cpu_seconds() - cpu0);
             rec.server_cpu_s = match (srv0, b.server_cpu_seconds()) {
                 (Some(a), Some(z)) => Some(crate::pipeline::results::r4(z - a)),
                 _ => None,
             };
-            rec.status = status(&rep, &mut rec.error);
+            rec.status = status(&rep, &mut rec);
             r.keep_samples(p, &rep);
         }
     }
@@ -646,7 +646,7 @@ async fn duet_round(
                     (Some(a), Some(z)) => Some(crate::pipeline::results::r4(z - a)),
                     _ => None,
                 };
-                rec.status = status(&rep, &mut rec.error);
+                rec.status = status(&rep, &mut rec);
                 r.keep_samples(&p, &rep);
             }
         }
@@ -657,15 +657,15 @@ async fn duet_round(
 
 /// A slice's status from its run: failed (with why), interrupted or ok; a slice with no
 /// event is failed, never ok.
-pub(super) fn status(rep: &exec::RunReport, error: &mut String) -> PointStatus {
+pub(super) fn status(rep: &exec::RunReport, rec: &mut PointRecord) -> PointStatus {
     match (&rep.fatal, rep.interrupted) {
         (Some(f), _) => {
-            *error = f.clone();
+            rec.set_fatal(f);
             PointStatus::Failed
         }
         (None, true) => PointStatus::Interrupted,
         (None, false) if rep.totals.events == 0 => {
-            *error = "no event completed in the slice".into();
+            rec.error = "no event completed in the slice".into();
             PointStatus::Failed
         }
         (None, false) => PointStatus::Ok,

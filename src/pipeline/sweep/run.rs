@@ -564,7 +564,7 @@ async fn run_one(
     let has_client = how.has_client();
     let produced = measured.is_ok();
     match measured {
-        Err(e) => rec.error = format!("{e:#}"),
+        Err(e) => rec.set_error(&e),
         Ok(Measured::Sysbench { intervals }) => {
             if let Err(e) = dir.append_intervals(&p.id, &intervals) {
                 rec.error = format!("per-second samples not written: {e:#}");
@@ -578,7 +578,7 @@ async fn run_one(
             fill(rec, &report, cpu_s);
             rec.start_skew_ms = skew_ms.map(r4);
             write_samples(dir, bar, p, &report);
-            rec.status = status_of(spec, &report, &mut rec.error);
+            rec.status = status_of(spec, &report, rec);
         }
     }
     if produced {
@@ -610,14 +610,14 @@ async fn run_one(
 }
 
 /// A measured point's status from its report: failed (with why), interrupted or ok.
-fn status_of(spec: &SweepSpec, r: &RunReport, error: &mut String) -> PointStatus {
+fn status_of(spec: &SweepSpec, r: &RunReport, rec: &mut PointRecord) -> PointStatus {
     match (&r.fatal, r.interrupted, r.unfinished) {
         (Some(f), _, _) => {
-            *error = f.clone();
+            rec.set_fatal(f);
             PointStatus::Failed
         }
         (None, _, Some(n)) => {
-            *error = format!(
+            rec.error = format!(
                 "point timeout: {n} event(s) still running {:.0}s after the point's end; ended by forced shutdown",
                 point_grace_s(spec)
             );

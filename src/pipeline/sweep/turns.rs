@@ -148,7 +148,7 @@ pub(super) async fn round(
             (Some(rep), None) => {
                 fill(&mut rec, rep, side.client_cpu_s);
                 rec.server_cpu_s = side.server_cpu_s.map(r4);
-                rec.status = status(rep, &mut rec.error);
+                rec.status = status(rep, &mut rec);
                 cpu = others_share(Some(HostCpu::default()), side.host, &rec);
                 r.keep_samples(&p, rep);
             }

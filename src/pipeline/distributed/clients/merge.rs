@@ -97,7 +97,7 @@ pub fn report(parts: &[Part], percentile: u32) -> (RunReport, f64) {
         p.end
             .fatal
             .as_ref()
-            .map(|f| format!("client {}: {f}", p.client + 1))
+            .map(|f| crate::engine::Fatal::new(format!("client {}: {f}", p.client + 1), f.code))
     });
     let report = RunReport {
         threads: per_thread.len() as u32,

@@ -254,7 +254,7 @@ pub struct End {
     pub hist: String,
     pub min_max_ns: Option<(u64, u64)>,
     pub per_thread: Vec<Counts>,
-    pub fatal: Option<String>,
+    pub fatal: Option<crate::engine::Fatal>,
     pub unfinished: Option<u64>,
     pub interrupted: bool,
     pub ignored_by_code: BTreeMap<u16, u64>,
