@@ -135,6 +135,18 @@ macro_rules! as_text {
 as_text!(Driver);
 as_text!(ErrorCounts);
 
+/// What a point measured (`PointRecord::kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PointKind {
+    /// A scaling curve's point: as many events as the threads can run.
+    ClosedLoop,
+    /// A scaling curve's point at a fixed arrival rate (`[run] rate`), per second.
+    Paced { rate: u64 },
+    /// A step of an SLA search: an open-loop rate tried against the latency bound; never
+    /// compared with a curve's points.
+    SlaStep { rate: u64 },
+}
+
 /// One row of points.csv. Times are UTC RFC 3339, durations seconds, latencies milliseconds,
 /// rates per second; empty cells mean "not measured".
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
@@ -294,9 +306,19 @@ impl PointRecord {
         self.clients.max(1)
     }
 
-    /// An SLA search's open-loop step (`…/rate<R>/t<N>/r1`), not a point of a scaling curve.
+    /// What the point measured: a point of a scaling curve (closed loop, or paced at
+    /// `[run] rate`), or an SLA search's open-loop step (`…/rate<R>/t<N>/r1`).
+    pub fn kind(&self) -> PointKind {
+        match crate::pipeline::plan::sla_rate_of(&self.point_id) {
+            Some(rate) => PointKind::SlaStep { rate },
+            None if self.rate > 0 => PointKind::Paced { rate: self.rate },
+            None => PointKind::ClosedLoop,
+        }
+    }
+
+    /// An SLA search's open-loop step, not a point of a scaling curve.
     pub fn is_sla_step(&self) -> bool {
-        crate::pipeline::plan::sla_rate_of(&self.point_id).is_some()
+        matches!(self.kind(), PointKind::SlaStep { .. })
     }
 }
 

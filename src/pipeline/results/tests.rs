@@ -222,3 +222,20 @@ fn a_failed_points_error_code_is_kept_and_old_files_give_theirs() {
         .collect();
     assert_eq!(codes, [Some(1062), None, None]);
 }
+
+#[test]
+fn a_points_kind_comes_from_its_id_and_rate() {
+    let rec = |id: &str, rate: u64| PointRecord {
+        point_id: id.into(),
+        rate,
+        ..PointRecord::default()
+    };
+    assert_eq!(rec("a/default/w/t4/r1", 0).kind(), PointKind::ClosedLoop);
+    assert_eq!(
+        rec("a/default/w/t4/r1", 500).kind(),
+        PointKind::Paced { rate: 500 }
+    );
+    let step = rec("a/default/w/rate1200/t4/r1", 1200);
+    assert_eq!(step.kind(), PointKind::SlaStep { rate: 1200 });
+    assert!(step.is_sla_step() && !rec("a/default/w/t4/r1", 500).is_sla_step());
+}
