@@ -469,9 +469,27 @@ impl SweepSpec {
                     .filter(|(d, _)| *d <= 4)
                     .map(|(_, n)| format!(" (did you mean '{n}'?)"))
                     .unwrap_or_default();
+                if ["cpu", "memory", "fileio"].contains(&w.get_ref().as_str()) {
+                    return cx.err(
+                        w.span(),
+                        format!(
+                            "run.workloads: '{0}' is a host test, not a server workload: sweeps do not run host tests yet; measure the host with `sweepbench bench {0} run` (every run's manifest.json already records the host's sysbench-cpu events per second)",
+                            w.get_ref()
+                        ),
+                    );
+                }
                 cx.err(
                     w.span(),
-                    format!("run.workloads: unknown workload '{}'{hint}", w.get_ref()),
+                    format!(
+                        "run.workloads: unknown workload '{}'{hint}; sweeps run {}",
+                        w.get_ref(),
+                        names
+                            .iter()
+                            .filter(|n| **n != "bulk_insert")
+                            .copied()
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
                 )
             })?;
             if kind == WorkloadKind::BulkInsert {

@@ -119,6 +119,15 @@ fn semantic_errors_are_located() {
         "{e}"
     );
     assert_eq!(e.line, 11);
+    assert!(e.message.contains("; sweeps run oltp_read_only, "), "{e}");
+    assert!(!e.message.contains("bulk_insert"), "{e}");
+    let e = err(&GOOD.replace("\"oltp_point_select\"", "\"cpu\""));
+    assert!(
+        e.message.contains("'cpu' is a host test")
+            && e.message.contains("`sweepbench bench cpu run`"),
+        "{e}"
+    );
+    assert_eq!(e.line, 11);
     let e = err(&GOOD.replace("duration = \"2m\"", "duration = \"soon\""));
     assert!(e.message.contains("run.duration"), "{e}");
     let e = err(&GOOD.replace("baseline = \"a/default\"", "baseline = \"c/default\""));
