@@ -8,6 +8,7 @@ pub mod config;
 pub mod db;
 pub mod exec;
 pub mod fatal;
+pub mod host;
 pub mod metrics;
 pub mod watch;
 pub mod wire;

@@ -5,7 +5,8 @@
 //! `--file-fsync-freq` requests, `cleanup` removes them. Requests come from one generator
 //! under a lock, as sysbench's do; the synchronous I/O mode only.
 
-use super::{size, HostTest};
+use super::{size, Printed};
+use crate::engine::host::HostTest;
 use crate::bench::options::RawOptions;
 use anyhow::{bail, Context};
 use std::fs::File;
@@ -346,47 +347,6 @@ pub struct Buffer {
 impl HostTest for FileIo {
     type Thread = Buffer;
 
-    fn describe(&self) -> String {
-        let mode = self.mode.expect("run has a test mode");
-        let mut s = format!(
-            "{}\n{} files, {}B each\n{}B total file size\nBlock size {}B\n",
-            self.flags_line(),
-            self.num,
-            print_size(self.file_size as f64),
-            print_size((self.file_size * self.num) as f64),
-            print_size(self.block as f64)
-        );
-        if self.merged > 0 {
-            s.push_str(&format!(
-                "Merging requests up to {}B for sequential IO.\n",
-                print_size(self.request as f64)
-            ));
-        }
-        if mode.random() {
-            s.push_str(&format!(
-                "Number of IO requests: {}\nRead/Write ratio for combined random IO test: {:.2}\n",
-                self.max_events, self.rw_ratio
-            ));
-        }
-        if self.fsync_freq > 0 {
-            s.push_str(&format!(
-                "Periodic FSYNC enabled, calling fsync() each {} requests.\n",
-                self.fsync_freq
-            ));
-        }
-        if self.fsync_end {
-            s.push_str("Calling fsync() at the end of test, Enabled.\n");
-        }
-        if self.fsync_all {
-            s.push_str("Calling fsync() after each write operation.\n");
-        }
-        s.push_str(&format!(
-            "Using synchronous I/O mode\nDoing {} test\n",
-            mode.name()
-        ));
-        s
-    }
-
     fn thread(&self, _: usize) -> Buffer {
         let align = 4096;
         let bytes = vec![0u8; self.request as usize + align];
@@ -440,6 +400,61 @@ impl HostTest for FileIo {
         true
     }
 
+    fn done(&self) {
+        let writes = matches!(
+            self.mode,
+            Some(Mode::SeqWrite | Mode::SeqRewrite | Mode::RndWrite | Mode::RndRw)
+        );
+        if self.fsync_end && writes {
+            for f in &self.files {
+                let _ = self.sync(f);
+            }
+        }
+    }
+}
+
+impl Printed for FileIo {
+    fn describe(&self) -> String {
+        let mode = self.mode.expect("run has a test mode");
+        let mut s = format!(
+            "{}\n{} files, {}B each\n{}B total file size\nBlock size {}B\n",
+            self.flags_line(),
+            self.num,
+            print_size(self.file_size as f64),
+            print_size((self.file_size * self.num) as f64),
+            print_size(self.block as f64)
+        );
+        if self.merged > 0 {
+            s.push_str(&format!(
+                "Merging requests up to {}B for sequential IO.\n",
+                print_size(self.request as f64)
+            ));
+        }
+        if mode.random() {
+            s.push_str(&format!(
+                "Number of IO requests: {}\nRead/Write ratio for combined random IO test: {:.2}\n",
+                self.max_events, self.rw_ratio
+            ));
+        }
+        if self.fsync_freq > 0 {
+            s.push_str(&format!(
+                "Periodic FSYNC enabled, calling fsync() each {} requests.\n",
+                self.fsync_freq
+            ));
+        }
+        if self.fsync_end {
+            s.push_str("Calling fsync() at the end of test, Enabled.\n");
+        }
+        if self.fsync_all {
+            s.push_str("Calling fsync() after each write operation.\n");
+        }
+        s.push_str(&format!(
+            "Using synchronous I/O mode\nDoing {} test\n",
+            mode.name()
+        ));
+        s
+    }
+
     fn interval_line(&self, _: u64, secs: f64, _: u32, pct: u32, lat_ms: f64) -> String {
         let s = &self.stats;
         let now = (
@@ -469,18 +484,6 @@ impl HostTest for FileIo {
             get(&s.bytes_read) / MIB / secs,
             get(&s.bytes_written) / MIB / secs
         )
-    }
-
-    fn done(&self) {
-        let writes = matches!(
-            self.mode,
-            Some(Mode::SeqWrite | Mode::SeqRewrite | Mode::RndWrite | Mode::RndRw)
-        );
-        if self.fsync_end && writes {
-            for f in &self.files {
-                let _ = self.sync(f);
-            }
-        }
     }
 }
 
