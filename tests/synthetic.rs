@@ -258,3 +258,66 @@ fn a_point_its_budget_cannot_decide_hands_its_time_to_the_next() {
         .iter()
         .all(|c| c["comparisons"][0]["verdict"] == "inconclusive"));
 }
+
+#[test]
+fn host_tests_in_a_sweep_measure_the_machine_beside_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = "name = \"withhost\"\n[run]\nworkloads = [\"oltp_point_select\", \"cpu\"]\nthreads = [1, 2]\nduration = \"1s\"\nrepeats = 1\n[[targets]]\nname = \"model\"\nsynthetic = { seed = 7 }\n";
+    let f = write(dir.path(), "withhost", body);
+    let plan = sweepbench(&["plan", f.to_str().unwrap()]);
+    assert_eq!(plan.status.code(), Some(0), "{}", text(&plan));
+    assert!(
+        text(&plan).contains("host tests first, 1 s each on this machine, no server loaded: host/-/cpu/t1/r1, host/-/cpu/t2/r1"),
+        "{}",
+        text(&plan)
+    );
+    let out = run_in(dir.path(), &f, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        text(&out).contains("4 ok, 0 failed, 0 skipped of 4 planned"),
+        "{}",
+        text(&out)
+    );
+    assert!(text(&out).contains("host/-/cpu/t2/r1: "), "{}", text(&out));
+    let run = &runs(&dir.path().join("results"), "withhost")[0];
+    let points = load_points(run).unwrap();
+    let host: Vec<_> = points.iter().filter(|p| p.is_host()).collect();
+    assert_eq!(host.len(), 2);
+    for (p, n) in host.iter().zip([1, 2]) {
+        assert_eq!(p.point_id, format!("host/-/cpu/t{n}/r1"));
+        assert_eq!(
+            (p.target.as_str(), p.config.as_str(), p.workload.as_str()),
+            ("host", "-", "cpu")
+        );
+        assert_eq!(p.status, PointStatus::Ok);
+        assert_eq!(p.threads, n);
+        assert!(p.transactions > 0 && p.tps > 0.0, "{p:?}");
+        assert_eq!(p.queries, 0, "a host event sends no query");
+    }
+    // Measured before the model's points.
+    assert!(points[0].is_host() && points[1].is_host(), "{points:?}");
+    assert_eq!(points.len(), 4);
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["plan"][0], "host/-/cpu/t1/r1");
+    let md = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(md.contains("## The host"), "{md}");
+    assert!(
+        md.contains("| threads | host cpu | model/default oltp_point_select |"),
+        "{md}"
+    );
+    // The host is no server series: it is neither a column of the model's tables nor the
+    // baseline.
+    assert!(md.contains("Baseline: **model/default**"), "{md}");
+    assert!(!md.contains("| host/- |"), "{md}");
+    // fileio needs its files: refused at its line, with the way to measure the disk.
+    let bad = write(dir.path(), "fileio", &body.replace("\"cpu\"", "\"fileio\""));
+    let out = sweepbench(&["plan", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("fileio.toml:3:"), "{}", text(&out));
+    assert!(
+        text(&out).contains("sweepbench bench fileio"),
+        "{}",
+        text(&out)
+    );
+}

@@ -170,11 +170,21 @@ pub struct Comparison {
     pub notes: Vec<String>,
 }
 
+impl Row {
+    /// A host test's row (`host/-/cpu`): the machine itself, no server.
+    pub fn is_host(&self) -> bool {
+        self.target == crate::engine::host::HOST_TARGET
+            && self.config == crate::engine::host::HOST_CONFIG
+    }
+}
+
 impl Comparison {
+    /// The servers' regressed points (a slower machine, the host tests' rows, is said in
+    /// `host_warnings`, not counted here: the gate fails on a slower server only).
     pub fn regressed(&self) -> Vec<&Row> {
         self.rows
             .iter()
-            .filter(|r| r.verdict == Verdict::Regressed)
+            .filter(|r| r.verdict == Verdict::Regressed && !r.is_host())
             .collect()
     }
 }
@@ -282,12 +292,17 @@ pub fn compare(
             metrics: p.metrics,
         })
         .collect();
-    let verdicts: Vec<Verdict> = rows.iter().map(|r| r.verdict).collect();
+    let verdicts: Vec<Verdict> = rows
+        .iter()
+        .filter(|r| !r.is_host())
+        .map(|r| r.verdict)
+        .collect();
     let var_diffs = variable_diffs(base, cand, &rows, map);
-    let host_warnings = match (&base.host, &cand.host) {
+    let mut host_warnings = match (&base.host, &cand.host) {
         (Some(a), Some(b)) => crate::pipeline::results::host::differences(a, b),
         _ => Vec::new(),
     };
+    host_warnings.extend(host_tests_moved(&rows));
     let slow_in = |r: &Run| {
         r.points
             .iter()
@@ -328,6 +343,36 @@ pub fn compare(
     })
 }
 
+/// What the host tests' rows say of the machine: a host test that regressed or improved
+/// means the servers' figures moved with the machine as well.
+fn host_tests_moved(rows: &[Row]) -> Vec<String> {
+    let mut tests: Vec<&str> = Vec::new();
+    for r in rows.iter().filter(|r| r.is_host()) {
+        if !tests.contains(&r.workload.as_str()) {
+            tests.push(&r.workload);
+        }
+    }
+    tests
+        .iter()
+        .filter_map(|&t| {
+            let mine: Vec<Verdict> = rows
+                .iter()
+                .filter(|r| r.is_host() && r.workload == t)
+                .map(|r| r.verdict)
+                .collect();
+            let moved = mine
+                .iter()
+                .any(|v| matches!(v, Verdict::Regressed | Verdict::Improved));
+            moved.then(|| {
+                format!(
+                    "the host's own {t} test (no server) {}: the machine itself is slower or faster, so the servers' changes may be the machine's; host rows are shown, not counted as the servers' regressions",
+                    verdict::headline(&mine)
+                )
+            })
+        })
+        .collect()
+}
+
 /// Within one run: every target/config against the baseline one, judged as one comparison
 /// (one family for the false-alarm control).
 pub fn within_run(run: &Run, baseline: &str, threshold_pct: f64) -> anyhow::Result<Comparison> {
@@ -335,6 +380,8 @@ pub fn within_run(run: &Run, baseline: &str, threshold_pct: f64) -> anyhow::Resu
     let mut groups: Vec<(String, String)> = run
         .points
         .iter()
+        // The host's own tests are not a series to hold against a server.
+        .filter(|r| !r.is_host())
         .map(|r| (r.target.clone(), r.config.clone()))
         .filter(|(t, c)| !(t == bt && c == bc))
         .collect();

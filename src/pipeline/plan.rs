@@ -1,5 +1,6 @@
 //! The planner: a validated sweep → the ordered list of points to measure. Pure: no I/O.
 
+use crate::engine::host::{HostKind, HOST_CONFIG, HOST_TARGET};
 use crate::engine::workload::WorkloadKind;
 use crate::pipeline::spec::{Filter, Order, SweepSpec};
 use std::collections::BTreeMap;
@@ -39,9 +40,22 @@ pub enum Slot {
     Sla,
 }
 
+/// A host test's measurement (`run.workloads` has cpu or memory): the machine's own curve,
+/// no server, id `host/-/cpu/t4/r1`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct HostPoint {
+    pub id: String,
+    pub test: HostKind,
+    pub threads: u32,
+    /// 1-based.
+    pub repeat: u32,
+}
+
 /// The ordered points of a sweep plus what the servers must provide.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Plan {
+    /// The host tests' points, measured before any server's (on a machine no server loads).
+    pub host: Vec<HostPoint>,
     pub points: Vec<Point>,
     /// Largest thread count per target (connections the target must accept).
     pub connections: BTreeMap<String, u32>,
@@ -57,8 +71,7 @@ impl Plan {
     /// block); inside a block workloads in file order, threads ascending. With
     /// `order = "interleaved"` repeat r of every block comes before repeat r + 1.
     pub fn build(spec: &SweepSpec, only: &[Filter]) -> Plan {
-        let keep = |t: &str, c: &str, w: WorkloadKind, n: u32| {
-            let name = w.name();
+        let keep = |t: &str, c: &str, name: &str, n: u32| {
             if n == AUTO {
                 let m = |f: &Filter, ex: bool| f.matches_series(t, c, name, ex);
                 return (spec.include.is_empty() || spec.include.iter().any(|f| m(f, false)))
@@ -90,7 +103,7 @@ impl Plan {
                             .flat_map(|n| spec.run.clients.iter().map(move |k| (n, k)))
                         {
                             // Every client process needs a thread.
-                            if !keep(&t.name, &c.name, w, n) || (n != AUTO && n < k) {
+                            if !keep(&t.name, &c.name, w.name(), n) || (n != AUTO && n < k) {
                                 continue;
                             }
                             let cl = clients_part(k);
@@ -134,7 +147,7 @@ impl Plan {
                         if r == 1
                             && spec.run.sla.is_some()
                             && native
-                            && keep(&t.name, &c.name, w, AUTO)
+                            && keep(&t.name, &c.name, w.name(), AUTO)
                         {
                             let driver = if spec.run.driver_in_ids() {
                                 "native/"
@@ -199,7 +212,25 @@ impl Plan {
             let e = connections.entry(p.target.clone()).or_insert(0);
             *e = (*e).max(most);
         }
+        // Repeat by repeat, as an interleaved sweep's blocks, so the machine's drift hits
+        // every count alike.
+        let mut host = Vec::new();
+        for r in 1..=spec.run.repeats {
+            for &test in &spec.run.host_tests {
+                for &n in &spec.run.threads {
+                    if keep(HOST_TARGET, HOST_CONFIG, test.name(), n) {
+                        host.push(HostPoint {
+                            id: format!("{HOST_TARGET}/{HOST_CONFIG}/{}/t{n}/r{r}", test.name()),
+                            test,
+                            threads: n,
+                            repeat: r,
+                        });
+                    }
+                }
+            }
+        }
         Plan {
+            host,
             points,
             connections,
         }
@@ -208,7 +239,12 @@ impl Plan {
     /// Points the plan may run: its fixed points, at most `max_points` per auto slot and
     /// `max_steps` per SLA search.
     pub fn max_points(&self, spec: &SweepSpec) -> u64 {
-        self.points.iter().map(|p| p.max_points(spec)).sum()
+        self.host.len() as u64 + self.points.iter().map(|p| p.max_points(spec)).sum::<u64>()
+    }
+
+    /// Nothing to measure: no host test and no server point.
+    pub fn is_empty(&self) -> bool {
+        self.host.is_empty() && self.points.is_empty()
     }
 
     /// Estimated seconds for the whole plan (auto slots at their most), including one
@@ -221,9 +257,13 @@ impl Plan {
             .saturating_add(POINT_OVERHEAD_S);
         let rows = spec.data.tables as u64 * spec.data.table_size as u64;
         let prepare = rows.div_ceil(PREPARE_ROWS_PER_S) * self.connections.len() as u64;
-        self.max_points(spec)
+        // A host test has no warmup and no server to set up.
+        let host = self.host.len() as u64 * spec.run.duration_s;
+        let servers = self.max_points(spec) - self.host.len() as u64;
+        servers
             .saturating_mul(per_point)
             .saturating_add(prepare)
+            .saturating_add(host)
     }
 }
 
@@ -278,6 +318,10 @@ impl Plan {
             if !order.contains(&g) {
                 order.push(g);
             }
+        }
+        // The host's curve is measured once, by the first part.
+        if i != 1 {
+            self.host.clear();
         }
         self.points.retain(|p| {
             let k = order.iter().position(|g| *g == group(p)).unwrap_or(0);
@@ -632,5 +676,46 @@ mod tests {
         for bad in ["0/2", "3/2", "1", "a/b", "1/0"] {
             assert!(parse_shard(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn host_tests_are_planned_once_before_the_servers() {
+        let s = spec("repeats = 2", "");
+        let mut with = s.clone();
+        with.run.host_tests = vec![HostKind::Cpu, HostKind::Memory];
+        let p = Plan::build(&with, &[]);
+        let ids: Vec<&str> = p.host.iter().map(|h| h.id.as_str()).collect();
+        // Repeat by repeat, each test at every thread count, ascending.
+        assert_eq!(
+            ids[..7],
+            [
+                "host/-/cpu/t1/r1",
+                "host/-/cpu/t2/r1",
+                "host/-/cpu/t8/r1",
+                "host/-/memory/t1/r1",
+                "host/-/memory/t2/r1",
+                "host/-/memory/t8/r1",
+                "host/-/cpu/t1/r2",
+            ]
+        );
+        assert_eq!(p.host.len(), 2 * 3 * 2);
+        // The servers' points are what they were, and the host needs no connections.
+        assert_eq!(p.points, Plan::build(&s, &[]).points);
+        assert_eq!(p.max_points(&with), (12 + 24) as u64);
+        assert!(!p.connections.contains_key("host"));
+        // --only reaches host points by their names.
+        let only = [Filter::parse_only("workload=cpu threads=2").unwrap()];
+        let f = Plan::build(&with, &only);
+        assert!(f.points.is_empty());
+        assert_eq!(
+            f.host.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(),
+            ["host/-/cpu/t2/r1", "host/-/cpu/t2/r2"]
+        );
+        // A sharded sweep measures the host in its first part only.
+        let mut a = Plan::build(&with, &[]);
+        a.shard(&with, 1, 2);
+        let mut b = Plan::build(&with, &[]);
+        b.shard(&with, 2, 2);
+        assert_eq!((a.host.len(), b.host.len()), (12, 0));
     }
 }

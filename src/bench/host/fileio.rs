@@ -6,8 +6,8 @@
 //! under a lock, as sysbench's do; the synchronous I/O mode only.
 
 use super::{size, Printed};
-use crate::engine::host::HostTest;
 use crate::bench::options::RawOptions;
+use crate::engine::host::HostTest;
 use anyhow::{bail, Context};
 use std::fs::File;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};

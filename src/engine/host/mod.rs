@@ -12,6 +12,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+/// The target and config parts of a sweep's host test points (`host/-/cpu/t4/r1`): the
+/// machine, not a server, and no server settings.
+pub const HOST_TARGET: &str = "host";
+pub const HOST_CONFIG: &str = "-";
+
 /// The host tests a sweep can run (fileio needs its files prepared: `bench fileio` only).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 pub enum HostKind {

@@ -221,3 +221,49 @@ fn the_server_variables_that_differ_are_shown() {
     );
     assert!(text(&c).contains("server variables that differ between the two sides:\n  a/default: innodb_flush_log_at_trx_commit 2 → 1\n"));
 }
+
+/// The host's own cpu test as a record: the machine's series `host/-`.
+fn host(threads: u32, tps: f64) -> Vec<PointRecord> {
+    three("host", threads, tps, 1.0)
+        .into_iter()
+        .map(|mut r| {
+            r.config = "-".into();
+            r.workload = "cpu".into();
+            r.point_id = r.point_id.replace("default/oltp_point_select", "-/cpu");
+            r
+        })
+        .collect()
+}
+
+#[test]
+fn a_slower_host_is_said_not_counted_as_a_slower_server() {
+    let mut base = three("a", 1, 100.0, 1.0);
+    base.extend(host(1, 1000.0));
+    let mut cand = three("a", 1, 100.5, 1.0);
+    cand.extend(host(1, 600.0));
+    let c = compare(&run(base), &run(cand), 5.0, &[]).unwrap();
+    assert_eq!(c.rows.len(), 2);
+    let h = c.rows.iter().find(|r| r.is_host()).unwrap();
+    assert_eq!(h.verdict, Verdict::Regressed, "{h:?}");
+    // The gate and the headline count the server only.
+    assert!(c.regressed().is_empty());
+    assert_eq!(c.headline, "unchanged at 1/1 points");
+    assert!(
+        c.host_warnings
+            .iter()
+            .any(|w| w.contains("the host's own cpu test (no server) regressed at 1/1 points")),
+        "{:?}",
+        c.host_warnings
+    );
+    // Within a run the host is no series to hold against the baseline.
+    let mut one = three("a", 1, 100.0, 1.0);
+    one.extend(three("b", 1, 100.0, 1.0));
+    one.extend(host(1, 1000.0));
+    let w = within_run(&run(one), "a/default", 5.0).unwrap();
+    assert!(
+        w.rows.iter().all(|r| !r.point.contains("host")),
+        "{:?}",
+        w.rows
+    );
+    assert_eq!(w.rows.len(), 1);
+}

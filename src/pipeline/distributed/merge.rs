@@ -154,9 +154,13 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<()> {
             if !seen.insert(r.point_id.clone()) {
                 bail!("point {} was measured by two parts", r.point_id);
             }
-            let known = spec.targets.iter().any(|t| t.name == r.target)
-                && spec.configs.iter().any(|c| c.name == r.config)
-                && spec.run.workloads.iter().any(|w| w.name() == r.workload);
+            let host = r.target == crate::engine::host::HOST_TARGET
+                && r.config == crate::engine::host::HOST_CONFIG
+                && spec.run.host_tests.iter().any(|h| h.name() == r.workload);
+            let known = host
+                || spec.targets.iter().any(|t| t.name == r.target)
+                    && spec.configs.iter().any(|c| c.name == r.config)
+                    && spec.run.workloads.iter().any(|w| w.name() == r.workload);
             if !known {
                 bail!(
                     "{}: point {} is not one of the sweep's (its target, config or workload is not in sweep.toml): the part was edited; merge the parts as the runs wrote them",

@@ -28,12 +28,17 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
+    let paired = crate::pipeline::judge::verdicts_file::load(run)?;
+    // A paired run's verdicts name their baseline: the tables hold the same one.
+    let baseline = baseline
+        .or(spec_baseline.as_deref())
+        .or(paired.as_ref().map(|v| v.baseline.as_str()));
     let mut m = ReportModel::build(
         &name,
         &run_id,
         &description,
         &points,
-        baseline.or(spec_baseline.as_deref()),
+        baseline,
         &crate::pipeline::results::load_variables(run),
         &crate::pipeline::results::load_tps_samples(run)?,
     );
@@ -43,7 +48,7 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
     let toml = std::fs::read_to_string(run.join("sweep.toml")).unwrap_or_default();
     m.proxy_cost = super::proxy::rows(&points, &super::proxy::pairs(&toml));
     m.gate = crate::pipeline::results::load_gate(run);
-    if let Some(v) = crate::pipeline::judge::verdicts_file::load(run)? {
+    if let Some(v) = paired {
         m.paired_markdown = Some(crate::pipeline::judge::verdicts_file::markdown(&v));
         // The paired verdicts are the run's verdicts; the tables' unpaired ones are shown
         // for reference.

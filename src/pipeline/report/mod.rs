@@ -4,6 +4,7 @@
 pub mod chart;
 mod files;
 pub mod filters;
+pub mod host;
 pub mod proxy;
 pub mod render;
 
@@ -168,6 +169,8 @@ pub struct ReportModel {
     pub proxy_cost: Vec<proxy::ProxyCostRow>,
     /// What `--fail-on-regression` compared this run with, and its verdicts (gate.md).
     pub gate: Option<String>,
+    /// The machine's own curve (host tests) beside the servers'.
+    pub host: Option<host::HostSection>,
 }
 
 /// The column a record belongs to: `target/config`, plus `/driver` for a load generator other
@@ -326,12 +329,10 @@ impl ReportModel {
         tps_samples: &HashMap<String, Vec<f64>>,
     ) -> ReportModel {
         // An SLA search's open-loop points are not points of the scaling curve: they go to
-        // `add_sla`, not to the tables.
-        let closed: Vec<PointRecord> = all_records
-            .iter()
-            .filter(|r| !r.is_sla_step())
-            .cloned()
-            .collect();
+        // `add_sla`, not to the tables. Host tests are the machine's, not a server series:
+        // they get a section of their own.
+        let (host_records, servers) = host::split(all_records);
+        let closed: Vec<PointRecord> = servers.into_iter().filter(|r| !r.is_sla_step()).collect();
         let records = closed.as_slice();
         let key = series_of;
         let mut series: Vec<String> = Vec::new();
@@ -360,6 +361,7 @@ impl ReportModel {
             .map(|w| Self::section(w, records, &series, tps_samples))
             .collect();
         let headlines = judge_cells(&mut sections, &series);
+        let host = host::section(&host_records, &sections, &series);
         let versions = series
             .iter()
             .map(|s| {
@@ -402,6 +404,7 @@ impl ReportModel {
             .collect();
         let problems: Vec<Problem> = records
             .iter()
+            .chain(&host_records)
             .filter(|r| r.status != PointStatus::Ok)
             .map(|r| Problem {
                 point_id: r.point_id.clone(),
@@ -411,6 +414,7 @@ impl ReportModel {
             .collect();
         let starved: Vec<Problem> = records
             .iter()
+            .chain(&host_records)
             .filter(|r| r.status == PointStatus::Ok)
             .filter_map(|r| {
                 r.starved().map(|why| Problem {
@@ -489,6 +493,7 @@ impl ReportModel {
             paired_markdown: None,
             proxy_cost: Vec::new(),
             gate: None,
+            host,
             series,
         }
     }

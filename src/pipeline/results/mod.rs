@@ -320,6 +320,12 @@ impl PointRecord {
     pub fn is_sla_step(&self) -> bool {
         matches!(self.kind(), PointKind::SlaStep { .. })
     }
+
+    /// A host test's point (`host/-/cpu/t4/r1`): the machine's own curve, no server.
+    pub fn is_host(&self) -> bool {
+        self.target == crate::engine::host::HOST_TARGET
+            && self.config == crate::engine::host::HOST_CONFIG
+    }
 }
 
 /// One row of intervals.csv: a point's figures over one second (sysbench's interval line).

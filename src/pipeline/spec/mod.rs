@@ -101,7 +101,11 @@ pub fn default_warmup_s(duration_s: u64) -> u64 {
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RunSpec {
+    /// The server workloads, in file order.
     pub workloads: Vec<WorkloadKind>,
+    /// The host tests among `workloads` (`cpu`, `memory`): the machine's own curve, measured
+    /// once per thread count and repeat before any server's points (`host/-/cpu/t4/r1`).
+    pub host_tests: Vec<crate::engine::host::HostKind>,
     /// Ascending, without duplicates; with `auto`, the doubling ladder up to `to`.
     pub threads: Vec<u32>,
     /// `threads = "auto"` (or a table): thread counts chosen while the sweep runs.
@@ -347,6 +351,18 @@ impl SweepSpec {
             return Err(cx.err(0..0, "no [[targets]]: add at least one target"));
         }
         let targets = Self::targets(&cx, &raw)?;
+        if let Some(t) = raw
+            .targets
+            .iter()
+            .find(|t| t.name.get_ref() == crate::engine::host::HOST_TARGET)
+        {
+            if !run.host_tests.is_empty() {
+                return Err(cx.err(
+                    t.name.span(),
+                    "targets: 'host' names the host tests' series (run.workloads has cpu or memory); give this target another name",
+                ));
+            }
+        }
         Self::check_executor(&cx, &raw, &targets, &run, &executor)?;
         Self::sysbench_tls(&cx, &raw, &targets, &run)?;
         Self::synthetic_limits(&cx, &raw, &targets, &run, &executor)?;
@@ -459,29 +475,34 @@ impl SweepSpec {
     fn run(cx: &Ctx<'_>, raw: &RawSweep) -> Result<RunSpec, SpecError> {
         let r = &raw.run;
         let mut workloads = Vec::new();
+        let mut host_tests = Vec::new();
         for w in r.workloads.get_ref() {
+            if let Some(h) = crate::engine::host::HostKind::from_name(w.get_ref()) {
+                if !host_tests.contains(&h) {
+                    host_tests.push(h);
+                }
+                continue;
+            }
             let kind = WorkloadKind::from_name(w.get_ref()).ok_or_else(|| {
                 let names: Vec<&str> = WorkloadKind::ALL.iter().map(|k| k.name()).collect();
                 let hint = names
                     .iter()
+                    .chain(&["cpu", "memory"])
                     .map(|n| (strsim::levenshtein(w.get_ref(), n), *n))
                     .min()
                     .filter(|(d, _)| *d <= 4)
                     .map(|(_, n)| format!(" (did you mean '{n}'?)"))
                     .unwrap_or_default();
-                if ["cpu", "memory", "fileio"].contains(&w.get_ref().as_str()) {
+                if w.get_ref() == "fileio" {
                     return cx.err(
                         w.span(),
-                        format!(
-                            "run.workloads: '{0}' is a host test, not a server workload: sweeps do not run host tests yet; measure the host with `sweepbench bench {0} run` (every run's manifest.json already records the host's sysbench-cpu events per second)",
-                            w.get_ref()
-                        ),
+                        "run.workloads: 'fileio' needs its test files prepared on the disk to measure, which a sweep does not do; measure the disk with `sweepbench bench fileio --file-test-mode=rndrw prepare|run|cleanup` (sweeps run the host tests cpu and memory)",
                     );
                 }
                 cx.err(
                     w.span(),
                     format!(
-                        "run.workloads: unknown workload '{}'{hint}; sweeps run {}",
+                        "run.workloads: unknown workload '{}'{hint}; sweeps run {}, and the host tests cpu and memory",
                         w.get_ref(),
                         names
                             .iter()
@@ -499,7 +520,7 @@ impl SweepSpec {
                 workloads.push(kind);
             }
         }
-        if workloads.is_empty() {
+        if workloads.is_empty() && host_tests.is_empty() {
             return Err(cx.err(r.workloads.span(), "run.workloads is empty"));
         }
         let (threads, auto) = Self::threads(cx, &r.threads)?;
@@ -559,6 +580,7 @@ impl SweepSpec {
             design,
             clients,
             workloads,
+            host_tests,
             threads,
             auto,
             sla,

@@ -121,13 +121,23 @@ fn semantic_errors_are_located() {
     assert_eq!(e.line, 11);
     assert!(e.message.contains("; sweeps run oltp_read_only, "), "{e}");
     assert!(!e.message.contains("bulk_insert"), "{e}");
-    let e = err(&GOOD.replace("\"oltp_point_select\"", "\"cpu\""));
+    let e = err(&GOOD.replace("\"oltp_point_select\"", "\"fileio\""));
     assert!(
-        e.message.contains("'cpu' is a host test")
-            && e.message.contains("`sweepbench bench cpu run`"),
+        e.message.contains("'fileio' needs its test files prepared")
+            && e.message.contains("`sweepbench bench fileio"),
         "{e}"
     );
     assert_eq!(e.line, 11);
+    let e = err(&GOOD.replace("\"oltp_point_select\"", "\"cpus\""));
+    assert!(e.message.contains("did you mean 'cpu'?"), "{e}");
+    let e = err(&GOOD
+        .replace("\"oltp_point_select\"", "\"cpu\"")
+        .replace("name = \"b\"", "name = \"host\""));
+    assert!(
+        e.message.contains("'host' names the host tests' series"),
+        "{e}"
+    );
+    assert_eq!(e.line, 27);
     let e = err(&GOOD.replace("duration = \"2m\"", "duration = \"soon\""));
     assert!(e.message.contains("run.duration"), "{e}");
     let e = err(&GOOD.replace("baseline = \"a/default\"", "baseline = \"c/default\""));
@@ -724,4 +734,24 @@ fn a_proxy_target_takes_its_server_from_the_target_it_names() {
         assert_eq!(e.line, 11, "{extra}: {e}");
         assert!(e.message.contains(says), "{extra}: {e}");
     }
+}
+
+#[test]
+fn host_tests_in_workloads_are_kept_apart_from_the_servers() {
+    let s = parse(&GOOD.replace(
+        "workloads = [\"oltp_read_only\", \"oltp_point_select\"]",
+        "workloads = [\"cpu\", \"oltp_read_only\", \"memory\", \"cpu\"]",
+    ))
+    .unwrap();
+    assert_eq!(s.run.workloads, vec![WorkloadKind::ReadOnly]);
+    use crate::engine::host::HostKind;
+    assert_eq!(s.run.host_tests, vec![HostKind::Cpu, HostKind::Memory]);
+    // A sweep of the host alone is a sweep too.
+    let s = parse(&GOOD.replace(
+        "workloads = [\"oltp_read_only\", \"oltp_point_select\"]",
+        "workloads = [\"cpu\"]",
+    ))
+    .unwrap();
+    assert!(s.run.workloads.is_empty());
+    assert_eq!(s.run.host_tests, vec![HostKind::Cpu]);
 }

@@ -47,6 +47,7 @@ pub fn judge(
     let mut series: Vec<(&str, &str)> = this
         .points
         .iter()
+        .filter(|r| !r.is_host())
         .map(|r| (r.target.as_str(), r.config.as_str()))
         .collect();
     series.sort();

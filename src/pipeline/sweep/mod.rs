@@ -6,6 +6,7 @@ mod auto;
 mod block;
 pub mod calibrate;
 mod gate;
+mod host;
 mod measure;
 mod paired;
 mod paired_setup;
@@ -81,13 +82,13 @@ fn load(a: &SweepArgs) -> anyhow::Result<(SweepSpec, Plan)> {
     }
     if let Some((i, n)) = a.shard {
         let groups = plan.shard(&spec, i, n);
-        if plan.points.is_empty() {
+        if plan.is_empty() {
             anyhow::bail!(
                 "--shard {i}/{n}: the plan has {groups} block(s) to share out, so part {i} is empty; use at most {groups} parts"
             );
         }
     }
-    if plan.points.is_empty() {
+    if plan.is_empty() {
         anyhow::bail!("{}: the filters leave no point to run", a.file.display());
     }
     Ok((spec, plan))
@@ -99,6 +100,9 @@ fn load(a: &SweepArgs) -> anyhow::Result<(SweepSpec, Plan)> {
 /// time as its budget, unless `--budget` or `[run] budget` gave one.
 fn default_paired(spec: &mut SweepSpec, plan: &Plan, a: &SweepArgs) {
     let design = &mut spec.run.design;
+    if plan.points.is_empty() {
+        return design.fall_back("the sweep measures only the host");
+    }
     if a.shard.is_some() {
         return design.fall_back("--shard measures the series apart");
     }
@@ -128,6 +132,17 @@ fn default_paired(spec: &mut SweepSpec, plan: &Plan, a: &SweepArgs) {
             .collect();
         let budget = design::default_budget_s(&spec.run, cells.len(), keys.len());
         spec.run.design.budget_s = Some(budget);
+    }
+}
+
+/// The host tests' share of a paired sweep's ETA.
+fn host_eta(spec: &SweepSpec, plan: &Plan) -> String {
+    match plan.host.len() as u64 {
+        0 => String::new(),
+        n => format!(
+            " + {} of host tests",
+            format_duration(n * spec.run.duration_s)
+        ),
     }
 }
 
@@ -161,7 +176,22 @@ pub fn plan(a: &SweepArgs) -> anyhow::Result<Exit> {
             plan.max_points(&spec)
         ),
         None if spec.run.design.paired() => {}
-        None => println!("sweep '{}': {} points", spec.name, plan.points.len()),
+        None => println!(
+            "sweep '{}': {} points",
+            spec.name,
+            plan.points.len() + plan.host.len()
+        ),
+    }
+    if !plan.host.is_empty() {
+        println!(
+            "host tests first, {} s each on this machine, no server loaded: {}",
+            spec.run.duration_s,
+            plan.host
+                .iter()
+                .map(|p| p.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
     }
     let mut listed: Vec<&crate::pipeline::plan::Point> = plan.points.iter().collect();
     // target/config series, which a paired sweep measures together.
@@ -233,16 +263,18 @@ pub fn plan(a: &SweepArgs) -> anyhow::Result<Exit> {
             series * spec.run.warmup_s + spec.run.repeats.max(2) as u64 * series * d.slice_s;
         match d.budget_s {
             Some(b) => println!(
-                "ETA: at most {} of measuring (the budget; points that decide early end sooner) + starting {series} servers + prepare",
-                format_duration(b)
+                "ETA: at most {} of measuring (the budget; points that decide early end sooner) + starting {series} servers + prepare{}",
+                format_duration(b),
+                host_eta(&spec, &plan)
             ),
             None => println!(
-                "ETA: {} ({} points × ({series} × {}s warmup + {} rounds × {series} × {}s slices) + starting {series} servers + prepare)",
+                "ETA: {} ({} points × ({series} × {}s warmup + {} rounds × {series} × {}s slices) + starting {series} servers + prepare{})",
                 format_duration(listed.len() as u64 * per_point),
                 listed.len(),
                 spec.run.warmup_s,
                 spec.run.repeats.max(2),
-                d.slice_s
+                d.slice_s,
+                host_eta(&spec, &plan)
             ),
         }
         if let Some(c) = calibrate::load(&a.results_dir, &spec.name) {
@@ -251,16 +283,17 @@ pub fn plan(a: &SweepArgs) -> anyhow::Result<Exit> {
         return Ok(Exit::Ok);
     }
     println!(
-        "ETA: {}{} ({} points × ({}s warmup + {}s run + ~2s set-up) + prepare)",
+        "ETA: {}{} ({} points × ({}s warmup + {}s run + ~2s set-up) + prepare{})",
         if spec.run.auto.is_some() {
             "at most "
         } else {
             ""
         },
         format_duration(plan.eta_s(&spec)),
-        plan.max_points(&spec),
+        plan.max_points(&spec) - plan.host.len() as u64,
         spec.run.warmup_s,
-        spec.run.duration_s
+        spec.run.duration_s,
+        host_eta(&spec, &plan)
     );
     if let Some(c) = calibrate::load(&a.results_dir, &spec.name) {
         println!("{}", calibrate::summary(&c));
@@ -498,7 +531,10 @@ pub async fn check(a: &SweepArgs) -> anyhow::Result<Exit> {
         println!("{blocking} blocking finding(s): the sweep cannot run as planned");
         Ok(Exit::BadInput)
     } else {
-        println!("all checks passed for {} point(s)", plan.points.len());
+        println!(
+            "all checks passed for {} point(s)",
+            plan.points.len() + plan.host.len()
+        );
         Ok(Exit::Ok)
     }
 }

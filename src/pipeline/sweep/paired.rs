@@ -397,7 +397,7 @@ async fn measure_cell(
             } else {
                 say(r.bar, format!("{}: failed: {}", p.id, rec.error));
             }
-            let kept = r.keep(rec, &p);
+            let kept = r.keep(rec, &p.id, p.rate);
             if !ok || !kept {
                 out.stopped = if r.t.interrupted {
                     "interrupted"

@@ -3,8 +3,9 @@
 
 use super::run::say;
 use crate::engine::exec::RunReport;
+use crate::engine::host::{HOST_CONFIG, HOST_TARGET};
 use crate::engine::metrics::LatencySummary;
-use crate::pipeline::plan::Point;
+use crate::pipeline::plan::{HostPoint, Point};
 use crate::pipeline::results::{r4, PointRecord, PointStatus, RunDir};
 use indicatif::ProgressBar;
 
@@ -57,6 +58,22 @@ pub(super) fn record(run_id: &str, p: &Point, version: &str) -> PointRecord {
     }
 }
 
+/// The record of host point `p` before it is measured: the machine's series, no server.
+pub(super) fn host_record(run_id: &str, p: &HostPoint) -> PointRecord {
+    PointRecord {
+        run_id: run_id.to_string(),
+        point_id: p.id.clone(),
+        target: HOST_TARGET.into(),
+        config: HOST_CONFIG.into(),
+        workload: p.test.name().into(),
+        threads: p.threads,
+        repeat: p.repeat,
+        clients: 1,
+        started_at: Some(now_ms()),
+        ..PointRecord::default()
+    }
+}
+
 pub(super) fn fill(rec: &mut PointRecord, r: &RunReport, cpu_s: f64) {
     let t = &r.totals;
     let lat = LatencySummary::new(&r.hist, t.events, t.lat_sum_ns, r.min_max_ns);
@@ -103,11 +120,11 @@ pub(super) fn fail_if_empty(rec: &mut PointRecord) {
 
 /// A point's per-second samples (intervals.csv) and histograms (.hlog); a failure to write
 /// them is a warning, the point's record still counts.
-pub(super) fn write_samples(dir: &mut RunDir, bar: &ProgressBar, p: &Point, r: &RunReport) {
-    if let Err(e) = dir.append_intervals(&p.id, &r.intervals) {
+pub(super) fn write_samples(dir: &mut RunDir, bar: &ProgressBar, id: &str, r: &RunReport) {
+    if let Err(e) = dir.append_intervals(id, &r.intervals) {
         say(
             bar,
-            format!("warning: {}: per-second samples not written: {e:#}", p.id),
+            format!("warning: {id}: per-second samples not written: {e:#}"),
         );
     }
     let seconds: Vec<(f64, &crate::engine::metrics::TotalHist)> = r
@@ -116,7 +133,7 @@ pub(super) fn write_samples(dir: &mut RunDir, bar: &ProgressBar, p: &Point, r: &
         .map(|s| s.t_s)
         .zip(&r.interval_hists)
         .collect();
-    if let Err(e) = dir.write_histogram(&p.id, &r.hist, r.elapsed_s, &seconds) {
+    if let Err(e) = dir.write_histogram(id, &r.hist, r.elapsed_s, &seconds) {
         say(bar, format!("warning: {e:#}"));
     }
 }

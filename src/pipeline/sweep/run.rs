@@ -98,6 +98,7 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
         dir.points().iter().map(|p| p.point_id.clone()).collect();
     let mut plan = plan;
     plan.points.retain(|p| !done.contains(&p.id));
+    plan.host.retain(|p| !done.contains(&p.id));
     if a.resume.is_some() && !a.quiet {
         let left = if spec.run.auto.is_some() {
             "the adaptive searches go on from there".to_string()
@@ -197,11 +198,15 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
     } else {
         String::new()
     };
+    let host = match t.host {
+        0 => String::new(),
+        n => format!(" and {n} host test point(s)"),
+    };
     let planned = if spec.run.design.paired() {
         // A slice per series per round; rounds stop when a point is decided.
         format!(
-            "{} slices (paired: one per series per round)",
-            t.ok + t.failed + t.skipped
+            "{} slices (paired: one per series per round){host}",
+            (t.ok + t.failed + t.skipped).saturating_sub(t.host)
         )
     } else if plan.points.iter().any(Point::is_slot) {
         // Adaptive searches end when they have found what they look for: count what ran.
@@ -211,7 +216,7 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
             plan.max_points(&spec)
         )
     } else {
-        format!("{} planned", plan.points.len())
+        format!("{} planned", plan.points.len() + plan.host.len())
     };
     println!(
         "sweep '{}': {} ok, {} failed{overloaded}, {} skipped{not_run} of {planned}; results in {}{report}",
@@ -275,6 +280,13 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
     })
 }
 
+impl Tally {
+    /// Points measured or skipped so far.
+    fn total(&self) -> u64 {
+        (self.ok + self.failed + self.skipped + self.overloaded) as u64
+    }
+}
+
 /// What happened to the points of a run.
 #[derive(Debug, Default)]
 pub(super) struct Tally {
@@ -293,6 +305,8 @@ pub(super) struct Tally {
     pub unwritten: Vec<String>,
     /// A paired run's verdicts per compared series, for its last lines.
     pub paired: Option<Vec<String>>,
+    /// Host test points measured (counted in ok/failed too).
+    pub host: u32,
 }
 
 /// Runs the plan's points in order, expanding `threads = "auto"` slots as they come (see
@@ -334,11 +348,16 @@ async fn run_points(
     if let Some(line) = spec.run.design.said() {
         r.note(line);
     }
+    // The machine's own curve first, while no server of the sweep loads it.
+    if !super::host::run(&mut r).await {
+        r.t.not_run = plan.max_points(spec).saturating_sub(r.t.total()) as u32;
+        return r.t;
+    }
     if spec.run.design.paired() {
         super::paired::run(&mut r).await;
         return r.t;
     }
-    let mut left = plan.max_points(spec);
+    let mut left = plan.max_points(spec) - plan.host.len() as u64;
     for p in &plan.points {
         let go_on = if p.is_slot() {
             let per_slot = p.max_points(spec);
@@ -442,7 +461,7 @@ impl Runner<'_> {
             rec.server_version = b.version.clone();
             run_one(spec, p, b, &mut rec, self.dir, bar, (quiet, self.keep_k8s)).await;
         }
-        self.keep(rec, p)
+        self.keep(rec, &p.id, p.rate)
     }
 
     pub fn st_mut(&mut self) -> &mut block::RunState {
@@ -450,12 +469,12 @@ impl Runner<'_> {
     }
 
     pub fn keep_samples(&mut self, p: &Point, r: &RunReport) {
-        write_samples(self.dir, self.bar, p, r);
+        write_samples(self.dir, self.bar, &p.id, r);
     }
 
     /// Tallies a measured point, says how it went and appends its record. False when the run
     /// must stop (an interrupt, or records that can no longer be written).
-    pub fn keep(&mut self, mut rec: PointRecord, p: &Point) -> bool {
+    pub fn keep(&mut self, mut rec: PointRecord, id: &str, rate: u64) -> bool {
         let (bar, quiet) = (self.bar, self.quiet);
         if rec.status == PointStatus::Failed && crate::interrupt::requested() {
             // The point failed because of the interrupt (a load cut short, say).
@@ -465,28 +484,36 @@ impl Runner<'_> {
             PointStatus::Ok => {
                 self.t.ok += 1;
                 // A paired run says each round in one line instead.
-                if !quiet && !self.spec.run.design.paired() {
+                if quiet {
+                } else if rec.target == crate::engine::host::HOST_TARGET {
                     say(
                         bar,
                         format!(
-                            "{}: {:.2} tps, {:.2} qps, p95 {:.2} ms",
-                            p.id, rec.tps, rec.qps, rec.lat_p95_ms
+                            "{id}: {:.2} events/s, p95 {:.2} ms",
+                            rec.tps, rec.lat_p95_ms
+                        ),
+                    );
+                } else if !self.spec.run.design.paired() {
+                    say(
+                        bar,
+                        format!(
+                            "{id}: {:.2} tps, {:.2} qps, p95 {:.2} ms",
+                            rec.tps, rec.qps, rec.lat_p95_ms
                         ),
                     );
                 }
             }
-            PointStatus::Failed if p.rate > 0 && rec.error == exec::QUEUE_FULL => {
+            PointStatus::Failed if rate > 0 && rec.error == exec::QUEUE_FULL => {
                 // An SLA step the server could not keep up with: the search's answer "too
                 // fast", not a broken point.
                 self.t.overloaded += 1;
                 self.note(format!(
-                    "{}: {} arrivals/s overflowed the arrival queue: misses the SLA",
-                    p.id, p.rate
+                    "{id}: {rate} arrivals/s overflowed the arrival queue: misses the SLA"
                 ));
             }
             PointStatus::Failed => {
                 self.t.failed += 1;
-                say(bar, format!("{}: failed: {}", p.id, rec.error));
+                say(bar, format!("{id}: failed: {}", rec.error));
             }
             PointStatus::Interrupted => self.t.interrupted = true,
             PointStatus::Skipped => {}
@@ -494,13 +521,9 @@ impl Runner<'_> {
         if let Err(e) = self.dir.append_point(&rec) {
             // The figures were measured: say them here, since the disk cannot take them,
             // and stop (every later point would be lost the same way).
-            say(
-                bar,
-                format!("error: {}: measured, not written: {e:#}", p.id),
-            );
+            say(bar, format!("error: {id}: measured, not written: {e:#}"));
             self.t.unwritten.push(format!(
-                "{} {}: {:.2} tps, {:.2} qps, p95 {:.2} ms, {} transactions in {:.1} s{}",
-                p.id,
+                "{id} {}: {:.2} tps, {:.2} qps, p95 {:.2} ms, {} transactions in {:.1} s{}",
                 rec.status,
                 rec.tps,
                 rec.qps,
@@ -577,7 +600,7 @@ async fn run_one(
         }) => {
             fill(rec, &report, cpu_s);
             rec.start_skew_ms = skew_ms.map(r4);
-            write_samples(dir, bar, p, &report);
+            write_samples(dir, bar, &p.id, &report);
             rec.status = status_of(spec, &report, rec);
         }
     }
@@ -670,7 +693,12 @@ fn manifest(
         targets: Some(targets.into()),
         configs: value(serde_json::to_value(&spec.configs)),
         baseline: spec.baseline.clone(),
-        plan: plan.points.iter().map(|p| p.id.clone()).collect(),
+        plan: plan
+            .host
+            .iter()
+            .map(|p| p.id.clone())
+            .chain(plan.points.iter().map(|p| p.id.clone()))
+            .collect(),
         shard: shard.map(|(index, of)| Shard { index, of }),
         summary: t.map(|t| Summary {
             ok: t.ok,
