@@ -167,7 +167,8 @@ fn openssl(d: &std::path::Path, args: &str) {
 /// `--mysql-ssl=on` encrypted and unverified (a REQUIRE SSL user logs in), VERIFY_CA when
 /// the CA signed it; it refuses another CA, an impostor CA of the same name (the
 /// signature is checked, not the name), and VERIFY_IDENTITY (no subjectAltName), saying why.
-/// A sweep's administrative connections (mysql_async) cannot take it, and say so.
+/// A sweep takes it the same way: its administrative connections (mysql_async, which cannot
+/// read it) go through the TLS relay, with the same checks.
 #[test]
 fn a_version_1_certificate_is_taken_as_the_mysql_client_takes_it() {
     let p = pki();
@@ -238,11 +239,31 @@ fn a_version_1_certificate_is_taken_as_the_mysql_client_takes_it() {
         .arg(&res)
         .output()
         .unwrap();
-    assert_ne!(out.status.code(), Some(0));
+    // A sweep's administrative connections go through the in-process TLS relay: the REQUIRE
+    // SSL user prepares, sets nothing and measures over TLS.
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("3 ok, 0 failed"), "{}", text(&out));
+    let url = |m: &str, ca: &std::path::Path| {
+        format!(
+            "mysql://tlsu:tls%20pw@127.0.0.1:{}/tlsdb?ssl-mode={m}&ssl-ca={}",
+            s.port(),
+            ca.display()
+        )
+    };
+    let (code, said) = check_url(&url("VERIFY_CA", &d.join("ca.pem")));
+    assert_eq!(code, Some(0), "{said}");
+    // Another CA of the same name: its signature is checked, not its name.
+    let (code, said) = check_url(&url("VERIFY_CA", &d.join("fake-ca.pem")));
+    assert_eq!(code, Some(2), "{said}");
     assert!(
-        text(&out).contains("X.509 version 1") && text(&out).contains("sweepbench bench"),
-        "{}",
-        text(&out)
+        said.contains("error 2026") && said.contains("BadSignature"),
+        "{said}"
+    );
+    let (code, said) = check_url(&url("VERIFY_IDENTITY", &d.join("ca.pem")));
+    assert_eq!(code, Some(2), "{said}");
+    assert!(
+        said.contains("X.509 version 1") && said.contains("VERIFY_CA or REQUIRED"),
+        "{said}"
     );
 }
 

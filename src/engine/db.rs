@@ -152,7 +152,7 @@ pub fn describe(e: &mysql_async::Error) -> String {
         other => match error_code(other) {
             Some(2026) => format!(
                 "error 2026 ({})",
-                crate::engine::wire::tls::explain_admin(&other.to_string())
+                crate::engine::wire::tls::explain(&other.to_string())
             ),
             // mysql_async prefixes an I/O error with "Input/output error: " twice.
             Some(code) => match other {
@@ -306,11 +306,20 @@ pub async fn open(c: &ConnOptions, o: Opts) -> Result<Conn, mysql_async::Error> 
         }
         _ => o,
     };
+    if let Some(relayed) = version_1_relay(c, &o, false)? {
+        return within(Conn::new(relayed)).await;
+    }
     let r = match within(Conn::new(o.clone())).await {
         Err(e) if error_code(&e) == Some(1045) => within(Conn::new(o.clone())).await,
         r => r,
     };
     match r {
+        Err(e) if e.to_string().contains("UnsupportedCertVersion") => {
+            match version_1_relay(c, &o, true)? {
+                Some(relayed) => within(Conn::new(relayed)).await,
+                None => Err(e),
+            }
+        }
         Err(mysql_async::Error::Driver(mysql_async::DriverError::NoClientSslFlagFromServer))
             if c.tls.mode == crate::engine::config::SslMode::Preferred =>
         {
@@ -319,6 +328,57 @@ pub async fn open(c: &ConnOptions, o: Opts) -> Result<Conn, mysql_async::Error> 
         }
         r => r,
     }
+}
+
+/// Options that reach `o`'s server through the TLS relay (`tls_relay`), for a server whose
+/// certificate is X.509 version 1: when `found` (mysql_async's login just said so; the
+/// server is remembered) or when the server is already known for it. None for a Unix
+/// socket, no TLS, or VERIFY_IDENTITY (a version 1 certificate names no host: refused with
+/// that reason).
+fn version_1_relay(
+    c: &ConnOptions,
+    o: &Opts,
+    found: bool,
+) -> Result<Option<Opts>, mysql_async::Error> {
+    use crate::engine::config::SslMode;
+    use std::collections::BTreeSet;
+    use std::sync::Mutex;
+    static VERSION_1: Mutex<BTreeSet<(String, u16)>> = Mutex::new(BTreeSet::new());
+    if o.socket().is_some() || matches!(c.tls.mode, SslMode::Disabled | SslMode::VerifyIdentity) {
+        return Ok(None);
+    }
+    let server = (o.ip_or_hostname().to_string(), o.tcp_port());
+    {
+        let mut known = VERSION_1.lock().unwrap_or_else(|p| p.into_inner());
+        if found {
+            known.insert(server.clone());
+        } else if !known.contains(&server) {
+            return Ok(None);
+        }
+    }
+    let tls = match wire_tls(c) {
+        Ok(Some(t)) => t,
+        Ok(None) => return Ok(None),
+        Err(why) => {
+            return Err(mysql_async::Error::Other(
+                format!("{TLS_SETUP}{why}").into(),
+            ))
+        }
+    };
+    let up = crate::engine::tls_relay::Upstream {
+        host: server.0.clone(),
+        port: server.1,
+        tls: tls.config,
+    };
+    let key = format!("{}:{} {:?}", server.0, server.1, c.tls);
+    let at = crate::engine::tls_relay::address(&key, &up)
+        .map_err(|e| mysql_async::Error::Io(mysql_async::IoError::Io(e)))?;
+    Ok(Some(Opts::from(
+        OptsBuilder::from_opts(o.clone())
+            .ip_or_hostname(at.ip().to_string())
+            .tcp_port(at.port())
+            .ssl_opts(None::<mysql_async::SslOpts>),
+    )))
 }
 
 /// A login that has not finished within `WIRE_CONNECT_TIMEOUT` (a server that takes the

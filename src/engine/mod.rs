@@ -10,6 +10,7 @@ pub mod exec;
 pub mod fatal;
 pub mod host;
 pub mod metrics;
+pub mod tls_relay;
 pub mod watch;
 pub mod wire;
 pub mod workload;

@@ -34,22 +34,12 @@ pub struct Tls {
     pub required: bool,
 }
 
-/// A TLS failure of the workload's client in words a DBA can act on: rustls names a
-/// version 1 certificate only by an enum's name, and it reaches here only under
-/// VERIFY_IDENTITY (REQUIRED and VERIFY_CA take one: `tls_v1`).
+/// A TLS failure in words a DBA can act on: rustls names a version 1 certificate only by an
+/// enum's name, and it reaches here only under VERIFY_IDENTITY (REQUIRED and VERIFY_CA take
+/// one: `tls_v1` for the workload's client, `tls_relay` for the administrative ones).
 pub fn explain(why: &str) -> String {
     if why.contains("UnsupportedCertVersion") {
         format!("{why}: the server's certificate is X.509 version 1, which carries no subjectAltName for VERIFY_IDENTITY to check the host against; give the server a version 3 certificate naming the host (ssl_cert, ssl_key), or use VERIFY_CA or REQUIRED, which take version 1 certificates")
-    } else {
-        why.to_string()
-    }
-}
-
-/// The same for the administrative connections of `run`, `check` and `calibrate`
-/// (mysql_async), whose rustls verifier takes no version 1 certificate in any mode.
-pub fn explain_admin(why: &str) -> String {
-    if why.contains("UnsupportedCertVersion") {
-        format!("{why}: the server's certificate is X.509 version 1, which the administrative connections of a sweep (mysql_async on rustls) do not accept in any TLS mode; give the server a version 3 certificate (ssl_cert, ssl_key), or measure it with `sweepbench bench`, whose client takes it with REQUIRED and VERIFY_CA")
     } else {
         why.to_string()
     }
