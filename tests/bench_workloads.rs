@@ -285,7 +285,14 @@ fn fatal_error_names_the_statement_and_still_reports() {
 
 #[test]
 fn bad_options_exit_1_as_sysbench_with_a_clear_message() {
+    // sysbench's line as it prints it; the nearest name from verbosity 4.
     let out = bench(&args("oltp_read_write run --table-sise=5", &[]));
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "invalid option: --table-sise=5\n"
+    );
+    let out = bench(&args("oltp_read_write run --table-sise=5 --verbosity=4", &[]));
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("did you mean --table-size?"));
     // An unknown test as sysbench answers it (on stdout); our guess from verbosity 4.

@@ -55,7 +55,16 @@ pub async fn main(args: &[String]) -> anyhow::Result<Exit> {
 }
 
 async fn bench(args: &[String]) -> anyhow::Result<Exit> {
-    let (positionals, raw, help) = options::parse_args(args)?;
+    let (positionals, raw, help) = match options::parse_args(args) {
+        Err(options::OptionError::Unknown { arg, hint }) => {
+            // sysbench's answer; the nearest name is ours, from its "info" level.
+            let v = given_verbosity(args);
+            let hint = if v >= 4 { hint } else { String::new() };
+            let err = format!("invalid option: {arg}{hint}\n");
+            return Ok(as_sysbench(v >= 3, "", &err, Exit::Failed));
+        }
+        r => r?,
+    };
     if raw.flag("version") {
         println!("{}", output::sysbench::banner());
         return Ok(Exit::Ok);
@@ -71,7 +80,13 @@ async fn bench(args: &[String]) -> anyhow::Result<Exit> {
     if let Some(extra) = positionals.get(2) {
         bail!("unexpected argument '{extra}'; usage: sweepbench bench <workload> prepare|run|cleanup|prewarm|help [--option=value ...]");
     }
-    if raw.get("db_driver") != "mysql" {
+    if raw.int("threads") == 0 {
+        // sysbench checks it before anything else, on stdout, without its banner.
+        print!("FATAL: Invalid value for --threads: 0.\n\n");
+        return Ok(Exit::Failed);
+    }
+    // Without a command a workload's script stops before it looks for its driver.
+    if raw.get("db_driver") != "mysql" && positionals.len() > 1 {
         return Ok(unknown_driver(&positionals, &raw));
     }
     // sysbench's levels: below 3 neither the banner nor anything of `run` is printed; from 4
@@ -94,7 +109,16 @@ async fn bench(args: &[String]) -> anyhow::Result<Exit> {
         }
         return host::main(name, command, &raw, verbose);
     }
-    let opts = match options::build(name, &raw) {
+    let built = match positionals.get(1) {
+        // Without a command a workload's script stops before it looks for its driver.
+        None => options::resolve_workload(name, &raw).and_then(|w| {
+            let mut mysql = raw.clone();
+            mysql.set("db_driver", "mysql")?;
+            options::build(w.name(), &mysql)
+        }),
+        Some(_) => options::build(name, &raw),
+    };
+    let opts = match built {
         Err(options::OptionError::UnknownTest { name, hint, have }) => {
             let mut out = format!(
                 "FATAL: Cannot find benchmark '{name}': no such built-in test, file or module\n"
@@ -158,6 +182,24 @@ async fn bench(args: &[String]) -> anyhow::Result<Exit> {
         other => return Ok(unknown_command(verbose, other)),
     }
     Ok(Exit::Ok)
+}
+
+/// `--verbosity` as the command line gives it (sysbench's 3 when not, or not a number), for
+/// answering a command line that could not be read.
+fn given_verbosity(args: &[String]) -> u64 {
+    let mut v = 3;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let value = match a.strip_prefix("--verbosity") {
+            Some(rest) if rest.starts_with('=') => Some(rest[1..].to_string()),
+            Some("") => it.next().cloned(),
+            _ => None,
+        };
+        if let Some(n) = value.and_then(|x| x.parse().ok()) {
+            v = n;
+        }
+    }
+    v
 }
 
 /// A usage error as sysbench 1.0.20 answers it: its banner and a blank line on stdout (from

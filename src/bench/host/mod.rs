@@ -91,15 +91,34 @@ pub fn main(name: &str, command: &str, raw: &RawOptions, verbose: bool) -> anyho
         );
         return Ok(Exit::Failed);
     }
+    // A test's option refused: sysbench's FATAL line on stdout, after its banner.
+    let refused = |e: anyhow::Error| {
+        if verbose && command == "run" {
+            println!("{}\n", banner());
+        }
+        println!("{e:#}");
+        Ok(Exit::Failed)
+    };
     match (command, name) {
         ("help", "cpu") => println!("{}", cpu::HELP),
         ("help", "fileio") => println!("{}", fileio::HELP),
         ("help", _) => println!("{}", memory::HELP),
-        ("run", "cpu") => return run(&cpu::of(raw)?, raw, verbose),
-        ("run", "fileio") => return run(&fileio::FileIo::of(raw, true)?, raw, verbose),
-        ("run", _) => return run(&memory::of(raw)?, raw, verbose),
-        ("prepare", "fileio") => fileio::prepare(&fileio::FileIo::of(raw, false)?)?,
-        ("cleanup", "fileio") => fileio::cleanup(&fileio::FileIo::of(raw, false)?),
+        ("run", "cpu") => return cpu::of(raw).map_or_else(refused, |t| run(&t, raw, verbose)),
+        ("run", "fileio") => {
+            return fileio::FileIo::of(raw, true).map_or_else(refused, |t| run(&t, raw, verbose))
+        }
+        ("run", _) => return memory::of(raw).map_or_else(refused, |t| run(&t, raw, verbose)),
+        ("prepare" | "cleanup", "fileio") => {
+            let t = match fileio::FileIo::of(raw, false) {
+                Ok(t) => t,
+                Err(e) => return refused(e),
+            };
+            if command == "prepare" {
+                fileio::prepare(&t)?
+            } else {
+                fileio::cleanup(&t)
+            }
+        }
         ("prepare" | "cleanup" | "prewarm" | "warmup", _) => {
             bail!("'{name}' test does not implement the '{command}' command.")
         }

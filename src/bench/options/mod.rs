@@ -19,8 +19,9 @@ use table::{aliases, canonical, defs, Kind};
 /// A bad command line, worded for the person who typed it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OptionError {
-    #[error("invalid option: --{name}{hint}")]
-    Unknown { name: String, hint: String },
+    /// `arg` as it was typed (`--nope=1`), as sysbench prints it.
+    #[error("invalid option: {arg}{hint}")]
+    Unknown { arg: String, hint: String },
     #[error("invalid value '{value}' for --{name}: {why}")]
     BadValue {
         name: String,
@@ -69,7 +70,7 @@ impl RawOptions {
     /// Sets one option from its command-line spelling; the value is checked against the kind.
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), OptionError> {
         let def = canonical(name).ok_or_else(|| OptionError::Unknown {
-            name: name.to_string(),
+            arg: format!("--{name}"),
             hint: nearest(name),
         })?;
         let bad = |why: &str| OptionError::BadValue {
@@ -318,7 +319,7 @@ fn workload_options(raw: &RawOptions) -> Result<Overrides, OptionError> {
     Ok(given)
 }
 
-fn resolve_workload(name: &str, raw: &RawOptions) -> Result<WorkloadKind, OptionError> {
+pub fn resolve_workload(name: &str, raw: &RawOptions) -> Result<WorkloadKind, OptionError> {
     let base = name.rsplit('/').next().unwrap_or(name);
     let base = base.strip_suffix(".lua").unwrap_or(base);
     if base == "oltp" {
@@ -363,8 +364,15 @@ pub fn parse_args(args: &[String]) -> Result<(Vec<String>, RawOptions, bool), Op
             positionals.push(arg.clone());
             continue;
         };
+        let as_typed = |e: OptionError| match e {
+            OptionError::Unknown { hint, .. } => OptionError::Unknown {
+                arg: arg.clone(),
+                hint,
+            },
+            other => other,
+        };
         match body.split_once('=') {
-            Some((name, value)) => raw.set(name, value)?,
+            Some((name, value)) => raw.set(name, value).map_err(as_typed)?,
             None if RawOptions::is_flag(body) => raw.set(body, "on")?,
             None if RawOptions::is_known(body) => {
                 let value = it.next().ok_or_else(|| OptionError::BadValue {
@@ -374,7 +382,7 @@ pub fn parse_args(args: &[String]) -> Result<(Vec<String>, RawOptions, bool), Op
                 })?;
                 raw.set(body, value)?
             }
-            None => raw.set(body, "")?,
+            None => raw.set(body, "").map_err(as_typed)?,
         }
     }
     // sysbench 0.5's --test=<workload>: the workload comes first, as 1.0 takes it.
@@ -465,7 +473,7 @@ mod tests {
         let err = build("oltp_read_write --table-sise=5").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "invalid option: --table-sise (did you mean --table-size?)"
+            "invalid option: --table-sise=5 (did you mean --table-size?)"
         );
     }
 
