@@ -423,6 +423,44 @@ fn the_fileio_test_prints_what_sysbench_prints() {
             stdout(&o)
         );
     }
+    // The mmap and async I/O modes: the same lines, exactly --events requests.
+    for io in ["mmap", "async"] {
+        for mode in ["seqrd", "rndrw"] {
+            let run = format!(
+                "{files} --file-io-mode={io} --file-test-mode={mode} --events=2000 --time=0 run"
+            );
+            let (o, t) = (in_dir(true, &run), in_dir(false, &run));
+            assert_eq!(o.status.code(), Some(0), "{io} {mode}: {}", text(&o));
+            assert_eq!(masked(body(&o)), masked(body(&t)), "{io} {mode}");
+            assert!(
+                stdout(&o).contains("    total number of events:              2000\n"),
+                "{io} {mode}: {}",
+                stdout(&o)
+            );
+        }
+    }
+    // Every write fsynced and every fsync counted, an async write when it completes.
+    let o = in_dir(
+        true,
+        &format!(
+            "{files} --file-io-mode=async --file-test-mode=rndwr --file-fsync-all --events=300 --time=0 run"
+        ),
+    );
+    let line = |o: &std::process::Output, key: &str| -> String {
+        stdout(o)
+            .lines()
+            .find(|l| l.trim_start().starts_with(key))
+            .and_then(|l| l.split_whitespace().last())
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(
+        line(&o, "writes/s:"),
+        line(&o, "fsyncs/s:"),
+        "{}",
+        stdout(&o)
+    );
+    assert_ne!(line(&o, "writes/s:"), "0.00");
     // The combined mode: reads and writes at 1.5 to 1 (writes count in the throughput).
     let o = in_dir(
         true,

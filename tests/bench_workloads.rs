@@ -292,7 +292,10 @@ fn bad_options_exit_1_as_sysbench_with_a_clear_message() {
         String::from_utf8_lossy(&out.stderr),
         "invalid option: --table-sise=5\n"
     );
-    let out = bench(&args("oltp_read_write run --table-sise=5 --verbosity=4", &[]));
+    let out = bench(&args(
+        "oltp_read_write run --table-sise=5 --verbosity=4",
+        &[],
+    ));
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("did you mean --table-size?"));
     // An unknown test as sysbench answers it (on stdout); our guess from verbosity 4.

@@ -70,13 +70,13 @@ const BENCH_DEFS: &[Def] = &[
         "file_io_mode",
         Kind::Str,
         "sync",
-        "file operations mode {sync} (the fileio test; async and mmap are not done here)",
+        "file operations mode {sync,async,mmap} (the fileio test)",
     ),
     def(
         "file_async_backlog",
         Kind::Int,
         "128",
-        "accepted for compatibility (the fileio test's async mode is not done here)",
+        "number of asynchronous operatons to queue per thread (the fileio test)",
     ),
     def(
         "file_extra_flags",

@@ -72,7 +72,10 @@ pub trait HostTest: Sync {
     /// Whether the interval callback is given the interval's latencies (then each event's
     /// latency also goes to the thread's interval histogram, under its own lock).
     fn interval_latency(&self) -> bool;
-    /// After the threads ended, before the report (fileio's fsync at the end).
+    /// At a thread's end, on its state (fileio: its fsync of every file at the end, and the
+    /// requests it still has in flight).
+    fn thread_done(&self, _t: &mut Self::Thread) {}
+    /// After the threads ended, before the report.
     fn done(&self) {}
 }
 
@@ -153,6 +156,7 @@ pub fn run<T: HostTest>(
                             let _ = h.record(ns);
                         }
                     }
+                    test.thread_done(&mut state);
                     s
                 })
             })

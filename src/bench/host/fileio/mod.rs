@@ -3,7 +3,9 @@
 //! writes `--file-block-size` blocks of them in one of six modes (sequential write, rewrite
 //! and read; random read, write and both at `--file-rw-ratio`) with an fsync every
 //! `--file-fsync-freq` requests, `cleanup` removes them. Requests come from one generator
-//! under a lock, as sysbench's do; the synchronous I/O mode only.
+//! under a lock, as sysbench's do; they reach the files by `--file-io-mode` (io.rs).
+
+mod io;
 
 use super::{size, Printed};
 use crate::bench::options::RawOptions;
@@ -90,6 +92,9 @@ pub struct FileIo {
     rw_ratio: f64,
     max_events: u64,
     files: Vec<File>,
+    io_mode: io::IoMode,
+    /// `--file-io-mode=mmap`: each file mapped whole.
+    maps: Vec<io::Map>,
     gen: Mutex<Gen>,
     stats: Stats,
     last: Mutex<(u64, u64, u64)>,
@@ -155,14 +160,23 @@ impl FileIo {
             "rndrw" => Some(Mode::RndRw),
             m => bail!("FATAL: Invalid IO operations mode: {m}."),
         };
-        match raw.get("file_io_mode") {
-            "sync" => {}
-            "async" | "mmap" => bail!(
-                "FATAL: --file-io-mode={}: sweepbench does the synchronous mode only",
-                raw.get("file_io_mode")
-            ),
+        let io_mode = match raw.get("file_io_mode") {
+            "sync" => io::IoMode::Sync,
+            "async" => {
+                let backlog = raw.int("file_async_backlog");
+                if backlog == 0 || backlog > 65_536 {
+                    bail!(
+                        "FATAL: Invalid value of file-async-backlog: {}",
+                        raw.get("file_async_backlog")
+                    );
+                }
+                io::IoMode::Async {
+                    backlog: backlog as u32,
+                }
+            }
+            "mmap" => io::IoMode::Mmap,
             m => bail!("FATAL: unknown I/O mode: {m}"),
-        }
+        };
         let mut flags = (false, false, false);
         for f in raw
             .get("file_extra_flags")
@@ -210,6 +224,8 @@ impl FileIo {
             rw_ratio,
             max_events: raw.int("events"),
             files: Vec::new(),
+            io_mode,
+            maps: Vec::new(),
             gen: Mutex::new(Gen {
                 rng: 0x9E37_79B9_7F4A_7C15,
                 ..Gen::default()
@@ -242,6 +258,19 @@ impl FileIo {
                     }
                 }
                 t.files.push(f);
+            }
+            if io_mode == io::IoMode::Mmap {
+                for (i, f) in t.files.iter().enumerate() {
+                    // The sequential write test creates its files: mapped, they need their
+                    // length first.
+                    if mode == Mode::SeqWrite {
+                        f.set_len(t.file_size)
+                            .with_context(|| format!("FATAL: ftruncate() failed on file {i}"))?;
+                    }
+                    let m = io::Map::new(f, t.file_size)
+                        .with_context(|| format!("FATAL: mmap() failed on file {i}"))?;
+                    t.maps.push(m);
+                }
             }
         }
         Ok(t)
@@ -329,17 +358,55 @@ impl FileIo {
         (op, file as usize, pos, size)
     }
 
-    fn sync(&self, f: &File) -> std::io::Result<()> {
-        if self.fdatasync {
-            f.sync_data()
+    /// One file's fsync by the I/O mode's means (an msync of its mapping in mmap mode),
+    /// counted as sysbench counts every fsync.
+    fn fsync(&self, file: usize) {
+        let f = &self.files[file];
+        let r = match (self.io_mode, self.fdatasync) {
+            (io::IoMode::Mmap, _) => self.maps[file].sync(),
+            (_, true) => f.sync_data(),
+            (_, false) => f.sync_all(),
+        };
+        match r {
+            Ok(()) => {
+                self.stats.other_ops.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(e) => eprintln!("FATAL: Failed to fsync file! file: {file}: {e}"),
+        }
+    }
+
+    /// A completed read or write, counted (in async mode when it completes, as sysbench).
+    fn count(&self, write: bool, bytes: u64) {
+        let s = &self.stats;
+        let mut g = self.gen.lock().unwrap_or_else(|p| p.into_inner());
+        if write {
+            s.write_ops.fetch_add(1, Ordering::Relaxed);
+            s.bytes_written.fetch_add(bytes, Ordering::Relaxed);
+            g.write_ops += 1;
         } else {
-            f.sync_all()
+            s.read_ops.fetch_add(1, Ordering::Relaxed);
+            s.bytes_read.fetch_add(bytes, Ordering::Relaxed);
+            g.read_ops += 1;
+        }
+    }
+
+    /// What an AIO completion does: counted, or sysbench's FATAL for a short one.
+    fn completed(&self, d: io::Done) {
+        if d.ok {
+            self.count(d.write, d.bytes);
+        } else if d.write {
+            eprintln!("FATAL: Asynchronous write failed!");
+        } else {
+            eprintln!("FATAL: Asynchronous read failed!");
         }
     }
 }
 
-/// A thread's I/O buffer, aligned for O_DIRECT.
+/// A thread's I/O buffer, aligned for O_DIRECT, and its AIO context in async mode.
 pub struct Buffer {
+    /// First, so it is dropped (io_destroy waits for requests in flight) before the bytes
+    /// they read into.
+    aio: Option<io::Aio>,
     bytes: Vec<u8>,
     start: usize,
 }
@@ -351,43 +418,87 @@ impl HostTest for FileIo {
         let align = 4096;
         let bytes = vec![0u8; self.request as usize + align];
         let start = (align - (bytes.as_ptr() as usize % align)) % align;
-        Buffer { bytes, start }
+        let aio = match self.io_mode {
+            io::IoMode::Async { backlog } => match io::Aio::new(backlog) {
+                Ok(a) => Some(a),
+                Err(e) => {
+                    eprintln!("FATAL: io_queue_init() failed!: {e}");
+                    None
+                }
+            },
+            _ => None,
+        };
+        Buffer { bytes, start, aio }
     }
 
     fn event(&self, b: &mut Buffer) {
         let (op, file, pos, size) = self.next();
         let f = &self.files[file];
         let buf = &mut b.bytes[b.start..b.start + size as usize];
-        let s = &self.stats;
         // A failed read or write is sysbench's FATAL: said once, then the run goes on
         // counting what it could do (sysbench stops; a short note here keeps the host test
         // simple).
         match op {
-            Op::Write => {
-                if let Err(e) = f.write_all_at(buf, pos) {
-                    eprintln!("FATAL: Failed to write file! file: {file} pos: {pos}: {e}");
-                    return;
+            Op::Write | Op::Read => {
+                let write = op == Op::Write;
+                let r = match (self.io_mode, &mut b.aio) {
+                    (io::IoMode::Async { .. }, Some(aio)) => aio
+                        .submit(f, write, buf.as_mut_ptr(), size, pos, &mut |d| {
+                            self.completed(d)
+                        })
+                        .map(|()| false),
+                    (io::IoMode::Async { .. }, None) => Err(std::io::Error::other(
+                        "no AIO context (io_queue_init() failed)",
+                    )),
+                    (io::IoMode::Mmap, _) if write => {
+                        self.maps[file].write(pos, buf);
+                        Ok(true)
+                    }
+                    (io::IoMode::Mmap, _) => {
+                        self.maps[file].read(pos, buf);
+                        Ok(true)
+                    }
+                    (io::IoMode::Sync, _) if write => f.write_all_at(buf, pos).map(|()| true),
+                    (io::IoMode::Sync, _) => f.read_exact_at(buf, pos).map(|()| true),
+                };
+                match r {
+                    // Done now (sync, mmap); async requests count when they complete.
+                    Ok(true) => self.count(write, size),
+                    Ok(false) => {}
+                    Err(e) => {
+                        let what = if write { "write" } else { "read" };
+                        eprintln!("FATAL: Failed to {what} file! file: {file} pos: {pos}: {e}");
+                        return;
+                    }
                 }
-                if self.fsync_all {
-                    let _ = self.sync(f);
+                if write && self.fsync_all {
+                    self.fsync(file);
                 }
-                s.write_ops.fetch_add(1, Ordering::Relaxed);
-                s.bytes_written.fetch_add(size, Ordering::Relaxed);
-                self.gen.lock().unwrap_or_else(|p| p.into_inner()).write_ops += 1;
-            }
-            Op::Read => {
-                if let Err(e) = f.read_exact_at(buf, pos) {
-                    eprintln!("FATAL: Failed to read file! file: {file} pos: {pos}: {e}");
-                    return;
-                }
-                s.read_ops.fetch_add(1, Ordering::Relaxed);
-                s.bytes_read.fetch_add(size, Ordering::Relaxed);
-                self.gen.lock().unwrap_or_else(|p| p.into_inner()).read_ops += 1;
             }
             Op::Fsync => {
-                if !self.fsync_all && self.sync(f).is_ok() {
-                    s.other_ops.fetch_add(1, Ordering::Relaxed);
+                // Already done after every write under --file-fsync-all.
+                if !self.fsync_all {
+                    self.fsync(file);
                 }
+            }
+        }
+    }
+
+    /// sysbench's end of a thread: with --file-fsync-end every thread fsyncs every file
+    /// (not after a read-only test), then its requests in flight complete.
+    fn thread_done(&self, b: &mut Buffer) {
+        let writes = matches!(
+            self.mode,
+            Some(Mode::SeqWrite | Mode::SeqRewrite | Mode::RndWrite | Mode::RndRw)
+        );
+        if self.fsync_end && writes {
+            for file in 0..self.files.len() {
+                self.fsync(file);
+            }
+        }
+        if let Some(aio) = &mut b.aio {
+            if let Err(e) = aio.finish(&mut |d| self.completed(d)) {
+                eprintln!("FATAL: io_getevents() failed!: {e}");
             }
         }
     }
@@ -398,18 +509,6 @@ impl HostTest for FileIo {
 
     fn interval_latency(&self) -> bool {
         true
-    }
-
-    fn done(&self) {
-        let writes = matches!(
-            self.mode,
-            Some(Mode::SeqWrite | Mode::SeqRewrite | Mode::RndWrite | Mode::RndRw)
-        );
-        if self.fsync_end && writes {
-            for f in &self.files {
-                let _ = self.sync(f);
-            }
-        }
     }
 }
 
@@ -449,7 +548,8 @@ impl Printed for FileIo {
             s.push_str("Calling fsync() after each write operation.\n");
         }
         s.push_str(&format!(
-            "Using synchronous I/O mode\nDoing {} test\n",
+            "Using {} I/O mode\nDoing {} test\n",
+            self.io_mode.words(),
             mode.name()
         ));
         s
