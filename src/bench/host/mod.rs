@@ -23,19 +23,7 @@ pub fn is_host_test(name: &str) -> bool {
     matches!(name, "cpu" | "memory" | "fileio")
 }
 
-/// sysbench's SIZE values: a number with an optional b, k, m, g or t (powers of 1024).
-fn size(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let (num, mult) = match s.chars().last()? {
-        'b' | 'B' => (&s[..s.len() - 1], 1),
-        'k' | 'K' => (&s[..s.len() - 1], 1 << 10),
-        'm' | 'M' => (&s[..s.len() - 1], 1 << 20),
-        'g' | 'G' => (&s[..s.len() - 1], 1 << 30),
-        't' | 'T' => (&s[..s.len() - 1], 1u64 << 40),
-        _ => (s, 1),
-    };
-    num.parse::<u64>().ok()?.checked_mul(mult)
-}
+use crate::engine::host::fileio::size;
 
 /// The general options every host test takes, and its report interval and percentile.
 struct Limits {
@@ -105,11 +93,11 @@ pub fn main(name: &str, command: &str, raw: &RawOptions, verbose: bool) -> anyho
         ("help", _) => println!("{}", memory::HELP),
         ("run", "cpu") => return cpu::of(raw).map_or_else(refused, |t| run(&t, raw, verbose)),
         ("run", "fileio") => {
-            return fileio::FileIo::of(raw, true).map_or_else(refused, |t| run(&t, raw, verbose))
+            return fileio::of(raw, true).map_or_else(refused, |t| run(&t, raw, verbose))
         }
         ("run", _) => return memory::of(raw).map_or_else(refused, |t| run(&t, raw, verbose)),
         ("prepare" | "cleanup", "fileio") => {
-            let t = match fileio::FileIo::of(raw, false) {
+            let t = match fileio::of(raw, false) {
                 Ok(t) => t,
                 Err(e) => return refused(e),
             };

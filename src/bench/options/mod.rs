@@ -421,6 +421,10 @@ mod tests {
                 w.name()
             );
         }
+        // fileio's, which a sweep's [fileio] table falls back on too.
+        for (name, default) in crate::engine::host::fileio::DEFAULTS {
+            assert_eq!(canonical(name).map(|d| d.default), Some(default), "{name}");
+        }
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! sysbench does; a sweep's `workloads = ["cpu"]` measures the host's own scaling curve with it.
 
 pub mod cpu;
+pub mod fileio;
 pub mod memory;
 
 use crate::engine::exec::RunReport;

@@ -1,27 +1,26 @@
-//! `bench fileio`: sysbench 1.0.20's file I/O test — `prepare` writes `--file-num` files
-//! test_file.N of `--file-total-size` together in the working directory, `run` reads and
-//! writes `--file-block-size` blocks of them in one of six modes (sequential write, rewrite
-//! and read; random read, write and both at `--file-rw-ratio`) with an fsync every
-//! `--file-fsync-freq` requests, `cleanup` removes them. Requests come from one generator
-//! under a lock, as sysbench's do; they reach the files by `--file-io-mode` (io.rs).
+//! sysbench 1.0.20's file I/O test — `prepare` writes `file_num` files test_file.N of
+//! `file_total_size` together in a directory, a run reads and writes `file_block_size`
+//! blocks of them in one of six modes (sequential write, rewrite and read; random read,
+//! write and both at `file_rw_ratio`) with an fsync every `file_fsync_freq` requests,
+//! `cleanup` removes them. Requests come from one generator under a lock, as sysbench's do;
+//! they reach the files by `file_io_mode` (io.rs). `bench fileio` prints it as sysbench does
+//! (the working directory); a sweep's `workloads = ["fileio"]` measures the disk of its
+//! work directory with it.
 
-mod io;
+pub mod io;
 
-use super::{size, Printed};
-use crate::bench::options::RawOptions;
-use crate::engine::host::HostTest;
-use anyhow::{bail, Context};
+use super::HostTest;
+pub use io::IoMode;
 use std::fs::File;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-pub const HELP: &str = "fileio options:\n  --file-num=N                  number of files to create [128]\n  --file-block-size=N           block size to use in all IO operations [16384]\n  --file-total-size=SIZE        total size of files to create [2G]\n  --file-test-mode=STRING       test mode {seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw}\n  --file-io-mode=STRING         file operations mode {sync,async,mmap} [sync]\n  --file-async-backlog=N        number of asynchronous operatons to queue per thread [128]\n  --file-extra-flags=[LIST,...] list of additional flags to use to open files {sync,dsync,direct} []\n  --file-fsync-freq=N           do fsync() after this number of requests (0 - don't use fsync()) [100]\n  --file-fsync-all[=on|off]     do fsync() after each write operation [off]\n  --file-fsync-end[=on|off]     do fsync() at the end of test [on]\n  --file-fsync-mode=STRING      which method to use for synchronization {fsync, fdatasync} [fsync]\n  --file-merged-requests=N      merge at most this number of IO requests if possible (0 - don't merge) [0]\n  --file-rw-ratio=N             reads/writes ratio for combined test [1.5]\n";
+pub const MIB: f64 = 1024.0 * 1024.0;
 
-const MIB: f64 = 1024.0 * 1024.0;
-
-#[derive(Clone, Copy, PartialEq, Debug)]
-enum Mode {
+#[derive(Clone, Copy, PartialEq, Debug, serde::Serialize)]
+pub enum Mode {
     SeqWrite,
     SeqRewrite,
     SeqRead,
@@ -31,7 +30,7 @@ enum Mode {
 }
 
 impl Mode {
-    fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Mode::SeqWrite => "sequential write (creation)",
             Mode::SeqRewrite => "sequential rewrite",
@@ -42,7 +41,7 @@ impl Mode {
         }
     }
 
-    fn random(self) -> bool {
+    pub fn random(self) -> bool {
         matches!(self, Mode::RndRead | Mode::RndWrite | Mode::RndRw)
     }
 }
@@ -69,43 +68,46 @@ struct Gen {
 
 /// The counters the reports read.
 #[derive(Default)]
-struct Stats {
-    read_ops: AtomicU64,
-    write_ops: AtomicU64,
-    other_ops: AtomicU64,
-    bytes_read: AtomicU64,
-    bytes_written: AtomicU64,
+pub struct Stats {
+    pub read_ops: AtomicU64,
+    pub write_ops: AtomicU64,
+    pub other_ops: AtomicU64,
+    pub bytes_read: AtomicU64,
+    pub bytes_written: AtomicU64,
 }
 
 pub struct FileIo {
-    num: u64,
-    file_size: u64,
-    block: u64,
-    request: u64,
-    mode: Option<Mode>,
-    flags: (bool, bool, bool),
-    fsync_freq: u64,
-    fsync_all: bool,
-    fsync_end: bool,
-    fdatasync: bool,
-    merged: u64,
-    rw_ratio: f64,
-    max_events: u64,
-    files: Vec<File>,
-    io_mode: io::IoMode,
+    pub num: u64,
+    pub file_size: u64,
+    pub block: u64,
+    pub request: u64,
+    pub mode: Option<Mode>,
+    /// Where the files are (test_file.N in it).
+    pub dir: PathBuf,
+    pub flags: (bool, bool, bool),
+    pub fsync_freq: u64,
+    pub fsync_all: bool,
+    pub fsync_end: bool,
+    pub fdatasync: bool,
+    pub merged: u64,
+    pub rw_ratio: f64,
+    pub max_events: u64,
+    pub files: Vec<File>,
+    pub io_mode: IoMode,
     /// `--file-io-mode=mmap`: each file mapped whole.
-    maps: Vec<io::Map>,
+    pub maps: Vec<io::Map>,
     gen: Mutex<Gen>,
-    stats: Stats,
-    last: Mutex<(u64, u64, u64)>,
+    pub stats: Stats,
+    pub last: Mutex<(u64, u64, u64)>,
 }
 
-fn name(i: u64) -> String {
-    format!("test_file.{i}")
+/// The path of file `i` in `dir`.
+pub fn file_name(dir: &Path, i: u64) -> PathBuf {
+    dir.join(format!("test_file.{i}"))
 }
 
 /// sysbench's `sb_print_value_size`: 1024-based, "%.5g" and a K/M/G… i suffix.
-fn print_size(mut v: f64) -> String {
+pub fn print_size(mut v: f64) -> String {
     let mods = ['K', 'M', 'G', 'T', 'P', 'E', 'Z', 'Y'];
     let mut i = 0;
     while i < mods.len() && v >= 1024.0 {
@@ -128,29 +130,96 @@ fn print_size(mut v: f64) -> String {
     }
 }
 
-impl FileIo {
-    /// The options; for `run` (`open`), the test mode and the files too.
-    pub fn of(raw: &RawOptions, open: bool) -> anyhow::Result<FileIo> {
-        let num = raw.int("file_num");
+/// The test's options, by sysbench's names (`file_num`, …), typed and checked with
+/// sysbench's FATAL lines.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct FileIoOptions {
+    pub num: u64,
+    pub total: u64,
+    pub block: u64,
+    pub mode: Option<Mode>,
+    pub io_mode: IoMode,
+    /// sync, dsync, direct.
+    pub flags: (bool, bool, bool),
+    pub fsync_freq: u64,
+    pub fsync_all: bool,
+    pub fsync_end: bool,
+    pub fdatasync: bool,
+    pub merged: u64,
+    pub rw_ratio: f64,
+    /// `--events`, which the header prints as the number of requests.
+    pub max_events: u64,
+}
+
+/// sysbench's defaults for the test's options, by their names.
+pub const DEFAULTS: [(&str, &str); 13] = [
+    ("file_num", "128"),
+    ("file_block_size", "16384"),
+    ("file_total_size", "2G"),
+    ("file_test_mode", ""),
+    ("file_io_mode", "sync"),
+    ("file_async_backlog", "128"),
+    ("file_extra_flags", ""),
+    ("file_fsync_freq", "100"),
+    ("file_fsync_all", "off"),
+    ("file_fsync_end", "on"),
+    ("file_fsync_mode", "fsync"),
+    ("file_merged_requests", "0"),
+    ("file_rw_ratio", "1.5"),
+];
+
+/// A sysbench SIZE: a number with an optional b, k, m, g or t (powers of 1024).
+pub fn size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (num, mult) = match s.chars().last()? {
+        'b' | 'B' => (&s[..s.len() - 1], 1),
+        'k' | 'K' => (&s[..s.len() - 1], 1 << 10),
+        'm' | 'M' => (&s[..s.len() - 1], 1 << 20),
+        'g' | 'G' => (&s[..s.len() - 1], 1 << 30),
+        't' | 'T' => (&s[..s.len() - 1], 1u64 << 40),
+        _ => (s, 1),
+    };
+    num.parse::<u64>().ok()?.checked_mul(mult)
+}
+
+impl FileIoOptions {
+    /// Reads the options from `get` (a value by sysbench's name, `_` for `-`; its default
+    /// when not given, see `DEFAULTS`).
+    pub fn parse(get: &dyn Fn(&str) -> String) -> Result<FileIoOptions, String> {
+        let int = |n: &str| -> Result<u64, String> {
+            let v = get(n);
+            v.trim()
+                .parse::<u64>()
+                .map_err(|_| format!("FATAL: Invalid value for {}: {v}", n.replace('_', "-")))
+        };
+        let flag = |n: &str| -> Result<bool, String> {
+            let v = get(n);
+            crate::engine::config::flag_word(&v)
+                .ok_or_else(|| format!("FATAL: Invalid value for {}: {v}", n.replace('_', "-")))
+        };
+        let num = int("file_num")?;
         if num == 0 || num > 1_000_000 {
-            bail!("FATAL: Invalid value for file-num: {}", raw.get("file_num"));
+            return Err(format!(
+                "FATAL: Invalid value for file-num: {}",
+                get("file_num")
+            ));
         }
-        let total = size(raw.get("file_total_size"))
+        let total = size(&get("file_total_size"))
             .filter(|&t| t > 0)
             .ok_or_else(|| {
-                anyhow::anyhow!(
+                format!(
                     "FATAL: Invalid value for file-total-size: {}",
-                    raw.get("file_total_size")
+                    get("file_total_size")
                 )
             })?;
-        let block = raw.int("file_block_size");
-        if block == 0 {
-            bail!(
+        let block = int("file_block_size")?;
+        if block == 0 || block > 1 << 30 {
+            return Err(format!(
                 "FATAL: Invalid value for file-block-size: {}.",
-                raw.get("file_block_size")
-            );
+                get("file_block_size")
+            ));
         }
-        let mode = match raw.get("file_test_mode") {
+        let mode = match get("file_test_mode").as_str() {
             "" => None,
             "seqwr" => Some(Mode::SeqWrite),
             "seqrewr" => Some(Mode::SeqRewrite),
@@ -158,73 +227,111 @@ impl FileIo {
             "rndrd" => Some(Mode::RndRead),
             "rndwr" => Some(Mode::RndWrite),
             "rndrw" => Some(Mode::RndRw),
-            m => bail!("FATAL: Invalid IO operations mode: {m}."),
+            m => return Err(format!("FATAL: Invalid IO operations mode: {m}.")),
         };
-        let io_mode = match raw.get("file_io_mode") {
-            "sync" => io::IoMode::Sync,
+        let io_mode = match get("file_io_mode").as_str() {
+            "sync" => IoMode::Sync,
             "async" => {
-                let backlog = raw.int("file_async_backlog");
+                let backlog = int("file_async_backlog")?;
                 if backlog == 0 || backlog > 65_536 {
-                    bail!(
+                    return Err(format!(
                         "FATAL: Invalid value of file-async-backlog: {}",
-                        raw.get("file_async_backlog")
-                    );
+                        get("file_async_backlog")
+                    ));
                 }
-                io::IoMode::Async {
+                IoMode::Async {
                     backlog: backlog as u32,
                 }
             }
-            "mmap" => io::IoMode::Mmap,
-            m => bail!("FATAL: unknown I/O mode: {m}"),
+            "mmap" => IoMode::Mmap,
+            m => return Err(format!("FATAL: unknown I/O mode: {m}")),
         };
         let mut flags = (false, false, false);
-        for f in raw
-            .get("file_extra_flags")
-            .split(',')
-            .filter(|f| !f.is_empty())
-        {
+        let extra = get("file_extra_flags");
+        for f in extra.split(',').filter(|f| !f.is_empty()) {
             match f {
                 "sync" => flags.0 = true,
                 "dsync" => flags.1 = true,
                 "direct" => flags.2 = true,
-                _ => bail!(
-                    "FATAL: Invalid value for file-extra-flags: {}",
-                    raw.get("file_extra_flags")
-                ),
+                _ => {
+                    return Err(format!(
+                        "FATAL: Invalid value for file-extra-flags: {extra}"
+                    ))
+                }
             }
         }
-        let fsync_all = raw.flag("file_fsync_all");
-        let fdatasync = match raw.get("file_fsync_mode") {
+        let fsync_all = flag("file_fsync_all")?;
+        let fdatasync = match get("file_fsync_mode").as_str() {
             "fsync" => false,
             "fdatasync" => true,
-            m => bail!("FATAL: Invalid fsync mode: {m}."),
+            m => return Err(format!("FATAL: Invalid fsync mode: {m}.")),
         };
-        let rw_ratio = raw.float("file_rw_ratio");
-        if rw_ratio < 0.0 {
-            bail!("FATAL: Invalid value for --file-rw-ratio: {rw_ratio:.6}.");
+        let rw_ratio: f64 = get("file_rw_ratio").trim().parse().map_err(|_| {
+            format!(
+                "FATAL: Invalid value for --file-rw-ratio: {}.",
+                get("file_rw_ratio")
+            )
+        })?;
+        if rw_ratio < 0.0 || !rw_ratio.is_finite() {
+            return Err(format!(
+                "FATAL: Invalid value for --file-rw-ratio: {rw_ratio:.6}."
+            ));
         }
-        let merged = raw.int("file_merged_requests");
-        let mut t = FileIo {
+        let merged = int("file_merged_requests")?;
+        if merged > 1 << 20 || block.saturating_mul(merged.max(1)) > 1 << 30 {
+            return Err(format!(
+                "FATAL: Invalid value for file-merged-requests: {merged}."
+            ));
+        }
+        Ok(FileIoOptions {
             num,
-            file_size: total / num,
+            total,
             block,
-            request: block * merged.max(1),
             mode,
+            io_mode,
             flags,
             // --file-fsync-all overrides the other two, as in sysbench.
             fsync_freq: if fsync_all {
                 0
             } else {
-                raw.int("file_fsync_freq")
+                int("file_fsync_freq")?
             },
             fsync_all,
-            fsync_end: !fsync_all && raw.flag("file_fsync_end"),
+            fsync_end: !fsync_all && flag("file_fsync_end")?,
             fdatasync,
             merged,
             rw_ratio,
-            max_events: raw.int("events"),
+            max_events: 0,
+        })
+    }
+
+    /// The size of each file.
+    pub fn file_size(&self) -> u64 {
+        self.total / self.num
+    }
+}
+
+impl FileIo {
+    /// The test on `dir`'s files; for a run (`run`), the test mode and the files open (and
+    /// mapped for mmap).
+    pub fn open(o: &FileIoOptions, dir: &Path, run: bool) -> Result<FileIo, String> {
+        let mut t = FileIo {
+            num: o.num,
+            file_size: o.file_size(),
+            block: o.block,
+            request: o.block * o.merged.max(1),
+            mode: o.mode,
+            dir: dir.to_path_buf(),
+            flags: o.flags,
+            fsync_freq: o.fsync_freq,
+            fsync_all: o.fsync_all,
+            fsync_end: o.fsync_end,
+            fdatasync: o.fdatasync,
+            merged: o.merged,
+            rw_ratio: o.rw_ratio,
+            max_events: o.max_events,
             files: Vec::new(),
-            io_mode,
+            io_mode: o.io_mode,
             maps: Vec::new(),
             gen: Mutex::new(Gen {
                 rng: 0x9E37_79B9_7F4A_7C15,
@@ -233,44 +340,49 @@ impl FileIo {
             stats: Stats::default(),
             last: Mutex::new((0, 0, 0)),
         };
-        if open {
-            let Some(mode) = mode else {
-                bail!("FATAL: Missing required argument: --file-test-mode");
-            };
-            for i in 0..num {
-                let n = name(i);
-                if mode == Mode::SeqWrite {
-                    let _ = std::fs::remove_file(&n);
-                }
-                let f = t
-                    .options()
-                    .create(mode == Mode::SeqWrite)
-                    .open(&n)
-                    .with_context(|| format!("FATAL: Cannot open file '{n}' (did you forget to run the prepare step?)"))?;
-                if mode != Mode::SeqWrite {
-                    let len = f.metadata()?.len();
-                    if len < t.file_size {
-                        bail!(
-                            "FATAL: Size of file '{n}' is {}B, but at least {}B is expected (did you run 'prepare' with different --file-total-size or --file-num values?)",
-                            print_size(len as f64),
-                            print_size(t.file_size as f64)
-                        );
-                    }
-                }
-                t.files.push(f);
+        if !run {
+            return Ok(t);
+        }
+        let Some(mode) = o.mode else {
+            return Err("FATAL: Missing required argument: --file-test-mode".into());
+        };
+        for i in 0..o.num {
+            let n = file_name(dir, i);
+            if mode == Mode::SeqWrite {
+                let _ = std::fs::remove_file(&n);
             }
-            if io_mode == io::IoMode::Mmap {
-                for (i, f) in t.files.iter().enumerate() {
-                    // The sequential write test creates its files: mapped, they need their
-                    // length first.
-                    if mode == Mode::SeqWrite {
-                        f.set_len(t.file_size)
-                            .with_context(|| format!("FATAL: ftruncate() failed on file {i}"))?;
-                    }
-                    let m = io::Map::new(f, t.file_size)
-                        .with_context(|| format!("FATAL: mmap() failed on file {i}"))?;
-                    t.maps.push(m);
+            let f = t
+                .options()
+                .create(mode == Mode::SeqWrite)
+                .open(&n)
+                .map_err(|e| format!("FATAL: Cannot open file '{}' (did you forget to run the prepare step?): {e}", n.display()))?;
+            if mode != Mode::SeqWrite {
+                let len = f
+                    .metadata()
+                    .map_err(|e| format!("FATAL: fstat() failed on file '{}': {e}", n.display()))?
+                    .len();
+                if len < t.file_size {
+                    return Err(format!(
+                        "FATAL: Size of file '{}' is {}B, but at least {}B is expected (did you run 'prepare' with different --file-total-size or --file-num values?)",
+                        n.display(),
+                        print_size(len as f64),
+                        print_size(t.file_size as f64)
+                    ));
                 }
+            }
+            t.files.push(f);
+        }
+        if o.io_mode == IoMode::Mmap {
+            for (i, f) in t.files.iter().enumerate() {
+                // The sequential write test creates its files: mapped, they need their
+                // length first.
+                if mode == Mode::SeqWrite {
+                    f.set_len(t.file_size)
+                        .map_err(|e| format!("FATAL: ftruncate() failed on file {i}: {e}"))?;
+                }
+                let m = io::Map::new(f, t.file_size)
+                    .map_err(|e| format!("FATAL: mmap() failed on file {i}: {e}"))?;
+                t.maps.push(m);
             }
         }
         Ok(t)
@@ -293,7 +405,8 @@ impl FileIo {
         o
     }
 
-    fn flags_line(&self) -> String {
+    /// sysbench's "Extra file open flags:" line.
+    pub fn flags_line(&self) -> String {
         let (s, d, x) = self.flags;
         format!(
             "Extra file open flags: {}{}{}{}",
@@ -363,7 +476,7 @@ impl FileIo {
     fn fsync(&self, file: usize) {
         let f = &self.files[file];
         let r = match (self.io_mode, self.fdatasync) {
-            (io::IoMode::Mmap, _) => self.maps[file].sync(),
+            (IoMode::Mmap, _) => self.maps[file].sync(),
             (_, true) => f.sync_data(),
             (_, false) => f.sync_all(),
         };
@@ -419,7 +532,7 @@ impl HostTest for FileIo {
         let bytes = vec![0u8; self.request as usize + align];
         let start = (align - (bytes.as_ptr() as usize % align)) % align;
         let aio = match self.io_mode {
-            io::IoMode::Async { backlog } => match io::Aio::new(backlog) {
+            IoMode::Async { backlog } => match io::Aio::new(backlog) {
                 Ok(a) => Some(a),
                 Err(e) => {
                     eprintln!("FATAL: io_queue_init() failed!: {e}");
@@ -442,24 +555,24 @@ impl HostTest for FileIo {
             Op::Write | Op::Read => {
                 let write = op == Op::Write;
                 let r = match (self.io_mode, &mut b.aio) {
-                    (io::IoMode::Async { .. }, Some(aio)) => aio
+                    (IoMode::Async { .. }, Some(aio)) => aio
                         .submit(f, write, buf.as_mut_ptr(), size, pos, &mut |d| {
                             self.completed(d)
                         })
                         .map(|()| false),
-                    (io::IoMode::Async { .. }, None) => Err(std::io::Error::other(
+                    (IoMode::Async { .. }, None) => Err(std::io::Error::other(
                         "no AIO context (io_queue_init() failed)",
                     )),
-                    (io::IoMode::Mmap, _) if write => {
+                    (IoMode::Mmap, _) if write => {
                         self.maps[file].write(pos, buf);
                         Ok(true)
                     }
-                    (io::IoMode::Mmap, _) => {
+                    (IoMode::Mmap, _) => {
                         self.maps[file].read(pos, buf);
                         Ok(true)
                     }
-                    (io::IoMode::Sync, _) if write => f.write_all_at(buf, pos).map(|()| true),
-                    (io::IoMode::Sync, _) => f.read_exact_at(buf, pos).map(|()| true),
+                    (IoMode::Sync, _) if write => f.write_all_at(buf, pos).map(|()| true),
+                    (IoMode::Sync, _) => f.read_exact_at(buf, pos).map(|()| true),
                 };
                 match r {
                     // Done now (sync, mmap); async requests count when they complete.
@@ -512,132 +625,64 @@ impl HostTest for FileIo {
     }
 }
 
-impl Printed for FileIo {
-    fn describe(&self) -> String {
-        let mode = self.mode.expect("run has a test mode");
-        let mut s = format!(
-            "{}\n{} files, {}B each\n{}B total file size\nBlock size {}B\n",
-            self.flags_line(),
-            self.num,
-            print_size(self.file_size as f64),
-            print_size((self.file_size * self.num) as f64),
-            print_size(self.block as f64)
-        );
-        if self.merged > 0 {
-            s.push_str(&format!(
-                "Merging requests up to {}B for sequential IO.\n",
-                print_size(self.request as f64)
-            ));
-        }
-        if mode.random() {
-            s.push_str(&format!(
-                "Number of IO requests: {}\nRead/Write ratio for combined random IO test: {:.2}\n",
-                self.max_events, self.rw_ratio
-            ));
-        }
-        if self.fsync_freq > 0 {
-            s.push_str(&format!(
-                "Periodic FSYNC enabled, calling fsync() each {} requests.\n",
-                self.fsync_freq
-            ));
-        }
-        if self.fsync_end {
-            s.push_str("Calling fsync() at the end of test, Enabled.\n");
-        }
-        if self.fsync_all {
-            s.push_str("Calling fsync() after each write operation.\n");
-        }
-        s.push_str(&format!(
-            "Using {} I/O mode\nDoing {} test\n",
-            self.io_mode.words(),
-            mode.name()
-        ));
-        s
-    }
-
-    fn interval_line(&self, _: u64, secs: f64, _: u32, pct: u32, lat_ms: f64) -> String {
-        let s = &self.stats;
-        let now = (
-            s.bytes_read.load(Ordering::Relaxed),
-            s.bytes_written.load(Ordering::Relaxed),
-            s.other_ops.load(Ordering::Relaxed),
-        );
-        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
-        let line = format!(
-            "reads: {:.2} MiB/s writes: {:.2} MiB/s fsyncs: {:.2}/s latency (ms,{pct}%): {lat_ms:.3}",
-            (now.0 - last.0) as f64 / MIB / secs,
-            (now.1 - last.1) as f64 / MIB / secs,
-            (now.2 - last.2) as f64 / secs
-        );
-        *last = now;
-        line
-    }
-
-    fn cumulative(&self, _: u64, secs: f64) -> String {
-        let s = &self.stats;
-        let get = |a: &AtomicU64| a.load(Ordering::Relaxed) as f64;
-        format!(
-            "\nFile operations:\n    reads/s:                      {:.2}\n    writes/s:                     {:.2}\n    fsyncs/s:                     {:.2}\n\nThroughput:\n    read, MiB/s:                  {:.2}\n    written, MiB/s:               {:.2}\n\n",
-            get(&s.read_ops) / secs,
-            get(&s.write_ops) / secs,
-            get(&s.other_ops) / secs,
-            get(&s.bytes_read) / MIB / secs,
-            get(&s.bytes_written) / MIB / secs
-        )
-    }
-}
-
 /// `prepare`: the files, block by block, each synced so the run does not pay for flushing
-/// them.
-pub fn prepare(t: &FileIo) -> anyhow::Result<()> {
-    println!(
+/// them; `say` gets sysbench's lines.
+pub fn prepare(t: &FileIo, say: &mut dyn FnMut(String)) -> Result<(), String> {
+    say(format!(
         "{} files, {}Kb each, {}Mb total\nCreating files for the test...\n{}",
         t.num,
         t.file_size / 1024,
         t.file_size * t.num / 1024 / 1024,
         t.flags_line()
-    );
+    ));
     let started = std::time::Instant::now();
     let mut written = 0u64;
     let block = vec![0u8; t.block as usize];
     for i in 0..t.num {
-        let n = name(i);
+        let n = file_name(&t.dir, i);
         let mut o = std::fs::OpenOptions::new();
-        o.create(true).write(true);
-        let f = o.open(&n).context("FATAL: Can't open file")?;
-        let mut offset = f.metadata()?.len();
+        o.create(true).truncate(false).write(true);
+        let f = o
+            .open(&n)
+            .map_err(|e| format!("FATAL: Can't open file: {e}"))?;
+        let mut offset = f
+            .metadata()
+            .map_err(|e| format!("FATAL: Can't open file: {e}"))?
+            .len();
+        let shown = format!("test_file.{i}");
         if offset >= t.file_size {
-            println!("Reusing existing file {n}");
+            say(format!("Reusing existing file {shown}"));
         } else if offset > 0 {
-            println!("Extending existing file {n}");
+            say(format!("Extending existing file {shown}"));
         } else {
-            println!("Creating file {n}");
+            say(format!("Creating file {shown}"));
         }
         while offset < t.file_size {
             f.write_all_at(&block, offset)
-                .context("FATAL: Failed to write file!")?;
+                .map_err(|e| format!("FATAL: Failed to write file!: {e}"))?;
             offset += t.block;
             written += t.block;
         }
-        f.sync_all()?;
+        f.sync_all()
+            .map_err(|e| format!("FATAL: Failed to write file!: {e}"))?;
     }
     let secs = started.elapsed().as_secs_f64();
     if written > 0 {
-        println!(
+        say(format!(
             "{written} bytes written in {secs:.2} seconds ({:.2} MiB/sec).",
             written as f64 / MIB / secs.max(1e-9)
-        );
+        ));
     } else {
-        println!("No bytes written.");
+        say("No bytes written.".into());
     }
     Ok(())
 }
 
 /// `cleanup`: the files removed.
-pub fn cleanup(t: &FileIo) {
-    println!("Removing test files...");
+pub fn cleanup(t: &FileIo, say: &mut dyn FnMut(String)) {
+    say("Removing test files...".into());
     for i in 0..t.num {
-        let _ = std::fs::remove_file(name(i));
+        let _ = std::fs::remove_file(file_name(&t.dir, i));
     }
 }
 

@@ -9,7 +9,7 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
 /// How requests reach the files.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub enum IoMode {
     Sync,
     Async { backlog: u32 },
