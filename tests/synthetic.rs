@@ -310,13 +310,87 @@ fn host_tests_in_a_sweep_measure_the_machine_beside_the_model() {
     // baseline.
     assert!(md.contains("Baseline: **model/default**"), "{md}");
     assert!(!md.contains("| host/- |"), "{md}");
-    // fileio needs its files: refused at its line, with the way to measure the disk.
-    let bad = write(dir.path(), "fileio", &body.replace("\"cpu\"", "\"fileio\""));
+    // A host test sweeps do not have is refused at its line, with those they have.
+    let bad = write(
+        dir.path(),
+        "threads",
+        &body.replace("\"cpu\"", "\"threads\""),
+    );
     let out = sweepbench(&["plan", bad.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(text(&out).contains("fileio.toml:3:"), "{}", text(&out));
+    assert!(text(&out).contains("threads.toml:3:"), "{}", text(&out));
     assert!(
-        text(&out).contains("sweepbench bench fileio"),
+        text(&out).contains("and the host tests cpu, memory and fileio"),
+        "{}",
+        text(&out)
+    );
+}
+
+/// Every file under `dir`, however deep.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() && !p.is_symlink() {
+            out.extend(files_under(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn the_fileio_host_test_prepares_measures_and_removes_its_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = "name = \"disk\"\n[run]\nworkloads = [\"fileio\"]\nthreads = [1, 2]\nduration = \"1s\"\nrepeats = 1\n[fileio]\nfile_total_size = \"4M\"\nfile_num = 2\n[[targets]]\nname = \"model\"\nsynthetic = { seed = 7 }\n";
+    let f = write(dir.path(), "disk", body);
+    let out = run_in(dir.path(), &f, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        text(&out).contains("fileio: preparing 2 file(s), 4MiB in "),
+        "{}",
+        text(&out)
+    );
+    let run = &runs(&dir.path().join("results"), "disk")[0];
+    let points = load_points(run).unwrap();
+    assert_eq!(points.len(), 2);
+    for p in &points {
+        assert_eq!(p.status, PointStatus::Ok, "{p:?}");
+        assert_eq!(p.workload, "fileio");
+        // rndrw: a read first, then reads at 1.5 per write, and an fsync every 100.
+        assert!(p.writes > 0 && p.reads >= p.writes, "{p:?}");
+        assert!(p.other > 0, "fsyncs: {p:?}");
+        // Every request an event, plus each thread's fsync of both files at its end.
+        assert_eq!(
+            p.reads + p.writes + p.other,
+            p.transactions + 2 * p.threads as u64,
+            "{p:?}"
+        );
+    }
+    let md = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(
+        md.contains("fileio (file requests: reads, writes and fsyncs):"),
+        "{md}"
+    );
+    // The files were in the run's work directory and are gone with it.
+    let left: Vec<PathBuf> = files_under(dir.path())
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains("test_file."))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    // Files that cannot fit fail the points with the remedy, and nothing is written.
+    let big = write(
+        dir.path(),
+        "big",
+        &body
+            .replace("name = \"disk\"", "name = \"big\"")
+            .replace("\"4M\"", "\"1000T\""),
+    );
+    let out = run_in(dir.path(), &big, &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("lower [fileio] file_total_size, or set TMPDIR to a larger disk"),
         "{}",
         text(&out)
     );

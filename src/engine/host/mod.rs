@@ -1,5 +1,5 @@
-//! sysbench's host tests, which need no server — `cpu` and `memory` — and the runner every
-//! host test shares: `--threads` threads for a time or a number of events, each event timed,
+//! sysbench's host tests, which need no server — `cpu`, `memory` and `fileio` — and the
+//! runner every host test shares: `--threads` threads for a time or a number of events, each event timed,
 //! into the same `RunReport` a workload gives. `bench cpu|memory|fileio` prints it as
 //! sysbench does; a sweep's `workloads = ["cpu"]` measures the host's own scaling curve with it.
 
@@ -18,21 +18,23 @@ use std::time::{Duration, Instant};
 pub const HOST_TARGET: &str = "host";
 pub const HOST_CONFIG: &str = "-";
 
-/// The host tests a sweep can run (fileio needs its files prepared: `bench fileio` only).
+/// The host tests a sweep can run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 pub enum HostKind {
     Cpu,
     Memory,
+    FileIo,
 }
 
 impl HostKind {
-    pub const ALL: [HostKind; 2] = [HostKind::Cpu, HostKind::Memory];
+    pub const ALL: [HostKind; 3] = [HostKind::Cpu, HostKind::Memory, HostKind::FileIo];
 
     /// sysbench's test name.
     pub fn name(self) -> &'static str {
         match self {
             HostKind::Cpu => "cpu",
             HostKind::Memory => "memory",
+            HostKind::FileIo => "fileio",
         }
     }
 
@@ -45,21 +47,39 @@ impl HostKind {
         match self {
             HostKind::Cpu => "prime-count events",
             HostKind::Memory => "1 KiB block writes",
+            HostKind::FileIo => "file requests: reads, writes and fsyncs",
         }
     }
 
-    /// Measures the test with sysbench's default options (cpu: primes below 10000; memory:
-    /// 1 KiB blocks written in order to one shared buffer) on `threads` threads for `time_s`.
-    pub fn measure(self, threads: u32, time_s: u64) -> RunReport {
+    /// Measures the test on `threads` threads for `time_s`: cpu and memory with sysbench's
+    /// default options (cpu: primes below 10000; memory: 1 KiB blocks written in order to
+    /// one shared buffer), fileio with `fileio`'s options on the files prepared in its
+    /// directory (its reads, writes and fsyncs in the report's counts).
+    pub fn measure(
+        self,
+        threads: u32,
+        time_s: u64,
+        fileio: Option<(&fileio::FileIoOptions, &std::path::Path)>,
+    ) -> Result<RunReport, String> {
         let lim = Limits {
             threads,
             time_s,
             events: 0,
         };
-        match self {
+        Ok(match self {
             HostKind::Cpu => run(&cpu::Cpu::new(cpu::DEFAULT_MAX_PRIME), &lim, None, |_| {}),
             HostKind::Memory => run(&memory::Memory::default(), &lim, None, |_| {}),
-        }
+            HostKind::FileIo => {
+                let (o, dir) = fileio.ok_or("fileio: no options and no directory")?;
+                let t = fileio::FileIo::open(o, dir, true)?;
+                let mut r = run(&t, &lim, None, |_| {});
+                let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+                r.totals.reads = get(&t.stats.read_ops);
+                r.totals.writes = get(&t.stats.write_ops);
+                r.totals.other = get(&t.stats.other_ops);
+                r
+            }
+        })
     }
 }
 
@@ -298,6 +318,7 @@ mod tests {
     fn names_are_sysbenchs() {
         assert_eq!(HostKind::from_name("cpu"), Some(HostKind::Cpu));
         assert_eq!(HostKind::from_name("memory"), Some(HostKind::Memory));
-        assert_eq!(HostKind::from_name("fileio"), None);
+        assert_eq!(HostKind::from_name("fileio"), Some(HostKind::FileIo));
+        assert_eq!(HostKind::from_name("threads"), None);
     }
 }

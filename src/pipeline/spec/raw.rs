@@ -18,6 +18,9 @@ pub struct RawSweep {
     pub run: RawRun,
     #[serde(default)]
     pub workload_options: crate::engine::config::Overrides,
+    /// The fileio host test's options, by sysbench's names (spec/mod.rs `fileio`).
+    #[serde(default)]
+    pub fileio: Option<Spanned<BTreeMap<String, Spanned<toml::Value>>>>,
     pub targets: Vec<RawTarget>,
     #[serde(default)]
     pub configs: Vec<RawConfig>,

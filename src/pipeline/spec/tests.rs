@@ -121,13 +121,24 @@ fn semantic_errors_are_located() {
     assert_eq!(e.line, 11);
     assert!(e.message.contains("; sweeps run oltp_read_only, "), "{e}");
     assert!(!e.message.contains("bulk_insert"), "{e}");
-    let e = err(&GOOD.replace("\"oltp_point_select\"", "\"fileio\""));
+    // [fileio]: only with the test, sysbench's option names, values checked by the test.
+    let with_fileio = GOOD.replace("\"oltp_point_select\"", "\"fileio\"");
+    let e = err(&format!("{GOOD}\n[fileio]\nfile_total_size = \"8M\"\n"));
+    assert!(e.message.contains("run.workloads has no \"fileio\""), "{e}");
+    assert_eq!(e.line, 41);
+    let e = err(&format!(
+        "{with_fileio}\n[fileio]\nfile_totl_size = \"8M\"\n"
+    ));
     assert!(
-        e.message.contains("'fileio' needs its test files prepared")
-            && e.message.contains("`sweepbench bench fileio"),
+        e.message.contains("fileio.file_totl_size: not an option of the fileio test (did you mean 'file_total_size'?)"),
         "{e}"
     );
-    assert_eq!(e.line, 11);
+    assert_eq!(e.line, 42);
+    let e = err(&format!(
+        "{with_fileio}\n[fileio]\nfile_num = 4\nfile_test_mode = \"sideways\"\n"
+    ));
+    assert_eq!(e.message, "[fileio]: Invalid IO operations mode: sideways.");
+    assert_eq!(e.line, 43);
     let e = err(&GOOD.replace("\"oltp_point_select\"", "\"cpus\""));
     assert!(e.message.contains("did you mean 'cpu'?"), "{e}");
     let e = err(&GOOD
@@ -746,6 +757,30 @@ fn host_tests_in_workloads_are_kept_apart_from_the_servers() {
     assert_eq!(s.run.workloads, vec![WorkloadKind::ReadOnly]);
     use crate::engine::host::HostKind;
     assert_eq!(s.run.host_tests, vec![HostKind::Cpu, HostKind::Memory]);
+    // fileio: sysbench's defaults and rndrw, or what [fileio] says.
+    let s = parse(&GOOD.replace(
+        "workloads = [\"oltp_read_only\", \"oltp_point_select\"]",
+        "workloads = [\"fileio\"]",
+    ))
+    .unwrap();
+    let o = s.run.fileio.as_ref().unwrap();
+    assert_eq!((o.num, o.total, o.block), (128, 2 << 30, 16384));
+    assert_eq!(o.mode, Some(crate::engine::host::fileio::Mode::RndRw));
+    let s = parse(&format!(
+        "{}\n[fileio]\nfile_total_size = \"8M\"\nfile_num = 4\nfile_extra_flags = [\"direct\"]\nfile_fsync_all = true\nfile_io_mode = \"async\"\n",
+        GOOD.replace("\"oltp_point_select\"", "\"fileio\"")
+    ))
+    .unwrap();
+    let o = s.run.fileio.as_ref().unwrap();
+    assert_eq!(
+        (o.num, o.total, o.flags),
+        (4, 8 << 20, (false, false, true))
+    );
+    assert!(o.fsync_all && !o.fsync_end && o.fsync_freq == 0);
+    assert_eq!(
+        o.io_mode,
+        crate::engine::host::fileio::IoMode::Async { backlog: 128 }
+    );
     // A sweep of the host alone is a sweep too.
     let s = parse(&GOOD.replace(
         "workloads = [\"oltp_read_only\", \"oltp_point_select\"]",

@@ -192,6 +192,13 @@ pub fn plan(a: &SweepArgs) -> anyhow::Result<Exit> {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
+        if let Some(o) = &spec.run.fileio {
+            println!(
+                "fileio: {} file(s), {}B in all, prepared in the run's work directory under TMPDIR before its first point and removed after its last",
+                o.num,
+                crate::engine::host::fileio::print_size(o.total as f64)
+            );
+        }
     }
     let mut listed: Vec<&crate::pipeline::plan::Point> = plan.points.iter().collect();
     // target/config series, which a paired sweep measures together.
