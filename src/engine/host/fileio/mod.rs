@@ -658,6 +658,10 @@ pub fn prepare(t: &FileIo, say: &mut dyn FnMut(String)) -> Result<(), String> {
             say(format!("Creating file {shown}"));
         }
         while offset < t.file_size {
+            // A sweep's Ctrl-C ends a long prepare (bench's ends the process).
+            if crate::interrupt::requested() {
+                return Err("fileio: preparing the files was interrupted".into());
+            }
             f.write_all_at(&block, offset)
                 .map_err(|e| format!("FATAL: Failed to write file!: {e}"))?;
             offset += t.block;
