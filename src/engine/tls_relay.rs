@@ -87,6 +87,11 @@ pub fn address(key: &str, up: &Upstream) -> std::io::Result<SocketAddr> {
 async fn read_packet<R: AsyncRead + Unpin>(r: &mut R) -> std::io::Result<(u8, Vec<u8>)> {
     let mut head = [0u8; 4];
     r.read_exact(&mut head).await?;
+    Ok((head[3], read_payload(r, head).await?))
+}
+
+/// The payload of a login packet whose header is `head`.
+async fn read_payload<R: AsyncRead + Unpin>(r: &mut R, head: [u8; 4]) -> std::io::Result<Vec<u8>> {
     let len = u32::from_le_bytes([head[0], head[1], head[2], 0]) as usize;
     if len > MAX_LOGIN_PACKET {
         return Err(std::io::Error::new(
@@ -96,7 +101,7 @@ async fn read_packet<R: AsyncRead + Unpin>(r: &mut R) -> std::io::Result<(u8, Ve
     }
     let mut payload = vec![0u8; len];
     r.read_exact(&mut payload).await?;
-    Ok((head[3], payload))
+    Ok(payload)
 }
 
 async fn write_packet<W: AsyncWrite + Unpin>(
@@ -187,15 +192,7 @@ async fn relay(mut client: TcpStream, up: &Upstream) -> std::io::Result<()> {
                 sw.write_all(&head).await?;
                 break;
             }
-            let len = u32::from_le_bytes([head[0], head[1], head[2], 0]) as usize;
-            if len > MAX_LOGIN_PACKET {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::InvalidData,
-                    "a login packet larger than 1 MiB",
-                ));
-            }
-            let mut p = vec![0u8; len];
-            cr.read_exact(&mut p).await?;
+            let p = read_payload(&mut cr, head).await?;
             write_packet(&mut sw, head[3].wrapping_add(1), &p).await?;
         }
         tokio::io::copy(&mut cr, &mut sw).await.map(|_| ())

@@ -19,16 +19,16 @@ pub fn of(raw: &RawOptions, open: bool) -> anyhow::Result<FileIo> {
 
 impl Printed for FileIo {
     fn describe(&self) -> String {
-        let mode = self.mode.expect("run has a test mode");
+        let mode = self.o.mode.expect("run has a test mode");
         let mut s = format!(
             "{}\n{} files, {}B each\n{}B total file size\nBlock size {}B\n",
             self.flags_line(),
-            self.num,
+            self.o.num,
             print_size(self.file_size as f64),
-            print_size((self.file_size * self.num) as f64),
-            print_size(self.block as f64)
+            print_size((self.file_size * self.o.num) as f64),
+            print_size(self.o.block as f64)
         );
-        if self.merged > 0 {
+        if self.o.merged > 0 {
             s.push_str(&format!(
                 "Merging requests up to {}B for sequential IO.\n",
                 print_size(self.request as f64)
@@ -37,24 +37,24 @@ impl Printed for FileIo {
         if mode.random() {
             s.push_str(&format!(
                 "Number of IO requests: {}\nRead/Write ratio for combined random IO test: {:.2}\n",
-                self.max_events, self.rw_ratio
+                self.o.max_events, self.o.rw_ratio
             ));
         }
-        if self.fsync_freq > 0 {
+        if self.o.fsync_freq > 0 {
             s.push_str(&format!(
                 "Periodic FSYNC enabled, calling fsync() each {} requests.\n",
-                self.fsync_freq
+                self.o.fsync_freq
             ));
         }
-        if self.fsync_end {
+        if self.o.fsync_end {
             s.push_str("Calling fsync() at the end of test, Enabled.\n");
         }
-        if self.fsync_all {
+        if self.o.fsync_all {
             s.push_str("Calling fsync() after each write operation.\n");
         }
         s.push_str(&format!(
             "Using {} I/O mode\nDoing {} test\n",
-            self.io_mode.words(),
+            self.o.io_mode.words(),
             mode.name()
         ));
         s

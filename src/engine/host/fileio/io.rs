@@ -302,9 +302,8 @@ mod tests {
         assert_eq!(std::mem::size_of::<Event>(), 32);
     }
 
-    #[test]
-    fn aio_reads_and_writes_complete_with_their_sizes() {
-        let dir = tempfile::tempdir().unwrap();
+    /// A file of `len` zero bytes in `dir`.
+    fn scratch(dir: &tempfile::TempDir, len: u64) -> std::fs::File {
         let f = std::fs::OpenOptions::new()
             .create(true)
             .truncate(true)
@@ -312,7 +311,14 @@ mod tests {
             .write(true)
             .open(dir.path().join("f"))
             .unwrap();
-        f.set_len(1 << 16).unwrap();
+        f.set_len(len).unwrap();
+        f
+    }
+
+    #[test]
+    fn aio_reads_and_writes_complete_with_their_sizes() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = scratch(&dir, 1 << 16);
         let mut aio = Aio::new(4).unwrap();
         let mut buf = vec![7u8; 4096];
         let (mut writes, mut reads, mut bytes) = (0, 0, 0);
@@ -341,14 +347,7 @@ mod tests {
     #[test]
     fn a_mapping_reads_back_what_was_written_at_any_alignment() {
         let dir = tempfile::tempdir().unwrap();
-        let f = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(true)
-            .read(true)
-            .write(true)
-            .open(dir.path().join("m"))
-            .unwrap();
-        f.set_len(8192).unwrap();
+        let f = scratch(&dir, 8192);
         let m = Map::new(&f, 8192).unwrap();
         let data: Vec<u8> = (0..1001u32).map(|i| (i % 251) as u8).collect();
         m.write(3, &data);

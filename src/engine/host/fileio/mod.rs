@@ -77,27 +77,19 @@ pub struct Stats {
 }
 
 pub struct FileIo {
-    pub num: u64,
+    /// What the test was asked to do.
+    pub o: FileIoOptions,
     pub file_size: u64,
-    pub block: u64,
+    /// Bytes per sequential request (`file_block_size` × `file_merged_requests`).
     pub request: u64,
-    pub mode: Option<Mode>,
     /// Where the files are (test_file.N in it).
     pub dir: PathBuf,
-    pub flags: (bool, bool, bool),
-    pub fsync_freq: u64,
-    pub fsync_all: bool,
-    pub fsync_end: bool,
-    pub fdatasync: bool,
-    pub merged: u64,
-    pub rw_ratio: f64,
-    pub max_events: u64,
     pub files: Vec<File>,
-    pub io_mode: IoMode,
     /// `--file-io-mode=mmap`: each file mapped whole.
     pub maps: Vec<io::Map>,
     gen: Mutex<Gen>,
     pub stats: Stats,
+    /// The interval line's counters at the last line.
     pub last: Mutex<(u64, u64, u64)>,
 }
 
@@ -316,22 +308,11 @@ impl FileIo {
     /// mapped for mmap).
     pub fn open(o: &FileIoOptions, dir: &Path, run: bool) -> Result<FileIo, String> {
         let mut t = FileIo {
-            num: o.num,
+            o: o.clone(),
             file_size: o.file_size(),
-            block: o.block,
             request: o.block * o.merged.max(1),
-            mode: o.mode,
             dir: dir.to_path_buf(),
-            flags: o.flags,
-            fsync_freq: o.fsync_freq,
-            fsync_all: o.fsync_all,
-            fsync_end: o.fsync_end,
-            fdatasync: o.fdatasync,
-            merged: o.merged,
-            rw_ratio: o.rw_ratio,
-            max_events: o.max_events,
             files: Vec::new(),
-            io_mode: o.io_mode,
             maps: Vec::new(),
             gen: Mutex::new(Gen {
                 rng: 0x9E37_79B9_7F4A_7C15,
@@ -392,13 +373,13 @@ impl FileIo {
         let mut o = std::fs::OpenOptions::new();
         o.read(true).write(true);
         let mut flags = 0;
-        if self.flags.0 {
+        if self.o.flags.0 {
             flags |= libc::O_SYNC;
         }
-        if self.flags.1 {
+        if self.o.flags.1 {
             flags |= libc::O_DSYNC;
         }
-        if self.flags.2 {
+        if self.o.flags.2 {
             flags |= libc::O_DIRECT;
         }
         o.custom_flags(flags);
@@ -407,7 +388,7 @@ impl FileIo {
 
     /// sysbench's "Extra file open flags:" line.
     pub fn flags_line(&self) -> String {
-        let (s, d, x) = self.flags;
+        let (s, d, x) = self.o.flags;
         format!(
             "Extra file open flags: {}{}{}{}",
             if !(s || d || x) { "(none)" } else { "" },
@@ -419,21 +400,21 @@ impl FileIo {
 
     /// The next request, as sysbench's generator makes it: (operation, file, offset, size).
     fn next(&self) -> (Op, usize, u64, u64) {
-        let mode = self.mode.expect("run has a test mode");
+        let mode = self.o.mode.expect("run has a test mode");
         let mut g = self.gen.lock().unwrap_or_else(|p| p.into_inner());
         let writes = match mode {
             Mode::SeqWrite | Mode::SeqRewrite | Mode::RndWrite => true,
             Mode::SeqRead | Mode::RndRead => false,
-            Mode::RndRw => (g.read_ops + 1) as f64 / (g.write_ops + 1) as f64 >= self.rw_ratio,
+            Mode::RndRw => (g.read_ops + 1) as f64 / (g.write_ops + 1) as f64 >= self.o.rw_ratio,
         };
-        let time_to_fsync = self.fsync_freq != 0
+        let time_to_fsync = self.o.fsync_freq != 0
             && g.is_dirty
-            && g.req_performed % self.fsync_freq == 0
+            && g.req_performed % self.o.fsync_freq == 0
             && (mode.random() || writes);
         if time_to_fsync {
             let file = g.fsynced_file as usize;
             g.fsynced_file += 1;
-            if g.fsynced_file == self.num {
+            if g.fsynced_file == self.o.num {
                 g.fsynced_file = 0;
                 g.is_dirty = false;
             }
@@ -450,14 +431,19 @@ impl FileIo {
             g.rng ^= g.rng << 25;
             g.rng ^= g.rng >> 27;
             let u = (g.rng.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64;
-            let total = self.file_size * self.num;
+            let total = self.file_size * self.o.num;
             let mut at = (u * total as f64) as u64;
-            at -= at % self.block;
-            let file = (at / self.file_size).min(self.num - 1);
+            at -= at % self.o.block;
+            let file = (at / self.file_size).min(self.o.num - 1);
             let pos = at % self.file_size;
-            return (op, file as usize, pos, self.block.min(self.file_size - pos));
+            return (
+                op,
+                file as usize,
+                pos,
+                self.o.block.min(self.file_size - pos),
+            );
         }
-        if g.current_file == self.num {
+        if g.current_file == self.o.num {
             g.current_file = 0;
             g.position = 0;
         }
@@ -475,7 +461,7 @@ impl FileIo {
     /// counted as sysbench counts every fsync.
     fn fsync(&self, file: usize) {
         let f = &self.files[file];
-        let r = match (self.io_mode, self.fdatasync) {
+        let r = match (self.o.io_mode, self.o.fdatasync) {
             (IoMode::Mmap, _) => self.maps[file].sync(),
             (_, true) => f.sync_data(),
             (_, false) => f.sync_all(),
@@ -531,7 +517,7 @@ impl HostTest for FileIo {
         let align = 4096;
         let bytes = vec![0u8; self.request as usize + align];
         let start = (align - (bytes.as_ptr() as usize % align)) % align;
-        let aio = match self.io_mode {
+        let aio = match self.o.io_mode {
             IoMode::Async { backlog } => match io::Aio::new(backlog) {
                 Ok(a) => Some(a),
                 Err(e) => {
@@ -554,7 +540,7 @@ impl HostTest for FileIo {
         match op {
             Op::Write | Op::Read => {
                 let write = op == Op::Write;
-                let r = match (self.io_mode, &mut b.aio) {
+                let r = match (self.o.io_mode, &mut b.aio) {
                     (IoMode::Async { .. }, Some(aio)) => aio
                         .submit(f, write, buf.as_mut_ptr(), size, pos, &mut |d| {
                             self.completed(d)
@@ -584,13 +570,13 @@ impl HostTest for FileIo {
                         return;
                     }
                 }
-                if write && self.fsync_all {
+                if write && self.o.fsync_all {
                     self.fsync(file);
                 }
             }
             Op::Fsync => {
                 // Already done after every write under --file-fsync-all.
-                if !self.fsync_all {
+                if !self.o.fsync_all {
                     self.fsync(file);
                 }
             }
@@ -601,10 +587,10 @@ impl HostTest for FileIo {
     /// (not after a read-only test), then its requests in flight complete.
     fn thread_done(&self, b: &mut Buffer) {
         let writes = matches!(
-            self.mode,
+            self.o.mode,
             Some(Mode::SeqWrite | Mode::SeqRewrite | Mode::RndWrite | Mode::RndRw)
         );
-        if self.fsync_end && writes {
+        if self.o.fsync_end && writes {
             for file in 0..self.files.len() {
                 self.fsync(file);
             }
@@ -630,15 +616,15 @@ impl HostTest for FileIo {
 pub fn prepare(t: &FileIo, say: &mut dyn FnMut(String)) -> Result<(), String> {
     say(format!(
         "{} files, {}Kb each, {}Mb total\nCreating files for the test...\n{}",
-        t.num,
+        t.o.num,
         t.file_size / 1024,
-        t.file_size * t.num / 1024 / 1024,
+        t.file_size * t.o.num / 1024 / 1024,
         t.flags_line()
     ));
     let started = std::time::Instant::now();
     let mut written = 0u64;
-    let block = vec![0u8; t.block as usize];
-    for i in 0..t.num {
+    let block = vec![0u8; t.o.block as usize];
+    for i in 0..t.o.num {
         let n = file_name(&t.dir, i);
         let mut o = std::fs::OpenOptions::new();
         o.create(true).truncate(false).write(true);
@@ -664,8 +650,8 @@ pub fn prepare(t: &FileIo, say: &mut dyn FnMut(String)) -> Result<(), String> {
             }
             f.write_all_at(&block, offset)
                 .map_err(|e| format!("FATAL: Failed to write file!: {e}"))?;
-            offset += t.block;
-            written += t.block;
+            offset += t.o.block;
+            written += t.o.block;
         }
         f.sync_all()
             .map_err(|e| format!("FATAL: Failed to write file!: {e}"))?;
@@ -685,7 +671,7 @@ pub fn prepare(t: &FileIo, say: &mut dyn FnMut(String)) -> Result<(), String> {
 /// `cleanup`: the files removed.
 pub fn cleanup(t: &FileIo, say: &mut dyn FnMut(String)) {
     say("Removing test files...".into());
-    for i in 0..t.num {
+    for i in 0..t.o.num {
         let _ = std::fs::remove_file(file_name(&t.dir, i));
     }
 }
