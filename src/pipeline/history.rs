@@ -195,8 +195,17 @@ pub fn history(
     );
     let mut shifts_text = String::new();
     let mut worse = Vec::new();
+    // The host's own tests (`host/-`): a worse one is the machine's, said apart and not
+    // counted as a server's regression.
+    let host_series = format!(
+        "{}/{}",
+        crate::engine::host::HOST_TARGET,
+        crate::engine::host::HOST_CONFIG
+    );
+    let mut host_worse = Vec::new();
     let mut better = 0;
     for t in &trends {
+        let host = t.key.series == host_series;
         let present: Vec<(usize, f64)> = t
             .values
             .iter()
@@ -256,7 +265,9 @@ pub fn history(
                     crate::pipeline::judge::verdict::fmt_change(n.lo_pct),
                     crate::pipeline::judge::verdict::fmt_change(n.hi_pct)
                 ),
-                if n.worse {
+                if n.worse && host {
+                    "worse: the machine (not counted)".to_string()
+                } else if n.worse {
                     "WORSE".to_string()
                 } else if n.better {
                     "better".to_string()
@@ -270,7 +281,11 @@ pub fn history(
             ),
         };
         if verdict.as_ref().is_some_and(|n| n.worse) {
-            worse.push(t.key.name());
+            if host {
+                host_worse.push(t.key.name());
+            } else {
+                worse.push(t.key.name());
+            }
         }
         better += verdict.as_ref().is_some_and(|n| n.better) as usize;
         s.push_str(&format!(
@@ -299,6 +314,12 @@ pub fn history(
         (1.0 - level) * 100.0,
         ALPHA * 100.0
     ));
+    if !host_worse.is_empty() {
+        s.push_str(&format!(
+            "warning: the host's own tests are worse in the newest run ({}): the machine itself is slower, so the servers' figures may have moved with it; host series are not counted as worse above\n",
+            host_worse.join(", ")
+        ));
+    }
     // A slower VM is not a slower server: say when the machine changed under the newest run.
     if newest > 0 {
         if let (Some(a), Some(b)) = (
@@ -434,6 +455,71 @@ mod tests {
             }
         }
         w.flush().unwrap();
+    }
+
+    /// A run of `write_run`'s points plus the host's cpu test at one thread.
+    fn write_run_with_host(root: &Path, id: &str, tps: f64, host_eps: f64) {
+        write_run(root, id, tps, tps * 5.0);
+        let path = root.join(id).join("points.csv");
+        let mut points: Vec<PointRecord> = csv::Reader::from_path(&path)
+            .unwrap()
+            .deserialize()
+            .map(Result::unwrap)
+            .collect();
+        for (repeat, k) in [(1u32, 1.0), (2, 1.01), (3, 0.99)] {
+            points.push(PointRecord {
+                point_id: format!("host/-/cpu/t1/r{repeat}"),
+                target: "host".into(),
+                config: "-".into(),
+                workload: "cpu".into(),
+                threads: 1,
+                repeat,
+                status: PointStatus::Ok,
+                tps: host_eps * k,
+                lat_p95_ms: 1.0,
+                ..PointRecord::default()
+            });
+        }
+        let mut w = csv::Writer::from_path(&path).unwrap();
+        for p in points {
+            w.serialize(p).unwrap();
+        }
+        w.flush().unwrap();
+    }
+
+    #[test]
+    fn a_slower_host_is_said_and_not_counted_as_a_worse_server() {
+        let d = tempfile::tempdir().unwrap();
+        let wobble = [1.0, 1.01, 0.99, 1.005, 0.995, 1.0, 1.01, 0.99];
+        for (i, w) in wobble.iter().enumerate() {
+            write_run_with_host(
+                d.path(),
+                &format!("202611{:02}T020000Z", i + 1),
+                1000.0 * w,
+                8000.0 * w,
+            );
+        }
+        write_run_with_host(d.path(), "20261109T020000Z", 1000.0, 5000.0);
+        let o = history(d.path(), 10.0, None).unwrap();
+        assert!(!o.newest_regressed, "{}", o.text);
+        let line = o
+            .text
+            .lines()
+            .find(|l| l.starts_with("host/-/cpu/t1 tps"))
+            .unwrap();
+        assert!(
+            line.ends_with("worse: the machine (not counted)"),
+            "{}",
+            o.text
+        );
+        assert!(o.text.contains("worse at 0 of"), "{}", o.text);
+        assert!(
+            o.text.contains(
+                "warning: the host's own tests are worse in the newest run (host/-/cpu/t1 tps)"
+            ),
+            "{}",
+            o.text
+        );
     }
 
     #[test]
