@@ -306,6 +306,12 @@ fn host_tests_in_a_sweep_measure_the_machine_beside_the_model() {
         md.contains("| threads | host cpu | model/default oltp_point_select |"),
         "{md}"
     );
+    let html = std::fs::read_to_string(run.join("report.html")).unwrap();
+    let host = html
+        .split("<section class=\"host\" id=\"host\">")
+        .nth(1)
+        .expect("a host section");
+    assert!(host.contains("<svg") && host.contains("host cpu"), "{host}");
     // The host is no server series: it is neither a column of the model's tables nor the
     // baseline.
     assert!(md.contains("Baseline: **model/default**"), "{md}");

@@ -289,6 +289,15 @@ pub fn plan(a: &SweepArgs) -> anyhow::Result<Exit> {
         }
         return Ok(Exit::Ok);
     }
+    if plan.points.is_empty() {
+        println!(
+            "ETA: {} ({} host test points × {}s)",
+            format_duration(plan.eta_s(&spec)),
+            plan.host.len(),
+            spec.run.duration_s
+        );
+        return Ok(Exit::Ok);
+    }
     println!(
         "ETA: {}{} ({} points × ({}s warmup + {}s run + ~2s set-up) + prepare{})",
         if spec.run.auto.is_some() {
