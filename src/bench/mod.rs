@@ -56,6 +56,23 @@ pub async fn main(args: &[String]) -> anyhow::Result<Exit> {
 
 async fn bench(args: &[String]) -> anyhow::Result<Exit> {
     let (positionals, raw, help) = match options::parse_args(args) {
+        Err(options::OptionError::Refused {
+            arg,
+            name,
+            value,
+            flag,
+            test,
+        }) => {
+            // sysbench's answers: a flag's bad value is an invalid option, after its banner;
+            // a number's is said before the banner, or after it for a host test's option.
+            let verbose = given_verbosity(args) >= 3;
+            if flag {
+                let err = format!("invalid option: {arg}\n");
+                return Ok(as_sysbench(verbose, "", &err, Exit::Failed));
+            }
+            let err = format!("Invalid value for the '{name}' option: '{value}'\n");
+            return Ok(as_sysbench(verbose && test, "", &err, Exit::Failed));
+        }
         Err(options::OptionError::Unknown { arg, hint }) => {
             // sysbench's answer; the nearest name is ours, from its "info" level.
             let v = given_verbosity(args);

@@ -30,6 +30,17 @@ pub enum OptionError {
     },
     #[error("{0}")]
     Usage(String),
+    /// A value sysbench's own option parser refuses (not a workload script's option): `arg`
+    /// as typed, the option's name, whether it is an on/off flag, and whether it belongs to
+    /// a host test (sysbench reads those after printing its banner).
+    #[error("invalid value '{value}' for --{}", name.replace('_', "-"))]
+    Refused {
+        arg: String,
+        name: &'static str,
+        value: String,
+        flag: bool,
+        test: bool,
+    },
     /// A test neither sysbench nor we have: sysbench's line, and ours with what we have.
     #[error("FATAL: Cannot find benchmark '{name}': no such built-in test, file or module{hint}; sweepbench has: {have}")]
     UnknownTest {
@@ -368,6 +379,18 @@ pub fn parse_args(args: &[String]) -> Result<(Vec<String>, RawOptions, bool), Op
             OptionError::Unknown { hint, .. } => OptionError::Unknown {
                 arg: arg.clone(),
                 hint,
+            },
+            OptionError::BadValue { name, value, why } => match table::sysbench_own(&name) {
+                Some(def) => OptionError::Refused {
+                    arg: arg.clone(),
+                    name: def.name,
+                    value,
+                    flag: def.kind == Kind::Bool,
+                    test: ["cpu_", "memory_", "file_"]
+                        .iter()
+                        .any(|p| def.name.starts_with(p)),
+                },
+                None => OptionError::BadValue { name, value, why },
             },
             other => other,
         };

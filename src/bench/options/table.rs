@@ -33,6 +33,17 @@ pub(super) fn canonical(name: &str) -> Option<&'static Def> {
     canonical_in(BENCH_DEFS, name).or_else(|| canonical_in(WORKLOAD_OPTIONS, name))
 }
 
+/// The option `name` stands for when it is sysbench's own (or a built-in test's), not a
+/// workload script's.
+pub(super) fn sysbench_own(name: &str) -> Option<&'static Def> {
+    canonical_in(BENCH_DEFS, name).or_else(|| {
+        // Of the workload options, sysbench itself reads the random numbers' and the
+        // percentile (the scripts read the rest).
+        canonical_in(WORKLOAD_OPTIONS, name)
+            .filter(|d| d.name.starts_with("rand_") || d.name == "percentile")
+    })
+}
+
 /// Every option's 0.5 names, with the canonical name each stands for.
 pub(super) fn aliases() -> impl Iterator<Item = (&'static str, &'static str)> {
     defs().flat_map(|d| d.legacy.iter().map(move |a| (*a, d.name)))
