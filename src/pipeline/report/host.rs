@@ -45,7 +45,7 @@ pub struct HostSection {
     pub method: &'static str,
 }
 
-pub const METHOD: &str = "Host tests run on the machine sweepbench runs on, before any server of the sweep is started or loaded, with sysbench 1.0.20's default options (cpu: primes below 10000 per event; memory: 1 KiB blocks written in order to one shared buffer), for the sweep's duration at each thread count, no warmup. Speedup = throughput at N threads ÷ throughput at 1 thread (geometric means of the repeats); N is a perfect speedup. A server series well below the host's cpu speedup at the same thread count is limited by the server (or its client), not by the machine's cores.";
+pub const METHOD: &str = "Host tests run on the machine sweepbench runs on, before any server of the sweep is started or loaded, with sysbench 1.0.20's default options (cpu: primes below 10000 per event; memory: 1 KiB blocks written in order to one shared buffer; fileio: the sweep's [fileio] options, random reads and writes with fsyncs unless it says otherwise, on files in the run's work directory), for the sweep's duration at each thread count, no warmup. Speedup = throughput at N threads ÷ throughput at 1 thread (geometric means of the repeats); N is a perfect speedup. A server series well below the host's cpu speedup at the same thread count is limited by the server (or its client), not by the machine's cores.";
 
 /// The host section of a report from its host points, with the servers' speedups from the
 /// workload sections; None when the run has no host test.
