@@ -356,14 +356,9 @@ fn version_1_relay(
             return Ok(None);
         }
     }
-    let tls = match wire_tls(c) {
-        Ok(Some(t)) => t,
-        Ok(None) => return Ok(None),
-        Err(why) => {
-            return Err(mysql_async::Error::Other(
-                format!("{TLS_SETUP}{why}").into(),
-            ))
-        }
+    // `open` has already refused TLS files that cannot be used.
+    let Ok(Some(tls)) = wire_tls(c) else {
+        return Ok(None);
     };
     let up = crate::engine::tls_relay::Upstream {
         host: server.0.clone(),

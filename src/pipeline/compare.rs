@@ -173,8 +173,7 @@ pub struct Comparison {
 impl Row {
     /// A host test's row (`host/-/cpu`): the machine itself, no server.
     pub fn is_host(&self) -> bool {
-        self.target == crate::engine::host::HOST_TARGET
-            && self.config == crate::engine::host::HOST_CONFIG
+        crate::engine::host::is_host(&self.target, &self.config)
     }
 }
 

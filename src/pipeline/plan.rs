@@ -242,6 +242,11 @@ impl Plan {
         self.host.len() as u64 + self.points.iter().map(|p| p.max_points(spec)).sum::<u64>()
     }
 
+    /// Entries of the plan: host points and server points (an auto slot counted once).
+    pub fn len(&self) -> usize {
+        self.host.len() + self.points.len()
+    }
+
     /// Nothing to measure: no host test and no server point.
     pub fn is_empty(&self) -> bool {
         self.host.is_empty() && self.points.is_empty()

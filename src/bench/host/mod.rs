@@ -23,7 +23,7 @@ pub fn is_host_test(name: &str) -> bool {
     matches!(name, "cpu" | "memory" | "fileio")
 }
 
-use crate::engine::host::fileio::size;
+use crate::engine::host::size;
 
 /// The general options every host test takes, and its report interval and percentile.
 struct Limits {

@@ -18,6 +18,25 @@ use std::time::{Duration, Instant};
 pub const HOST_TARGET: &str = "host";
 pub const HOST_CONFIG: &str = "-";
 
+/// Whether a point of `target`/`config` is a host test's: the machine's series.
+pub fn is_host(target: &str, config: &str) -> bool {
+    target == HOST_TARGET && config == HOST_CONFIG
+}
+
+/// A sysbench SIZE: a number with an optional b, k, m, g or t (powers of 1024).
+pub fn size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (num, mult) = match s.chars().last()? {
+        'b' | 'B' => (&s[..s.len() - 1], 1),
+        'k' | 'K' => (&s[..s.len() - 1], 1 << 10),
+        'm' | 'M' => (&s[..s.len() - 1], 1 << 20),
+        'g' | 'G' => (&s[..s.len() - 1], 1 << 30),
+        't' | 'T' => (&s[..s.len() - 1], 1u64 << 40),
+        _ => (s, 1),
+    };
+    num.parse::<u64>().ok()?.checked_mul(mult)
+}
+
 /// The host tests a sweep can run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 pub enum HostKind {
@@ -96,8 +115,6 @@ pub trait HostTest: Sync {
     /// At a thread's end, on its state (fileio: its fsync of every file at the end, and the
     /// requests it still has in flight).
     fn thread_done(&self, _t: &mut Self::Thread) {}
-    /// After the threads ended, before the report.
-    fn done(&self) {}
 }
 
 /// When a host test ends: after `time_s` seconds (0: no limit) or `events` events (0: no
@@ -195,7 +212,6 @@ pub fn run<T: HostTest>(
             .map(|w| w.join().expect("a host test's thread panicked"))
             .collect()
     });
-    test.done();
     let elapsed = started.elapsed().as_secs_f64();
     let mut report = RunReport {
         threads: lim.threads,

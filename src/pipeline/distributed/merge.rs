@@ -154,9 +154,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<()> {
             if !seen.insert(r.point_id.clone()) {
                 bail!("point {} was measured by two parts", r.point_id);
             }
-            let host = r.target == crate::engine::host::HOST_TARGET
-                && r.config == crate::engine::host::HOST_CONFIG
-                && spec.run.host_tests.iter().any(|h| h.name() == r.workload);
+            let host = r.is_host() && spec.run.host_tests.iter().any(|h| h.name() == r.workload);
             let known = host
                 || spec.targets.iter().any(|t| t.name == r.target)
                     && spec.configs.iter().any(|c| c.name == r.config)

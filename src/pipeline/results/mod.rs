@@ -323,8 +323,7 @@ impl PointRecord {
 
     /// A host test's point (`host/-/cpu/t4/r1`): the machine's own curve, no server.
     pub fn is_host(&self) -> bool {
-        self.target == crate::engine::host::HOST_TARGET
-            && self.config == crate::engine::host::HOST_CONFIG
+        crate::engine::host::is_host(&self.target, &self.config)
     }
 }
 

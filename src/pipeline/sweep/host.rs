@@ -19,13 +19,9 @@ pub(super) async fn run(r: &mut Runner<'_>) -> bool {
     // fileio's files: prepared before its first point; why not, when they could not be.
     let mut files: Option<Result<(), String>> = None;
     let went_on = measure_all(r, time_s, &dir, &mut files).await;
-    if matches!(files, Some(Ok(()))) {
-        if let Some(o) = &r.spec.run.fileio {
-            if let Ok(t) = FileIo::open(o, &dir, false) {
-                fileio::cleanup(&t, &mut |_| {});
-            }
-        }
-        let _ = std::fs::remove_dir(&dir);
+    // The directory is the run's and holds only the test's files.
+    if files.is_some() {
+        let _ = std::fs::remove_dir_all(&dir);
     }
     went_on
 }
@@ -43,6 +39,7 @@ async fn measure_all(
         }
         r.bar.set_message(p.id.clone());
         let mut rec = host_record(&r.dir.run_id, p);
+        // fileio's options and files, or why its files could not be prepared.
         let fileio = match (p.test, &r.spec.run.fileio) {
             (HostKind::FileIo, Some(o)) => {
                 if files.is_none() {
@@ -54,30 +51,29 @@ async fn measure_all(
                     ));
                     *files = Some(prepare(o, dir).await);
                 }
-                if let Some(Err(why)) = files {
-                    rec.status = PointStatus::Failed;
-                    rec.error = why.clone();
-                    r.t.host += 1;
-                    if !r.keep(rec, &p.id, 0) {
-                        return false;
-                    }
-                    continue;
+                match files {
+                    Some(Err(why)) => Err(why.clone()),
+                    _ => Ok(Some((o.clone(), dir.to_path_buf()))),
                 }
-                Some((o.clone(), dir.to_path_buf()))
             }
-            _ => None,
+            _ => Ok(None),
         };
         let (test, threads) = (p.test, p.threads);
         let (h0, began) = (crate::usage::host_cpu(), std::time::Instant::now());
         let cpu0 = crate::usage::self_cpu_seconds();
-        let measured = tokio::task::spawn_blocking(move || {
-            test.measure(
-                threads,
-                time_s,
-                fileio.as_ref().map(|(o, d)| (o, d.as_path())),
-            )
-        })
-        .await;
+        let measured = match fileio {
+            Err(why) => Ok(Err(why)),
+            Ok(fileio) => {
+                tokio::task::spawn_blocking(move || {
+                    test.measure(
+                        threads,
+                        time_s,
+                        fileio.as_ref().map(|(o, d)| (o, d.as_path())),
+                    )
+                })
+                .await
+            }
+        };
         let cpu_s = crate::usage::self_cpu_seconds() - cpu0;
         match measured {
             Ok(Ok(report)) => {

@@ -176,11 +176,7 @@ pub fn plan(a: &SweepArgs) -> anyhow::Result<Exit> {
             plan.max_points(&spec)
         ),
         None if spec.run.design.paired() => {}
-        None => println!(
-            "sweep '{}': {} points",
-            spec.name,
-            plan.points.len() + plan.host.len()
-        ),
+        None => println!("sweep '{}': {} points", spec.name, plan.len()),
     }
     if !plan.host.is_empty() {
         println!(
@@ -547,10 +543,7 @@ pub async fn check(a: &SweepArgs) -> anyhow::Result<Exit> {
         println!("{blocking} blocking finding(s): the sweep cannot run as planned");
         Ok(Exit::BadInput)
     } else {
-        println!(
-            "all checks passed for {} point(s)",
-            plan.points.len() + plan.host.len()
-        );
+        println!("all checks passed for {} point(s)", plan.len());
         Ok(Exit::Ok)
     }
 }

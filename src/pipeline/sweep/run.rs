@@ -216,7 +216,7 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
             plan.max_points(&spec)
         )
     } else {
-        format!("{} planned", plan.points.len() + plan.host.len())
+        format!("{} planned", plan.len())
     };
     println!(
         "sweep '{}': {} ok, {} failed{overloaded}, {} skipped{not_run} of {planned}; results in {}{report}",
@@ -484,23 +484,21 @@ impl Runner<'_> {
             PointStatus::Ok => {
                 self.t.ok += 1;
                 // A paired run says each round in one line instead.
-                if quiet {
-                } else if rec.target == crate::engine::host::HOST_TARGET {
-                    say(
-                        bar,
-                        format!(
-                            "{id}: {:.2} events/s, p95 {:.2} ms",
-                            rec.tps, rec.lat_p95_ms
-                        ),
-                    );
-                } else if !self.spec.run.design.paired() {
-                    say(
-                        bar,
+                let line = if rec.is_host() {
+                    Some(format!(
+                        "{id}: {:.2} events/s, p95 {:.2} ms",
+                        rec.tps, rec.lat_p95_ms
+                    ))
+                } else {
+                    (!self.spec.run.design.paired()).then(|| {
                         format!(
                             "{id}: {:.2} tps, {:.2} qps, p95 {:.2} ms",
                             rec.tps, rec.qps, rec.lat_p95_ms
-                        ),
-                    );
+                        )
+                    })
+                };
+                if let Some(line) = line.filter(|_| !quiet) {
+                    say(bar, line);
                 }
             }
             PointStatus::Failed if rate > 0 && rec.error == exec::QUEUE_FULL => {

@@ -10,7 +10,7 @@
 pub mod io;
 mod options;
 
-pub use options::{size, FileIoOptions, DEFAULTS};
+pub use options::{FileIoOptions, DEFAULTS};
 
 use super::HostTest;
 pub use io::IoMode;

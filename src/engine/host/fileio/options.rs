@@ -3,6 +3,7 @@
 //! sweep's `[fileio]` alike.
 
 use super::{IoMode, Mode};
+use crate::engine::host::size;
 
 /// The test's options, by sysbench's names (`file_num`, …), typed and checked with
 /// sysbench's FATAL lines.
@@ -41,20 +42,6 @@ pub const DEFAULTS: [(&str, &str); 13] = [
     ("file_merged_requests", "0"),
     ("file_rw_ratio", "1.5"),
 ];
-
-/// A sysbench SIZE: a number with an optional b, k, m, g or t (powers of 1024).
-pub fn size(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let (num, mult) = match s.chars().last()? {
-        'b' | 'B' => (&s[..s.len() - 1], 1),
-        'k' | 'K' => (&s[..s.len() - 1], 1 << 10),
-        'm' | 'M' => (&s[..s.len() - 1], 1 << 20),
-        'g' | 'G' => (&s[..s.len() - 1], 1 << 30),
-        't' | 'T' => (&s[..s.len() - 1], 1u64 << 40),
-        _ => (s, 1),
-    };
-    num.parse::<u64>().ok()?.checked_mul(mult)
-}
 
 impl FileIoOptions {
     /// Reads the options from `get` (a value by sysbench's name, `_` for `-`; its default
