@@ -182,28 +182,9 @@ pub fn split(records: &[PointRecord]) -> (Vec<PointRecord>, Vec<PointRecord>) {
 mod tests {
     use super::*;
 
-    fn rec(
-        target: &str,
-        config: &str,
-        workload: &str,
-        threads: u32,
-        repeat: u32,
-        tps: f64,
-    ) -> PointRecord {
-        PointRecord {
-            point_id: format!("{target}/{config}/{workload}/t{threads}/r{repeat}"),
-            target: target.into(),
-            config: config.into(),
-            workload: workload.into(),
-            threads,
-            repeat,
-            tps,
-            qps: tps,
-            transactions: 100,
-            lat_p95_ms: 1.0,
-            status: PointStatus::Ok,
-            ..PointRecord::default()
-        }
+    /// The report's test record, at a p95 of 1 ms.
+    fn rec(t: &str, c: &str, w: &str, threads: u32, repeat: u32, tps: f64) -> PointRecord {
+        super::super::tests::rec(t, c, w, threads, repeat, tps, 1.0)
     }
 
     #[test]

@@ -2,7 +2,8 @@
 use super::*;
 use std::collections::HashMap;
 
-fn rec(
+/// An ok record of `repeat` at `tps` and `p95` (also report::host's tests').
+pub(super) fn rec(
     target: &str,
     config: &str,
     workload: &str,
