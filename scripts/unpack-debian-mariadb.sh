@@ -5,9 +5,14 @@
 # wrapper that starts the real one through the unpacked dynamic loader. Called by
 # scripts/unpack-mariadb.sh for versions this machine's package lists do not hold.
 #   Usage: scripts/unpack-debian-mariadb.sh <version> <cache-dir>     prints the basedir
+# Any failure says why on stderr and exits non-zero (2).
 set -euo pipefail
-version=${1:?usage: $0 <version> <cache-dir>}
-cache=${2:?usage: $0 <version> <cache-dir>}
+fail() { echo "unpack-debian-mariadb.sh: $*" >&2; exit 2; }
+version=${1:-}
+cache=${2:-}
+[ -n "$version" ] && [ -n "$cache" ] || fail "usage: $0 <version> <cache-dir>"
+[[ $version =~ ^[0-9]+(\.[0-9]+){1,2}$ ]] ||
+  fail "'$version' is not a MariaDB version (digits and dots, like 11.8.9)"
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 dest="$cache/mariadb-$version"
 if [ -x "$dest/usr/sbin/mariadbd" ]; then
@@ -16,7 +21,10 @@ if [ -x "$dest/usr/sbin/mariadbd" ]; then
 fi
 mkdir -p "$cache"
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap 'rm -rf "$work" "$dest.partial"' EXIT
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 found=
 for suite in ${DEBIAN_SUITES:-trixie sid}; do
@@ -88,10 +96,13 @@ if [ -z "$found" ]; then
   exit 2
 fi
 mkdir -p "$work/debs"
-(cd "$work/debs" && xargs -P4 -I{} curl -fsS -m 600 -O "$mirror/{}") <"$work/list"
+(cd "$work/debs" && xargs -P4 -I{} curl -fsS -m 600 -O "$mirror/{}") <"$work/list" ||
+  fail "downloading the packages of MariaDB $version from $mirror failed (see above)"
 rm -rf "$dest.partial"
 mkdir -p "$dest.partial"
-for deb in "$work"/debs/*.deb; do dpkg-deb -x "$deb" "$dest.partial"; done
+for deb in "$work"/debs/*.deb; do
+  dpkg-deb -x "$deb" "$dest.partial" || fail "dpkg-deb -x $deb failed"
+done
 # Every program becomes a wrapper that runs the real one (kept in usr/libexec/real) through
 # the unpacked loader and libraries; scripts (mariadb-install-db) stay as they are and call
 # the wrappers.
@@ -125,7 +136,8 @@ WRAP
   chmod +x "$f"
 done
 # Symlinks to programs (mysqld → mariadbd) keep pointing at the wrappers.
-"$dest.partial/usr/sbin/mariadbd" --no-defaults --version >/dev/null
+"$dest.partial/usr/sbin/mariadbd" --no-defaults --version >/dev/null ||
+  fail "the unpacked mariadbd does not start (its --version failed, see above)"
 rm -rf "$dest"
 mv "$dest.partial" "$dest"
 echo "$dest/usr"

@@ -9,29 +9,52 @@
 # up in Debian's own indexes (trixie, then sid; DEBIAN_SUITES to change) and unpacked with
 # every library it needs, that release's C library included; each program is then started
 # through the unpacked dynamic loader by a small wrapper at its usual path, so it runs on this
-# older system (as scripts/unpack-mysql.sh does for MySQL). Prints the basedir on success.
+# older system (as scripts/unpack-mysql.sh does for MySQL). Prints the basedir on success;
+# any failure says why on stderr and exits non-zero (2).
 # Needs apt-get, or curl, xz, dpkg-deb and python3; nothing is installed.
 set -euo pipefail
-version=${1:?usage: $0 <version> [cache-dir]}
+fail() { echo "unpack-mariadb.sh: $*" >&2; exit 2; }
+version=${1:-}
+[ -n "$version" ] || fail "usage: $0 <version> [cache-dir], e.g. $0 10.11.18"
+# The version names a directory and is compared as a string, never as a pattern.
+[[ $version =~ ^[0-9]+(\.[0-9]+){1,2}$ ]] ||
+  fail "'$version' is not a MariaDB version (digits and dots, like 10.11.18 or 11.8)"
 cache=${2:-${XDG_CACHE_HOME:-$HOME/.cache}/sweepbench}
 dest="$cache/mariadb-$version"
 if [ -x "$dest/usr/sbin/mariadbd" ]; then
   echo "$dest/usr"
   exit 0
 fi
-full=$(apt-cache madison mariadb-server-core 2>/dev/null | awk -v v="$version" '$3 ~ ":"v"-" || $3 ~ "^"v"-" {print $3; exit}')
+work=$(mktemp -d)
+trap 'rm -rf "$work" "$dest.partial"' EXIT
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# The package version ("1:10.11.18-0+deb12u1") whose upstream part is exactly $version. awk
+# reads the whole listing: leaving early would end apt-cache with SIGPIPE.
+listed() {
+  apt-cache madison mariadb-server-core >"$work/madison" 2>/dev/null || true
+  awk -v v="$version" '{ s = $3; sub(/^[0-9]+:/, "", s); sub(/-[^-]*$/, "", s)
+    if (s == v && f == "") f = $3 } END { print f }' "$work/madison"
+}
+full=$(listed)
 if [ -z "$full" ]; then
   apt-get update -qq >/dev/null 2>&1 || true
-  full=$(apt-cache madison mariadb-server-core | awk -v v="$version" '$3 ~ ":"v"-" || $3 ~ "^"v"-" {print $3; exit}')
+  full=$(listed)
 fi
 if [ -z "$full" ]; then
+  rm -rf "$work"
+  trap - EXIT
   exec "$(dirname "$0")/unpack-debian-mariadb.sh" "$version" "$cache"
 fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-( cd "$work" && apt-get download -qq "mariadb-server-core=$full" "mariadb-client-core=$full" >/dev/null )
+(cd "$work" && apt-get download -qq "mariadb-server-core=$full" "mariadb-client-core=$full" >/dev/null) ||
+  fail "apt-get download mariadb-server-core=$full mariadb-client-core=$full failed (see above)"
 mkdir -p "$dest.partial"
-for deb in "$work"/*.deb; do dpkg -x "$deb" "$dest.partial"; done
+for deb in "$work"/*.deb; do
+  dpkg -x "$deb" "$dest.partial" || fail "dpkg -x $deb failed"
+done
+[ -x "$dest.partial/usr/sbin/mariadbd" ] || fail "the packages of $full hold no usr/sbin/mariadbd"
 rm -rf "$dest"
 mv "$dest.partial" "$dest"
 echo "$dest/usr"

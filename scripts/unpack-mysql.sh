@@ -6,12 +6,17 @@
 # the RSA key exchange, MySQL's TLS) on a machine whose own packages have only MariaDB.
 #   Usage: scripts/unpack-mysql.sh [cache-dir]      prints the wrapper's path (<dir>/mysqld)
 # Needs curl, xz, dpkg-deb and python3; downloads about 50 MB from deb.debian.org once.
+# Any failure says why on stderr and exits non-zero (2).
 set -euo pipefail
+fail() { echo "unpack-mysql.sh: $*" >&2; exit 2; }
 cache=${1:-${XDG_CACHE_HOME:-$HOME/.cache}/sweepbench}
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 mkdir -p "$cache"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # Unstable's index changes daily: read it once a day, then reuse the unpacked tree.
 index="$cache/sid-Packages"
@@ -19,14 +24,13 @@ if [ ! -s "$index" ] || [ -n "$(find "$index" -mmin +1440 2>/dev/null)" ]; then
   if curl -fsS -m 300 -o "$work/Packages.xz" "$mirror/dists/sid/main/binary-amd64/Packages.xz"; then
     xz -dc "$work/Packages.xz" >"$index.partial" && mv "$index.partial" "$index"
   elif [ ! -s "$index" ]; then
-    echo "cannot read $mirror/dists/sid/main/binary-amd64/Packages.xz (is deb.debian.org reachable?)" >&2
-    exit 2
+    fail "cannot read $mirror/dists/sid/main/binary-amd64/Packages.xz (is deb.debian.org reachable?)"
   fi
 fi
 
 # mysql-server-core and the closure of its dependencies (first alternative of each), minus
 # what only its maintainer scripts use.
-python3 - "$index" >"$work/list" <<'EOF'
+python3 - "$index" >"$work/list" <<'EOF' || fail "no MySQL server in $index (see above)"
 import sys
 blocks = open(sys.argv[1], encoding="utf-8", errors="replace").read().split("\n\n")
 pkgs, provides = {}, {}
@@ -75,10 +79,15 @@ if [ -x "$dest/mysqld" ]; then
   exit 0
 fi
 mkdir -p "$work/debs"
-tail -n +2 "$work/list" | (cd "$work/debs" && xargs -P4 -I{} curl -fsS -m 600 -O "$mirror/{}")
+tail -n +2 "$work/list" >"$work/files"
+(cd "$work/debs" && xargs -P4 -I{} curl -fsS -m 600 -O "$mirror/{}") <"$work/files" ||
+  fail "downloading MySQL $version's packages from $mirror failed (see above)"
 rm -rf "$dest.partial"
+trap 'rm -rf "$work" "$dest.partial"' EXIT
 mkdir -p "$dest.partial"
-for deb in "$work"/debs/*.deb; do dpkg-deb -x "$deb" "$dest.partial/root"; done
+for deb in "$work"/debs/*.deb; do
+  dpkg-deb -x "$deb" "$dest.partial/root" || fail "dpkg-deb -x $deb failed"
+done
 cat >"$dest.partial/mysqld" <<EOF
 #!/bin/sh
 # MySQL $version from Debian unstable, run through its own C library (unpacked, not installed).
@@ -92,7 +101,8 @@ exec "\$lib/ld-linux-x86-64.so.2" --library-path "\$lib" "\$root/usr/sbin/mysqld
   --plugin-dir="\$root/usr/lib/mysql/plugin" "\$@"
 EOF
 chmod +x "$dest.partial/mysqld"
-"$dest.partial/mysqld" --no-defaults --version >/dev/null
+"$dest.partial/mysqld" --no-defaults --version >/dev/null ||
+  fail "the unpacked mysqld does not start (its --version failed, see above)"
 rm -rf "$dest"
 mv "$dest.partial" "$dest"
 echo "$dest/mysqld"

@@ -130,7 +130,7 @@ fn layers_use_only_the_ones_below() {
                 "pipeline" => ["bench", "cmd"].contains(&b.as_str()),
                 "bench" => ["pipeline", "cmd"].contains(&b.as_str()),
                 // The process-wide modules import nothing from the layers.
-                "exit" | "interrupt" | "usage" | "affinity" | "shield" => {
+                "exit" | "interrupt" | "owner" | "usage" | "affinity" | "shield" => {
                     ["engine", "pipeline", "bench", "cmd"].contains(&b.as_str())
                 }
                 _ => false,

@@ -370,8 +370,7 @@ fn version_1_relay(
         .map_err(|e| mysql_async::Error::Io(mysql_async::IoError::Io(e)))?;
     Ok(Some(Opts::from(
         OptsBuilder::from_opts(o.clone())
-            .ip_or_hostname(at.ip().to_string())
-            .tcp_port(at.port())
+            .socket(Some(at.to_string_lossy().into_owned()))
             .ssl_opts(None::<mysql_async::SslOpts>),
     )))
 }

@@ -3,45 +3,14 @@
 //! was left by a process that died (SIGKILL, a second Ctrl-C, a nightly job's timeout): the
 //! next start reaps it, stopping any server still running from it.
 
-use std::fs::File;
-use std::os::fd::AsRawFd;
+use crate::owner::abandoned;
+pub use crate::owner::{mark, Owner};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// Name prefixes of the directories sweepbench creates under TMPDIR.
-pub const PREFIXES: [&str; 2] = ["sweepbench-run-", "sweepbench-srv-"];
-const OWNER: &str = ".owner";
-
-/// Held for as long as the directory is in use; dropping it (or dying) lets a later start
-/// reap the directory.
-#[derive(Debug)]
-pub struct Owner {
-    _lock: File,
-}
-
-/// Marks `dir` as in use by this process.
-pub fn mark(dir: &Path) -> std::io::Result<Owner> {
-    use std::io::Write;
-    let mut f = File::create(dir.join(OWNER))?;
-    // SAFETY: flock on a descriptor we own; close-on-exec (Rust's default) keeps servers and
-    // commands we start from inheriting it.
-    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    writeln!(f, "{}", std::process::id())?;
-    Ok(Owner { _lock: f })
-}
-
-/// True when `dir` is marked and nobody holds its mark.
-fn abandoned(dir: &Path) -> bool {
-    let Ok(f) = File::open(dir.join(OWNER)) else {
-        // Unmarked: being created right now, or not ours to judge.
-        return false;
-    };
-    // SAFETY: as in `mark`; the lock is released when `f` closes.
-    unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
-}
+pub const PREFIXES: [&str; 3] = ["sweepbench-run-", "sweepbench-srv-", "sweepbench-relay-"];
 
 /// Server pid files below `dir` (a server's own directory, or a run's with servers inside).
 fn pid_files(dir: &Path, depth: u32, out: &mut Vec<PathBuf>) {
