@@ -37,4 +37,3 @@ pub fn abandoned(dir: &Path) -> bool {
     // SAFETY: as in `mark`; the lock is released when `f` closes.
     unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
 }
-

@@ -123,15 +123,26 @@ fn a_listed_version_is_unpacked_under_its_own_name_every_time() {
     let debs = tempfile::tempdir().unwrap();
     deb(debs.path(), "mariadb-server-core", "1:10.11.19-0+deb12u1");
     deb(debs.path(), "mariadb-client-core", "1:10.11.19-0+deb12u1");
-    let apt = fake_apt(&["1:10.11.19-0+deb12u1", "1:10.11.6-0+deb12u1"], debs.path());
+    let apt = fake_apt(
+        &["1:10.11.19-0+deb12u1", "1:10.11.6-0+deb12u1"],
+        debs.path(),
+    );
     // Tried several times: the old pipeline died of SIGPIPE in about half of the tries.
     for _ in 0..3 {
         let o = unpack(&apt, "10.11.19");
         assert_eq!(o.status.code(), Some(0), "{}", text(&o));
         let basedir = apt.cache.join("mariadb-10.11.19/usr");
-        assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), basedir.to_str().unwrap());
-        let v = Command::new(basedir.join("sbin/mariadbd")).output().unwrap();
-        assert_eq!(String::from_utf8_lossy(&v.stdout).trim(), "mariadbd  Ver 1:10.11.19-0+deb12u1");
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout).trim(),
+            basedir.to_str().unwrap()
+        );
+        let v = Command::new(basedir.join("sbin/mariadbd"))
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&v.stdout).trim(),
+            "mariadbd  Ver 1:10.11.19-0+deb12u1"
+        );
         std::fs::remove_dir_all(apt.cache.join("mariadb-10.11.19")).unwrap();
     }
     assert!(entries(&apt.tmp).is_empty(), "{:?}", entries(&apt.tmp));
@@ -141,7 +152,15 @@ fn a_listed_version_is_unpacked_under_its_own_name_every_time() {
 fn a_version_is_digits_and_dots_matched_as_a_string() {
     let debs = tempfile::tempdir().unwrap();
     let apt = fake_apt(&["1:10.11.19-0+deb12u1"], debs.path());
-    for bad in [".*", "10.11.1.", "(", "10", "10.11.19-0", "", "10.11.19.1.2"] {
+    for bad in [
+        ".*",
+        "10.11.1.",
+        "(",
+        "10",
+        "10.11.19-0",
+        "",
+        "10.11.19.1.2",
+    ] {
         let o = unpack(&apt, bad);
         assert_eq!(o.status.code(), Some(2), "{bad}: {}", text(&o));
         let err = String::from_utf8_lossy(&o.stderr);
@@ -188,7 +207,10 @@ fn a_failed_download_says_why_and_leaves_nothing() {
 fn a_signal_leaves_no_temp_directory() {
     let debs = tempfile::tempdir().unwrap();
     let apt = fake_apt(&["1:10.11.19-0+deb12u1"], debs.path());
-    executable(&apt.bin.join("apt-get"), "#!/bin/sh\n[ \"$1\" = download ] || exit 0\nsleep 30\n");
+    executable(
+        &apt.bin.join("apt-get"),
+        "#!/bin/sh\n[ \"$1\" = download ] || exit 0\nsleep 30\n",
+    );
     let mut child = Command::new(script("unpack-mariadb.sh"))
         .args(["10.11.19"])
         .arg(&apt.cache)
@@ -267,7 +289,8 @@ fn debians_own_index_is_matched_exactly_and_unpacked() {
         let o = debian(other, &m, &cache, &tmp);
         assert_eq!(o.status.code(), Some(2), "{other}: {}", text(&o));
         assert!(
-            String::from_utf8_lossy(&o.stderr).contains(&format!("no mariadb-server-core {other} in")),
+            String::from_utf8_lossy(&o.stderr)
+                .contains(&format!("no mariadb-server-core {other} in")),
             "{other}: {}",
             text(&o)
         );
@@ -278,7 +301,10 @@ fn debians_own_index_is_matched_exactly_and_unpacked() {
     let o = debian("11.8.9", &m, &cache, &tmp);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let basedir = cache.join("mariadb-11.8.9/usr");
-    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), basedir.to_str().unwrap());
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        basedir.to_str().unwrap()
+    );
     assert!(basedir.join("sbin/mariadbd").is_file());
     // A package the index names but the mirror does not have: said, nothing left.
     std::fs::remove_file(m.join("pool").join(client.file_name().unwrap())).unwrap();
@@ -290,7 +316,9 @@ fn debians_own_index_is_matched_exactly_and_unpacked() {
         "{}",
         text(&o)
     );
-    assert!(!cache.join("mariadb-11.8.9").exists() && !cache.join("mariadb-11.8.9.partial").exists());
+    assert!(
+        !cache.join("mariadb-11.8.9").exists() && !cache.join("mariadb-11.8.9.partial").exists()
+    );
     assert!(entries(&tmp).is_empty(), "{:?}", entries(&tmp));
 }
 
@@ -301,7 +329,10 @@ fn unpack_mysql_says_why_it_cannot_read_the_index() {
     std::fs::create_dir(&tmp).unwrap();
     let o = Command::new(script("unpack-mysql.sh"))
         .arg(&cache)
-        .env("DEBIAN_MIRROR", format!("file://{}/nothing", d.path().display()))
+        .env(
+            "DEBIAN_MIRROR",
+            format!("file://{}/nothing", d.path().display()),
+        )
         .env("TMPDIR", &tmp)
         .output()
         .unwrap();
