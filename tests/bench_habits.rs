@@ -500,6 +500,50 @@ fn the_fileio_test_prints_what_sysbench_prints() {
     assert!(!ours_dir.path().join("test_file.0").exists());
 }
 
+/// A planted `test_file.N` symlink is refused by prepare and by run, naming it, and the file
+/// it points to is left as it was (sysbench 1.0.20 writes through it).
+#[test]
+fn fileio_never_writes_through_a_symlink() {
+    let dir = tempfile::tempdir().unwrap();
+    let precious = dir.path().join("precious");
+    std::fs::write(&precious, "keep me").unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let bench = |words: &str| {
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+            .arg("bench")
+            .args(words.split_whitespace())
+            .current_dir(&work)
+            .output()
+            .unwrap()
+    };
+    let files = "fileio --file-num=2 --file-total-size=2M";
+    std::os::unix::fs::symlink(&precious, work.join("test_file.0")).unwrap();
+    let o = bench(&format!("{files} prepare"));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("test_file.0' is a symbolic link"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(std::fs::read_to_string(&precious).unwrap(), "keep me");
+    // Prepared for real, then test_file.1 swapped for a link: run refuses it.
+    std::fs::remove_file(work.join("test_file.0")).unwrap();
+    let o = bench(&format!("{files} prepare"));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    std::fs::remove_file(work.join("test_file.1")).unwrap();
+    std::fs::write(&precious, vec![b'k'; 1 << 20]).unwrap();
+    std::os::unix::fs::symlink(&precious, work.join("test_file.1")).unwrap();
+    let o = bench(&format!("{files} --file-test-mode=rndwr --time=1 run"));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("test_file.1' is a symbolic link"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(std::fs::read(&precious).unwrap(), vec![b'k'; 1 << 20]);
+}
+
 /// A command line's words.
 fn words(s: &str) -> Vec<String> {
     s.split_whitespace().map(str::to_string).collect()

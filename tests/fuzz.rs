@@ -696,6 +696,13 @@ fn agent_tasks_are_refused_or_run() {
                 return Ok(());
             };
             tally.add("ran");
+            // Whatever was accepted is within the ranges the engine assumes.
+            assert!(c.rate <= sweepbench::engine::config::MAX_RATE, "{}", c.rate);
+            assert!(
+                sweepbench::engine::config::check_engine_name(&c.wl.storage_engine).is_ok(),
+                "{:?}",
+                c.wl.storage_engine
+            );
             // A dry run (no server) of what the task asks, a few events on at most two
             // threads: the values reach the engine as they would in a real point.
             c.dry_run = true;

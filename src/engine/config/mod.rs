@@ -428,6 +428,10 @@ pub const MAX_SECONDS: u64 = 315_360_000;
 /// max_connections, so no server could take more; each is an OS thread here.
 pub const MAX_THREADS: u32 = 100_000;
 
+/// The highest open-loop rate (transactions/s) a run may ask for: a tenth of a microsecond
+/// between arrivals, far past any server, and still a schedule the pacer can step through.
+pub const MAX_RATE: u64 = 10_000_000;
+
 /// The most tables a workload may use. Every connection prepares each statement on every
 /// table (as sysbench's thread_init does), and a server holds at most 1,048,576 prepared
 /// statements (max_prepared_stmt_count's ceiling): beyond this no server could take even one

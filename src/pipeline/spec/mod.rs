@@ -588,7 +588,19 @@ impl SweepSpec {
             warmup_s: dur(&r.warmup, "warmup", default_warmup_s(duration_s))?,
             repeats,
             report_interval_s: dur(&r.report_interval, "report_interval", 10)?,
-            rate: r.rate.as_ref().map_or(0, |x| *x.get_ref()),
+            rate: match &r.rate {
+                Some(x) if *x.get_ref() > config::MAX_RATE => {
+                    return Err(cx.err(
+                        x.span(),
+                        format!(
+                            "run.rate = {}: expected 0 (closed loop) to {} transactions/s",
+                            x.get_ref(),
+                            config::MAX_RATE
+                        ),
+                    ))
+                }
+                x => x.as_ref().map_or(0, |x| *x.get_ref()),
+            },
             order,
             point_timeout_s: dur(&r.point_timeout, "point_timeout", (duration_s / 2).max(30))?,
             drivers: match &r.drivers {

@@ -113,6 +113,13 @@ fn unknown_keys_get_the_nearest_name() {
 
 #[test]
 fn semantic_errors_are_located() {
+    let e = err(&GOOD.replace("repeats = 2", "repeats = 2\nrate = 20000000"));
+    assert!(
+        e.message
+            .contains("run.rate = 20000000: expected 0 (closed loop) to 10000000"),
+        "{e}"
+    );
+    assert_eq!(e.line, 16, "{e}");
     let e = err(&GOOD.replace("\"oltp_point_select\"", "\"oltp_point_selct\""));
     assert!(
         e.message.contains("did you mean 'oltp_point_select'?"),

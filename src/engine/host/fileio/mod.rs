@@ -97,6 +97,16 @@ pub struct FileIo {
 }
 
 /// The path of file `i` in `dir`.
+/// The refusal of a test file that is a symbolic link (O_NOFOLLOW's ELOOP), naming it.
+fn symlink_refused(n: &Path, e: &std::io::Error) -> Option<String> {
+    (e.raw_os_error() == Some(libc::ELOOP)).then(|| {
+        format!(
+            "FATAL: '{}' is a symbolic link: test files are never written through one (remove it, or run in another directory)",
+            n.display()
+        )
+    })
+}
+
 pub fn file_name(dir: &Path, i: u64) -> PathBuf {
     dir.join(format!("test_file.{i}"))
 }
@@ -158,7 +168,10 @@ impl FileIo {
                 .options()
                 .create(mode == Mode::SeqWrite)
                 .open(&n)
-                .map_err(|e| format!("FATAL: Cannot open file '{}' (did you forget to run the prepare step?): {e}", n.display()))?;
+                .map_err(|e| match symlink_refused(&n, &e) {
+                    Some(why) => why,
+                    None => format!("FATAL: Cannot open file '{}' (did you forget to run the prepare step?): {e}", n.display()),
+                })?;
             if mode != Mode::SeqWrite {
                 let len = f
                     .metadata()
@@ -194,7 +207,8 @@ impl FileIo {
     fn options(&self) -> std::fs::OpenOptions {
         let mut o = std::fs::OpenOptions::new();
         o.read(true).write(true);
-        let mut flags = 0;
+        // A planted test_file.N symlink would have its target overwritten: refused instead.
+        let mut flags = libc::O_NOFOLLOW;
         if self.o.flags.0 {
             flags |= libc::O_SYNC;
         }
@@ -449,10 +463,13 @@ pub fn prepare(t: &FileIo, say: &mut dyn FnMut(String)) -> Result<(), String> {
     for i in 0..t.o.num {
         let n = file_name(&t.dir, i);
         let mut o = std::fs::OpenOptions::new();
-        o.create(true).truncate(false).write(true);
-        let f = o
-            .open(&n)
-            .map_err(|e| format!("FATAL: Can't open file: {e}"))?;
+        o.create(true)
+            .truncate(false)
+            .write(true)
+            .custom_flags(libc::O_NOFOLLOW);
+        let f = o.open(&n).map_err(|e| {
+            symlink_refused(&n, &e).unwrap_or_else(|| format!("FATAL: Can't open file: {e}"))
+        })?;
         let mut offset = f
             .metadata()
             .map_err(|e| format!("FATAL: Can't open file: {e}"))?

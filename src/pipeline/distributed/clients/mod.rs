@@ -166,16 +166,21 @@ impl Task {
             ("duration_s", self.duration_s, 1),
             ("warmup_s", self.warmup_s, 0),
             ("point_timeout_s", self.point_timeout_s, 0),
+            ("rate", self.rate, 0),
         ] {
             let max = match name {
                 "tables" => crate::engine::config::MAX_TABLES as u64,
                 "threads" => crate::engine::config::MAX_THREADS as u64,
+                "rate" => crate::engine::config::MAX_RATE,
                 _ if name.ends_with("_s") => MAX_SECONDS,
                 _ => u32::MAX as u64,
             };
             if v < min || v > max {
                 return bad(format!("{name} = {v}: expected {min} to {max}"));
             }
+        }
+        if let Err(why) = crate::engine::config::check_engine_name(&self.storage_engine) {
+            return bad(format!("storage_engine: {why}"));
         }
         Ok(())
     }

@@ -174,3 +174,39 @@ fn a_task_gives_the_engine_config_of_the_point_at_its_share() {
         assert_eq!(got, want);
     }
 }
+
+/// Every field of a task is range-checked, the rate and the storage engine included (a
+/// rate of u64::MAX ended in a clean run of 0 events; an engine name is spliced into
+/// CREATE TABLE).
+#[test]
+fn a_task_out_of_range_is_refused_naming_its_field() {
+    let text = "name = \"x\"\n[run]\nworkloads = [\"oltp_read_only\"]\nthreads = [2]\nduration = \"2s\"\n[[targets]]\nname = \"t\"\nurl = \"mysql://u@127.0.0.1:3307/db1\"\n";
+    let spec = SweepSpec::parse(std::path::Path::new("x.toml"), text).unwrap();
+    let plan = crate::pipeline::plan::Plan::build(&spec, &[]);
+    let crate::pipeline::spec::target::TargetKind::External(c) = &spec.targets[0].kind else {
+        panic!("external")
+    };
+    let good = Task::new(&spec, &plan.points[0], c, 0).unwrap();
+    assert!(good.check().is_ok());
+    let refused = |t: Task| t.engine_config(None).unwrap_err().to_string();
+    let e = refused(Task {
+        rate: u64::MAX,
+        ..good.clone()
+    });
+    assert!(
+        e.contains("rate = 18446744073709551615: expected 0 to 10000000"),
+        "{e}"
+    );
+    let at_most = Task {
+        rate: crate::engine::config::MAX_RATE,
+        ..good.clone()
+    };
+    assert!(at_most.check().is_ok());
+    for engine in ["", "innodb; DROP DATABASE x", "in no db"] {
+        let e = refused(Task {
+            storage_engine: engine.into(),
+            ..good.clone()
+        });
+        assert!(e.contains("storage_engine:"), "{engine}: {e}");
+    }
+}
