@@ -190,6 +190,11 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
     } else {
         String::new()
     };
+    let not_run = if t.stopped > 0 {
+        format!(", {} interrupted{not_run}", t.stopped)
+    } else {
+        not_run
+    };
     let overloaded = if t.overloaded > 0 {
         format!(
             " ({} SLA step(s) overloaded the server: misses, not failures)",
@@ -206,13 +211,13 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
         // A slice per series per round; rounds stop when a point is decided.
         format!(
             "{} slices (paired: one per series per round){host}",
-            (t.ok + t.failed + t.skipped).saturating_sub(t.host)
+            (t.ok + t.failed + t.skipped + t.stopped).saturating_sub(t.host)
         )
     } else if plan.points.iter().any(Point::is_slot) {
         // Adaptive searches end when they have found what they look for: count what ran.
         format!(
             "{} run (adaptive, at most {})",
-            t.ok + t.failed + t.overloaded + t.skipped,
+            t.ok + t.failed + t.overloaded + t.skipped + t.stopped,
             plan.max_points(&spec)
         )
     } else {
@@ -283,7 +288,7 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
 impl Tally {
     /// Points measured or skipped so far.
     fn total(&self) -> u64 {
-        (self.ok + self.failed + self.skipped + self.overloaded) as u64
+        (self.ok + self.failed + self.skipped + self.overloaded + self.stopped) as u64
     }
 }
 
@@ -297,6 +302,8 @@ pub(super) struct Tally {
     /// writable).
     not_run: u32,
     pub interrupted: bool,
+    /// Points (or slices) recorded `interrupted`: begun, ended by the signal.
+    stopped: u32,
     /// SLA search steps whose arrivals overflowed the queue: recorded failed (they miss the
     /// SLA) but not counted as failed points.
     overloaded: u32,
@@ -513,7 +520,10 @@ impl Runner<'_> {
                 self.t.failed += 1;
                 say(bar, format!("{id}: failed: {}", rec.error));
             }
-            PointStatus::Interrupted => self.t.interrupted = true,
+            PointStatus::Interrupted => {
+                self.t.interrupted = true;
+                self.t.stopped += 1;
+            }
             PointStatus::Skipped => {}
         }
         if let Err(e) = self.dir.append_point(&rec) {
