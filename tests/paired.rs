@@ -199,6 +199,39 @@ fn a_budget_runs_rounds_to_a_look_fixed_in_advance() {
     }
 }
 
+/// A budget below the design's minimum (5 rounds of a slice per series, and the warmups, at
+/// every point) is raised to it, said by `plan` and by `run`, and the run keeps to the raised
+/// budget: it measured 20 one-second slices on a promise of "at most 1s", silently.
+#[test]
+fn a_budget_below_the_minimum_is_raised_and_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = sweep(dir.path(), "budget = \"1s\"");
+    let body = std::fs::read_to_string(&f)
+        .unwrap()
+        .replace("server = {}", "synthetic = { seed = 3 }");
+    std::fs::write(&f, body).unwrap();
+    // 2 points × (2 series × 1 s warmup + 5 rounds × 2 series × (1 s slice + 0.1 s setup)).
+    let said = "warning: budget 1s is below what the paired design needs (5 rounds at least per point, each a 1 s slice per series, and the warmups): raised to 26s";
+    let plan = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+        .arg("plan")
+        .arg(&f)
+        .output()
+        .unwrap();
+    let t = text(&plan);
+    assert_eq!(plan.status.code(), Some(0), "{t}");
+    assert!(t.contains(said), "{t}");
+    assert!(t.contains("ETA: at most 26s of measuring"), "{t}");
+    let out = run(dir.path(), &f, &["--quiet"]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    assert!(t.contains(said), "{t}");
+    let v = verdicts(&latest(dir.path()));
+    assert_eq!(v["budget_s"], 26);
+    for c in v["points"].as_array().unwrap() {
+        assert_eq!(c["rounds"], 5, "{c}");
+    }
+}
+
 #[test]
 fn a_budget_is_refused_for_a_sequential_sweep() {
     let dir = tempfile::tempdir().unwrap();

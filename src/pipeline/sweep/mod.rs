@@ -77,6 +77,7 @@ fn load(a: &SweepArgs) -> anyhow::Result<(SweepSpec, Plan)> {
     if spec.run.design.defaulted() && spec.run.design.paired() {
         default_paired(&mut spec, &plan, a);
     }
+    raise_short_budget(&mut spec, &plan);
     if spec.run.design.paired() && a.shard.is_some() {
         anyhow::bail!("--shard splits a sweep's series into parts, and design = \"paired\" measures them together in the same rounds: run it whole, or use design = \"sequential\"");
     }
@@ -132,6 +133,51 @@ fn default_paired(spec: &mut SweepSpec, plan: &Plan, a: &SweepArgs) {
             .collect();
         let budget = design::default_budget_s(&spec.run, cells.len(), keys.len());
         spec.run.design.budget_s = Some(budget);
+    }
+}
+
+/// The least a paired sweep can measure: every point's warmups and `MIN_ROUNDS` rounds of
+/// one slice per series (each slice with its setup), as the schedule charges them.
+fn min_budget_s(spec: &SweepSpec, plan: &Plan) -> u64 {
+    let cells: std::collections::BTreeSet<(&str, u32)> = plan
+        .points
+        .iter()
+        .map(|p| (p.workload.name(), p.threads))
+        .collect();
+    let series = plan
+        .points
+        .iter()
+        .map(|p| (&p.target, &p.config))
+        .collect::<std::collections::BTreeSet<_>>()
+        .len() as f64;
+    let d = &spec.run.design;
+    let per_cell = series * spec.run.warmup_s as f64
+        + design::MIN_ROUNDS as f64 * series * (d.slice_s as f64 + paired::SLICE_SETUP_S);
+    (cells.len() as f64 * per_cell).ceil() as u64
+}
+
+/// A budget below what the paired design needs is raised to that minimum, said on stderr
+/// by `plan` and `run` alike: a run never measures past its stated budget silently.
+fn raise_short_budget(spec: &mut SweepSpec, plan: &Plan) {
+    let Some(b) = spec
+        .run
+        .design
+        .budget_s
+        .filter(|_| spec.run.design.paired())
+    else {
+        return;
+    };
+    let min = min_budget_s(spec, plan);
+    if b < min {
+        eprintln!(
+            "warning: budget {} is below what the paired design needs ({} rounds at least per point, each a {} s slice per series, and the warmups): raised to {} (give budget = \"{}\" or more to [run], or fewer points)",
+            format_duration(b),
+            design::MIN_ROUNDS,
+            spec.run.design.slice_s,
+            format_duration(min),
+            format_duration(min)
+        );
+        spec.run.design.budget_s = Some(min);
     }
 }
 
