@@ -500,7 +500,8 @@ fn a_point_that_cannot_be_written_keeps_its_figures_and_the_summary_counts_every
 
 /// A managed proxy (#24): HAProxy started in front of another target's server, the points of
 /// the proxy target measured through it, its cost per thread count in the report; a proxy
-/// that dies fails the point that was running and says so, and nothing is left running.
+/// that dies fails the point that was running and says so with the end of its log, is
+/// started again for the next point (as a dead server is), and nothing is left running.
 #[test]
 fn a_proxy_target_is_measured_through_haproxy_which_stops_with_the_sweep() {
     let targets = "[[targets]]\nname = \"direct\"\nserver = {}\n[[targets]]\nname = \"hap\"\nproxy = { kind = \"haproxy\", target = \"direct\" }\n";
@@ -523,13 +524,13 @@ fn a_proxy_target_is_measured_through_haproxy_which_stops_with_the_sweep() {
             "{md}"
         );
     }
-    // Killed in the middle of a point: that point fails, naming the proxy.
+    // Killed in the middle of a point: that point fails, naming the proxy; the next is
+    // measured through a new one.
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("killed.toml");
     std::fs::write(
         &f,
-        body.replace("duration = \"1s\"", "duration = \"60s\"")
-            .replace("threads = [1, 2]", "threads = [1]")
+        body.replace("duration = \"1s\"", "duration = \"12s\"")
             .replace("repeats = 2", "repeats = 1"),
     )
     .unwrap();
@@ -577,9 +578,21 @@ fn a_proxy_target_is_measured_through_haproxy_which_stops_with_the_sweep() {
         std::time::Duration::from_secs(120),
     );
     assert_eq!(code, Some(1), "{said}");
-    assert!(said.contains("haproxy exited (signal: 9"), "{said}");
     assert!(
-        said.contains("0 ok, 1 failed, 0 skipped of 1 planned"),
+        said.contains("haproxy exited (signal: 9 (SIGKILL)) and was restarted; its log ended with: "),
         "{said}"
     );
+    assert!(
+        said.contains("1 ok, 1 failed, 0 skipped of 2 planned"),
+        "{said}"
+    );
+    let run = latest_run(&results, "proxied").unwrap();
+    let rows = points(&run);
+    let status: Vec<_> = rows.iter().map(|r| (r.threads, r.status)).collect();
+    assert_eq!(
+        status,
+        vec![(1, PointStatus::Failed), (2, PointStatus::Ok)],
+        "{said}"
+    );
+    assert!(rows[0].error.contains("and was restarted"), "{}", rows[0].error);
 }

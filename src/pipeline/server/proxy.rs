@@ -13,6 +13,7 @@ pub use crate::engine::db::Endpoint as Backend;
 pub struct Haproxy {
     child: Child,
     pub port: u16,
+    cfg: PathBuf,
     log: PathBuf,
 }
 
@@ -24,6 +25,21 @@ fn binary() -> anyhow::Result<PathBuf> {
                 "proxy kind \"haproxy\": no haproxy binary on PATH or in /usr/sbin (apt-get install haproxy)"
             )
         })
+}
+
+/// HAProxy on `cfg`, its output to `log`; -db keeps it in the foreground, not a daemon, so
+/// it is our child and dies with us.
+fn spawn(cfg: &Path, log: std::fs::File) -> anyhow::Result<Child> {
+    let bin = binary()?;
+    let mut cmd = Command::new(&bin);
+    cmd.arg("-db")
+        .arg("-f")
+        .arg(cfg)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log);
+    super::managed::spawn_watched(cmd)
+        .map_err(|e| anyhow::anyhow!("starting {}: {e}", bin.display()))
 }
 
 /// The configuration: one TCP listener, one server, timeouts long enough for any point.
@@ -41,41 +57,51 @@ impl Haproxy {
     /// Starts HAProxy in `dir` in front of `backend`, for up to `connections` clients, and
     /// waits until it accepts connections (10 s at most).
     pub fn start(dir: &Path, backend: &Backend, connections: u32) -> anyhow::Result<Haproxy> {
-        let bin = binary()?;
         std::fs::create_dir_all(dir)?;
         let port = super::managed::free_port()?;
         let cfg = dir.join("haproxy.cfg");
         std::fs::write(&cfg, config(port, backend, connections.max(16) + 16))?;
         let log = dir.join("haproxy.log");
-        let out = std::fs::File::create(&log)?;
-        let mut cmd = Command::new(&bin);
-        // -db: in the foreground, not a daemon, so it is our child and dies with us.
-        cmd.arg("-db")
-            .arg("-f")
-            .arg(&cfg)
-            .stdin(Stdio::null())
-            .stdout(out.try_clone()?)
-            .stderr(out);
-        let child = super::managed::spawn_watched(cmd)
-            .map_err(|e| anyhow::anyhow!("starting {}: {e}", bin.display()))?;
-        let mut p = Haproxy { child, port, log };
+        let child = spawn(&cfg, std::fs::File::create(&log)?)?;
+        let mut p = Haproxy {
+            child,
+            port,
+            cfg,
+            log,
+        };
+        p.wait_listening("at start")?;
+        Ok(p)
+    }
+
+    /// Starts it again after it died, on the same port and configuration (its clients' address
+    /// stays right), its log appended to.
+    pub fn restart(&mut self) -> anyhow::Result<()> {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let log = std::fs::OpenOptions::new().append(true).open(&self.log)?;
+        self.child = spawn(&self.cfg, log)?;
+        self.wait_listening("at its restart")
+    }
+
+    fn wait_listening(&mut self, when: &str) -> anyhow::Result<()> {
+        let port = self.port;
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            if let Some(st) = p.exited() {
+            if let Some(st) = self.exited() {
                 anyhow::bail!(
-                    "haproxy exited at start ({st}); {} ends with:\n{}",
-                    p.log.display(),
-                    super::managed::log_tail(&p.log, 10)
+                    "haproxy exited {when} ({st}); {} ends with:\n{}",
+                    self.log.display(),
+                    super::managed::log_tail(&self.log, 10)
                 );
             }
             if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return Ok(p);
+                return Ok(());
             }
             if Instant::now() > deadline {
                 anyhow::bail!(
-                    "haproxy did not listen on 127.0.0.1:{port} within 10 s; {} ends with:\n{}",
-                    p.log.display(),
-                    super::managed::log_tail(&p.log, 10)
+                    "haproxy did not listen on 127.0.0.1:{port} within 10 s {when}; {} ends with:\n{}",
+                    self.log.display(),
+                    super::managed::log_tail(&self.log, 10)
                 );
             }
             std::thread::sleep(Duration::from_millis(50));

@@ -283,19 +283,38 @@ impl Block {
                 tokio::time::sleep(std::time::Duration::from_millis(50)).await;
             }
         }
-        if let Some(p) = &mut self.proxy {
+        // A dead proxy is started again as a dead server is, for the next point.
+        let mut proxy_note = None;
+        if let Some(mut p) = self.proxy.take() {
             if let Some(st) = p.exited() {
                 let tail = p.log_tail();
-                self.error = Some(format!("haproxy exited ({st})"));
-                return Some(format!("haproxy exited ({st}); its log ended with: {tail}"));
+                let (p2, r) = tokio::task::spawn_blocking(move || {
+                    let r = p.restart();
+                    (p, r)
+                })
+                .await
+                .ok()?;
+                p = p2;
+                proxy_note = Some(match r {
+                    Ok(()) => format!(
+                        "haproxy exited ({st}) and was restarted; its log ended with: {tail}"
+                    ),
+                    Err(e) => {
+                        self.error = Some(format!(
+                            "haproxy exited ({st}) and could not be restarted: {e:#}"
+                        ));
+                        format!("haproxy exited ({st}) and could not be restarted ({e:#}); its log ended with: {tail}")
+                    }
+                });
             }
+            self.proxy = Some(p);
         }
         let dead = match &mut self.live {
             Some(Live::Managed(s)) => !s.is_running(),
             _ => false,
         };
         if !dead {
-            return None;
+            return proxy_note;
         }
         let Some(Live::Managed(mut s)) = self.live.take() else {
             return None;
@@ -308,7 +327,7 @@ impl Block {
         .await
         .ok()?;
         self.live = Some(Live::Managed(s));
-        Some(match r {
+        let server_note = match r {
             Ok(()) => {
                 format!("the server died and was restarted; its error log ended with: {tail}")
             }
@@ -316,6 +335,10 @@ impl Block {
                 self.error = Some(format!("the server died and could not be restarted: {e:#}"));
                 format!("the server died and could not be restarted ({e:#}); its error log ended with: {tail}")
             }
+        };
+        Some(match proxy_note {
+            Some(p) => format!("{p} | {server_note}"),
+            None => server_note,
         })
     }
 
