@@ -579,7 +579,9 @@ fn a_proxy_target_is_measured_through_haproxy_which_stops_with_the_sweep() {
     );
     assert_eq!(code, Some(1), "{said}");
     assert!(
-        said.contains("haproxy exited (signal: 9 (SIGKILL)) and was restarted; its log ended with: "),
+        said.contains(
+            "haproxy exited (signal: 9 (SIGKILL)) and was restarted; its log ended with: "
+        ),
         "{said}"
     );
     assert!(
@@ -594,5 +596,9 @@ fn a_proxy_target_is_measured_through_haproxy_which_stops_with_the_sweep() {
         vec![(1, PointStatus::Failed), (2, PointStatus::Ok)],
         "{said}"
     );
-    assert!(rows[0].error.contains("and was restarted"), "{}", rows[0].error);
+    assert!(
+        rows[0].error.contains("and was restarted"),
+        "{}",
+        rows[0].error
+    );
 }

@@ -22,6 +22,11 @@ pub struct Parsed {
     pub other: Option<u64>,
     pub errors: Option<u64>,
     pub reconnects: Option<u64>,
+    /// "total number of events": what a run without transactions (0.5's nontrx modes,
+    /// `--oltp-skip-trx`) counted instead.
+    pub events: Option<u64>,
+    /// 0.4/0.5's "read/write requests: N (x per sec.)".
+    pub rw_requests: Option<(u64, Option<f64>)>,
     pub total_time_s: Option<f64>,
     pub lat_min_ms: Option<f64>,
     pub lat_avg_ms: Option<f64>,
@@ -270,6 +275,11 @@ pub fn parse(text: &str) -> Parsed {
             p.errors = count_rate(v).0;
         } else if let Some(v) = l.strip_prefix("reconnects:") {
             p.reconnects = count_rate(v).0;
+        } else if let Some(v) = l.strip_prefix("total number of events:") {
+            p.events = first_num(v).map(|n| n as u64);
+        } else if let Some(v) = l.strip_prefix("read/write requests:") {
+            let (n, r) = count_rate(v);
+            p.rw_requests = n.map(|n| (n, r));
         } else if let Some(v) = l.strip_prefix("total time:") {
             p.total_time_s = first_num(v);
         } else if in_latency {
@@ -349,6 +359,9 @@ pub fn record(
         if p.total_time_s.is_some_and(|t| t <= 0.0) {
             bail!("the log's run lasted 0 s: nothing was measured");
         }
+        if tx == 0 {
+            untransacted(p, &mut r)?;
+        }
         return measured(r);
     }
     if p.intervals.is_empty() {
@@ -381,6 +394,37 @@ pub fn record(
     }
     r.error = "summarised from interval lines (no final report in the log)".into();
     measured(r)
+}
+
+/// A run that counted events and queries but no transaction (sysbench 0.5's
+/// `--oltp-test-mode=nontrx`, `--oltp-skip-trx=on`, select_random_*): its events stand for
+/// the transactions (tps is events/s) and its queries, or read/write requests, for the
+/// queries; the record says so. With neither, nothing was measured (`measured` refuses it).
+fn untransacted(p: &Parsed, r: &mut PointRecord) -> anyhow::Result<()> {
+    let Some(secs) = p.total_time_s.filter(|t| *t > 0.0) else {
+        return Ok(());
+    };
+    let events = p.events.unwrap_or(0);
+    let (queries, from) = match (p.queries.filter(|q| *q > 0), p.rw_requests) {
+        (Some(q), _) => (q, "queries"),
+        (None, Some((n, _))) if n > 0 => (n, "read/write requests"),
+        _ => (0, ""),
+    };
+    if events == 0 && queries == 0 {
+        return Ok(());
+    }
+    if events == 0 {
+        bail!("the log counts {queries} {from} but no transaction and no event: give the log's \"total number of events\" line");
+    }
+    r.transactions = events;
+    r.tps = events as f64 / secs;
+    r.queries = queries;
+    r.qps = queries as f64 / secs;
+    r.error = format!(
+        "no transactions in the log (a non-transactional run): tps is its events/s ({events} events), qps its {}/s",
+        if from.is_empty() { "queries" } else { from }
+    );
+    Ok(())
 }
 
 /// A point that measured nothing (no transaction, no time) is not one: refused, as a run's

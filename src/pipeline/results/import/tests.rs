@@ -153,10 +153,24 @@ fn impossible_runs_and_unusable_names_are_refused() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("'-2285' is negative"), "{e}");
-    let none = full.replace(
-        tx_line,
-        "    transactions:                        0      (0.00 per sec.)",
-    );
+    // No transaction, no event, no query: nothing was measured.
+    let none = full
+        .replace(
+            tx_line,
+            "    transactions:                        0      (0.00 per sec.)",
+        )
+        .replace(
+            "    queries:                             45790  (15237.26 per sec.)",
+            "    queries:                             0      (0.00 per sec.)",
+        )
+        .replace(
+            "        total:                           45790",
+            "        total:                           0",
+        )
+        .replace(
+            "    total number of events:              2285",
+            "    total number of events:              0",
+        );
     let e = record(&parse(&none), "t", 1, None).unwrap_err().to_string();
     assert!(e.contains("no completed transaction"), "{e}");
     let timeless = corrupted(
@@ -186,4 +200,48 @@ fn impossible_runs_and_unusable_names_are_refused() {
         assert!(format!("{e:#}").contains("--target"), "{bad}: {e:#}");
         assert!(!out.exists());
     }
+}
+
+/// sysbench 0.5's non-transactional read-only run on NDB (`--oltp-test-mode=nontrx
+/// --oltp-skip-trx=on`), with the figures of the published log: no transaction, but events
+/// and read/write requests (the fixture holds the figures the published log prints, in 0.5's
+/// layout). It imports with events/s and queries/s as its figures, and says
+/// so; it had been refused as "nothing was measured" (#34).
+#[test]
+fn a_run_without_transactions_imports_its_events_and_queries() {
+    let p = parse(&fixture("sysbench-0.5-nontrx.log"));
+    assert_eq!(p.transactions, Some(0));
+    assert_eq!(p.events, Some(294782));
+    assert_eq!(p.rw_requests, Some((4126948, Some(34389.65))));
+    let r = record(&p, "ndb", 1, None).unwrap();
+    assert_eq!(
+        (r.threads, r.transactions, r.queries),
+        (32, 294782, 4126948)
+    );
+    assert!((r.tps - 294782.0 / 120.0055).abs() < 1e-6, "{}", r.tps);
+    // The rate the log printed for its requests.
+    assert!((r.qps - 34389.65).abs() < 0.01, "{}", r.qps);
+    assert!((r.lat_p95_ms - 19.84).abs() < 1e-9);
+    assert!(
+        r.error
+            .contains("tps is its events/s (294782 events), qps its queries/s"),
+        "{}",
+        r.error
+    );
+    // Only read/write requests (no "queries performed" block): those are the queries.
+    let text = fixture("sysbench-0.5-nontrx.log")
+        .replace("        total:                           4126948\n", "");
+    let r = record(&parse(&text), "ndb", 1, None).unwrap();
+    assert_eq!(r.queries, 4126948);
+    assert!(
+        r.error.contains("qps its read/write requests/s"),
+        "{}",
+        r.error
+    );
+    // Requests but no event count: refused, saying which line would decide it.
+    let text = text.replace("    total number of events:              294782\n", "");
+    let e = record(&parse(&text), "ndb", 1, None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no transaction and no event"), "{e}");
 }
