@@ -147,6 +147,12 @@ pub async fn run(cli: Cli) -> i32 {
             import::import(&logs, &out, target.as_deref(), threads)
                 .and_then(|dir| rendered(&dir, "imported run").map(|()| dir))
                 .map(|dir| {
+                    // How a log without a final report or without transactions was read.
+                    for p in crate::pipeline::results::load_points(&dir).unwrap_or_default() {
+                        if !p.error.is_empty() {
+                            println!("{}: {}", p.point_id, p.error);
+                        }
+                    }
                     println!("imported {} log(s) into {}", logs.len(), dir.display());
                     Exit::Ok
                 }),
