@@ -213,9 +213,9 @@ fn why(verdict: Verdict, js: &[Judgement]) -> String {
             .collect::<Vec<_>>()
             .join(", "),
         Verdict::Unchanged => String::new(),
-        Verdict::Inconclusive => js
+        Verdict::Slower | Verdict::Faster | Verdict::Inconclusive => js
             .iter()
-            .find(|j| j.verdict == Verdict::Inconclusive && !j.note.is_empty())
+            .find(|j| j.verdict == verdict && !j.note.is_empty())
             .map(|j| format!("{}: {}", j.metric.name(), j.note))
             .unwrap_or_default(),
     }
@@ -556,7 +556,9 @@ pub fn markdown(c: &Comparison) -> String {
         let [d, ci, p95, p99, n, m] = columns(r);
         let v = match r.verdict {
             Verdict::Regressed | Verdict::Improved => format!("**{}** ({})", r.verdict, r.why),
-            Verdict::Inconclusive if !r.why.is_empty() => format!("{} ({})", r.verdict, r.why),
+            Verdict::Slower | Verdict::Faster | Verdict::Inconclusive if !r.why.is_empty() => {
+                format!("{} ({})", r.verdict, r.why)
+            }
             _ => r.verdict.to_string(),
         };
         s.push_str(&format!(

@@ -470,7 +470,7 @@ async fn measure_cell(
         out.comparisons.push(Comparison {
             series: series[k + 1].key.clone(),
             verdict: v.verdict,
-            budget_needed_s: (v.verdict == Verdict::Inconclusive)
+            budget_needed_s: (!v.verdict.is_decided())
                 .then(|| needed.map(|n| (n as f64 * per_round).ceil() as u64))
                 .flatten(),
             metrics: v.metrics,

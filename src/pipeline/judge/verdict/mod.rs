@@ -47,11 +47,16 @@ scale with a Welch t interval over the repeats. Interval levels are adjusted ove
 metrics of the comparison (Benjamini–Hochberg at 5 %: with no real change, any false alarm at \
 most 5 % of the time). regressed / improved: the interval \
 lies wholly beyond the threshold; unchanged: wholly within ±threshold (an equivalence test; \
-latency percentiles at twice the threshold); inconclusive: anything else, or fewer than 2 repeats on a side (noise unknown). A latency \
+latency percentiles at twice the threshold); slower / faster: the interval (at the level the \
+same adjustment gives the test against no change) excludes 0 but not the threshold, so the \
+direction is known and its size is not; inconclusive: anything else, or fewer than 2 repeats on a side (noise unknown). A latency \
 percentile is judged only with ≥ 10 events beyond it in every run. MDE: the smallest change \
 this comparison would call regressed 80 % of the time.";
 
-/// The four answers to "did it change?".
+/// The answers to "did it change?": beyond the threshold (regressed, improved), within it
+/// (unchanged), a direction the data establishes without settling the threshold (slower,
+/// faster: the interval excludes no change but straddles ±threshold), or nothing decided.
+/// Latency percentiles read "slower" for higher latency.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
 )]
@@ -59,32 +64,79 @@ this comparison would call regressed 80 % of the time.";
 pub enum Verdict {
     Regressed,
     Improved,
+    Slower,
+    Faster,
     Unchanged,
     Inconclusive,
 }
 
 impl Verdict {
+    pub const ALL: [Verdict; 6] = [
+        Verdict::Regressed,
+        Verdict::Improved,
+        Verdict::Slower,
+        Verdict::Faster,
+        Verdict::Unchanged,
+        Verdict::Inconclusive,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Regressed => "regressed",
             Verdict::Improved => "improved",
+            Verdict::Slower => "slower",
+            Verdict::Faster => "faster",
             Verdict::Unchanged => "unchanged",
             Verdict::Inconclusive => "inconclusive",
         }
     }
 
-    /// One verdict for a point from its metrics' (the judged ones): any regression wins, then
-    /// any improvement; unchanged only when every metric is.
+    /// Settled against the threshold: regressed, improved or unchanged. Slower and faster
+    /// know a direction, not whether it matters; a budgeted point goes on measuring them.
+    pub fn is_decided(self) -> bool {
+        matches!(
+            self,
+            Verdict::Regressed | Verdict::Improved | Verdict::Unchanged
+        )
+    }
+
+    /// Whether the change is known to be for the worse (regressed or slower).
+    pub fn is_worse(self) -> bool {
+        matches!(self, Verdict::Regressed | Verdict::Slower)
+    }
+
+    /// One verdict for a point from its metrics' (the judged ones): the worst news first —
+    /// a regression, then an improvement, then a direction (slower before faster);
+    /// unchanged only when every metric is.
     pub fn combine(vs: impl IntoIterator<Item = Verdict>) -> Verdict {
         let vs: Vec<Verdict> = vs.into_iter().collect();
-        if vs.contains(&Verdict::Regressed) {
-            Verdict::Regressed
-        } else if vs.contains(&Verdict::Improved) {
-            Verdict::Improved
-        } else if !vs.is_empty() && vs.iter().all(|v| *v == Verdict::Unchanged) {
+        for v in [
+            Verdict::Regressed,
+            Verdict::Improved,
+            Verdict::Slower,
+            Verdict::Faster,
+        ] {
+            if vs.contains(&v) {
+                return v;
+            }
+        }
+        if !vs.is_empty() && vs.iter().all(|v| *v == Verdict::Unchanged) {
             Verdict::Unchanged
         } else {
             Verdict::Inconclusive
+        }
+    }
+
+    /// The direction an interval (`lo`, `hi`, log scale) that excludes 0 establishes for a
+    /// metric; None when it includes 0.
+    pub fn direction(metric: Metric, lo: f64, hi: f64) -> Option<Verdict> {
+        let up = metric.higher_is_better();
+        if hi < 0.0 {
+            Some(if up { Verdict::Slower } else { Verdict::Faster })
+        } else if lo > 0.0 {
+            Some(if up { Verdict::Faster } else { Verdict::Slower })
+        } else {
+            None
         }
     }
 }
@@ -117,7 +169,7 @@ impl Metric {
         }
     }
 
-    fn higher_is_better(self) -> bool {
+    pub fn higher_is_better(self) -> bool {
         self == Metric::Tps
     }
 
@@ -309,6 +361,8 @@ struct Estimate {
     s2: f64,
     /// One-sided p of "beyond the threshold" (the smaller of the two directions).
     p: f64,
+    /// One-sided p of "a change in the estimate's direction" (against no change at all).
+    p0: f64,
 }
 
 /// One side's logs: their count, mean, variance (with the floors) and degrees of freedom.
@@ -369,6 +423,7 @@ fn estimate(b: Spread, c: Spread, m: &Method, metric: Metric) -> Estimate {
         df,
         s2: (b.var + c.var) / 2.0,
         p: p_below.min(p_above),
+        p0: 1.0 - t_cdf(d.abs() / se, df),
     }
 }
 
@@ -428,29 +483,13 @@ pub fn judge(questions: &[Question], m: &Method) -> Vec<Judgement> {
         })
         .collect();
     let family = est.iter().filter(|e| e.is_ok()).count().max(1);
-    // Benjamini–Hochberg: the k largest-ranked p with p_(k) ≤ k·α/m are discoveries. Each
-    // discovery's interval is drawn at k*·α/m (false-coverage-rate adjusted, Benjamini and
-    // Yekutieli 2005), every other one at (k* + 1)·α/m: then "the interval lies beyond the
-    // threshold" and "it is a discovery" are the same statement.
-    let mut order: Vec<usize> = (0..est.len()).filter(|&i| est[i].is_ok()).collect();
-    let p = |i: usize| est[i].as_ref().map_or(1.0, |e| e.p);
-    order.sort_by(|&a, &b| p(a).total_cmp(&p(b)));
-    let fam = family as f64;
-    let discoveries = order
-        .iter()
-        .enumerate()
-        .filter(|(k, &i)| p(i) <= (*k as f64 + 1.0) * m.alpha / fam)
-        .map(|(k, _)| k + 1)
-        .max()
-        .unwrap_or(0);
-    let mut level = vec![m.alpha / fam; est.len()];
-    for (k, &i) in order.iter().enumerate() {
-        level[i] = if k < discoveries {
-            discoveries as f64 * m.alpha / fam
-        } else {
-            ((discoveries + 1) as f64 * m.alpha / fam).min(m.alpha)
-        };
-    }
+    let ps = |f: fn(&Estimate) -> f64| -> Vec<Option<f64>> {
+        est.iter().map(|e| e.as_ref().ok().map(f)).collect()
+    };
+    // Beyond the threshold, and (for slower / faster) against no change: each question set
+    // has its own Benjamini–Hochberg levels over the same family.
+    let level = bh_levels(&ps(|e| e.p), m.alpha);
+    let level0 = bh_levels(&ps(|e| e.p0), m.alpha);
     questions
         .iter()
         .zip(est)
@@ -513,6 +552,18 @@ pub fn judge(questions: &[Question], m: &Method) -> Vec<Judgement> {
                 _ if elo >= lo_m && ehi <= hi_m => (Verdict::Unchanged, (elo, ehi, econf)),
                 _ => (Verdict::Inconclusive, (lo, hi, conf)),
             };
+            // Not settled against the threshold: the direction, where the test against no
+            // change establishes one, with the interval it rests on.
+            let (verdict, shown) = match verdict {
+                Verdict::Inconclusive => {
+                    let (lo0, hi0, conf0) = interval(level0[i]);
+                    match Verdict::direction(q.metric, lo0, hi0) {
+                        Some(v) => (v, (lo0, hi0, conf0)),
+                        None => (verdict, shown),
+                    }
+                }
+                v => (v, shown),
+            };
             j.verdict = verdict;
             j.lo_pct = Some(pct(shown.0));
             j.hi_pct = Some(pct(shown.1));
@@ -527,8 +578,18 @@ pub fn judge(questions: &[Question], m: &Method) -> Vec<Judgement> {
                 pct(hi_m + worse_beyond)
             });
             j.repeats_needed = repeats_needed(e.s2, m.alpha / family as f64, m, q.metric);
-            if j.verdict == Verdict::Inconclusive {
-                j.note = match j.repeats_needed {
+            if !j.verdict.is_decided() {
+                let within = fmt_pct(q.metric.threshold_pct(m.threshold_pct));
+                let direction = match j.verdict {
+                    Verdict::Slower | Verdict::Faster => format!(
+                        "{} by {}, maybe within ±{within}; ",
+                        j.verdict,
+                        fmt_span(shown.0, shown.1)
+                    ),
+                    _ => String::new(),
+                };
+                j.note = direction
+                    + &match j.repeats_needed {
                     Some(n) if n as usize > nb.min(nc) => {
                         format!(
                             "{n} repeats per side would resolve ±{}",
@@ -545,6 +606,41 @@ pub fn judge(questions: &[Question], m: &Method) -> Vec<Judgement> {
             j
         })
         .collect()
+}
+
+/// Benjamini–Hochberg over one-sided p values (None: not judged, outside the family): the k
+/// smallest p with p_(k) ≤ k·α/m are discoveries. Each discovery's interval is drawn at
+/// k*·α/m (false-coverage-rate adjusted, Benjamini and Yekutieli 2005), every other one at
+/// (k* + 1)·α/m: then "the interval excludes the tested values" and "it is a discovery" are
+/// the same statement.
+fn bh_levels(p: &[Option<f64>], alpha: f64) -> Vec<f64> {
+    let fam = p.iter().filter(|x| x.is_some()).count().max(1) as f64;
+    let mut order: Vec<usize> = (0..p.len()).filter(|&i| p[i].is_some()).collect();
+    let pv = |i: usize| p[i].unwrap_or(1.0);
+    order.sort_by(|&a, &b| pv(a).total_cmp(&pv(b)));
+    let discoveries = order
+        .iter()
+        .enumerate()
+        .filter(|(k, &i)| pv(i) <= (*k as f64 + 1.0) * alpha / fam)
+        .map(|(k, _)| k + 1)
+        .max()
+        .unwrap_or(0);
+    let mut level = vec![alpha / fam; p.len()];
+    for (k, &i) in order.iter().enumerate() {
+        level[i] = if k < discoveries {
+            discoveries as f64 * alpha / fam
+        } else {
+            ((discoveries + 1) as f64 * alpha / fam).min(alpha)
+        };
+    }
+    level
+}
+
+/// The sizes of an interval (log scale) that excludes 0, as percentages without their sign,
+/// the smaller first: "3.4–12.1 %".
+pub fn fmt_span(lo: f64, hi: f64) -> String {
+    let (a, b) = (pct(lo).abs(), pct(hi).abs());
+    format!("{:.1}–{:.1} %", a.min(b), a.max(b))
 }
 
 /// tps, p95 and p99 of one point on one side, in Metric::ALL's order.
@@ -621,12 +717,7 @@ pub fn fmt_change(x: f64) -> String {
 pub fn headline(verdicts: &[Verdict]) -> String {
     let n = verdicts.len();
     let mut parts = Vec::new();
-    for v in [
-        Verdict::Regressed,
-        Verdict::Improved,
-        Verdict::Unchanged,
-        Verdict::Inconclusive,
-    ] {
+    for v in Verdict::ALL {
         let k = verdicts.iter().filter(|x| **x == v).count();
         if k > 0 {
             if parts.is_empty() {

@@ -330,9 +330,10 @@ pub fn judge(
     } else if lo >= lo_m && hi <= hi_m {
         Verdict::Unchanged
     } else {
-        Verdict::Inconclusive
+        // The same interval, where it excludes no change, gives the direction.
+        Verdict::direction(metric, lo, hi).unwrap_or(Verdict::Inconclusive)
     };
-    if j.verdict == Verdict::Inconclusive {
+    if !j.verdict.is_decided() {
         // The distance the interval's half-width must shrink below: to fit within ±threshold,
         // or to clear the nearer threshold on the side the estimate lies.
         let margin = if mean > lo_m && mean < hi_m {
@@ -345,10 +346,21 @@ pub fn judge(
             .ceil();
         j.rounds_needed =
             (need < MAX_ROUNDS_NEEDED as f64).then_some((need as u32).max(n as u32 + 1));
-        j.note = match j.rounds_needed {
-            Some(r) => format!("about {r} rounds would decide ±{threshold_pct} % at this noise"),
-            None => "the change is too close to the threshold to decide".to_string(),
+        let direction = match j.verdict {
+            Verdict::Slower | Verdict::Faster => format!(
+                "{} by {}, maybe within ±{threshold_pct} %; ",
+                j.verdict,
+                super::fmt_span(lo, hi)
+            ),
+            _ => String::new(),
         };
+        j.note = direction
+            + &match j.rounds_needed {
+                Some(r) => {
+                    format!("about {r} rounds would decide ±{threshold_pct} % at this noise")
+                }
+                None => "the change is too close to the threshold to decide".to_string(),
+            };
     }
     j
 }
@@ -446,7 +458,7 @@ pub fn futile(p: &PairedPoint, rounds: u32, last: u32, threshold_pct: f64) -> bo
     let undecided: Vec<&PairedJudgement> = p
         .metrics
         .iter()
-        .filter(|j| j.judged && j.verdict == Verdict::Inconclusive)
+        .filter(|j| j.judged && !j.verdict.is_decided())
         .collect();
     let may_regress = undecided.iter().any(|j| worse(j) && within(j));
     !may_regress && undecided.iter().any(|j| !within(j))
@@ -457,7 +469,7 @@ pub fn futile(p: &PairedPoint, rounds: u32, last: u32, threshold_pct: f64) -> bo
 pub fn decided(p: &PairedPoint) -> bool {
     let judged: Vec<&PairedJudgement> = p.metrics.iter().filter(|j| j.judged).collect();
     p.verdict == Verdict::Regressed
-        || (!judged.is_empty() && judged.iter().all(|j| j.verdict != Verdict::Inconclusive))
+        || (!judged.is_empty() && judged.iter().all(|j| j.verdict.is_decided()))
 }
 
 #[cfg(test)]

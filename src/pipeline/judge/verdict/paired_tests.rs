@@ -147,6 +147,19 @@ fn count(results: &[(PairedPoint, u32)], v: Verdict) -> usize {
     results.iter().filter(|(p, _)| p.verdict == v).count()
 }
 
+/// Points of an A/A comparison that claim any change: beyond the threshold or a direction.
+fn alarms(results: &[(PairedPoint, u32)]) -> usize {
+    [
+        Verdict::Regressed,
+        Verdict::Improved,
+        Verdict::Slower,
+        Verdict::Faster,
+    ]
+    .iter()
+    .map(|v| count(results, *v))
+    .sum()
+}
+
 #[test]
 fn the_schedule_doubles_and_ends_at_the_budget() {
     assert_eq!(Schedule::sequential(5, 48).looks, vec![5, 10, 20, 40, 48]);
@@ -242,7 +255,7 @@ fn aa_points_stay_quiet_under_optional_stopping() {
     let results: Vec<_> = (0..2000)
         .map(|_| sequential(&mut rng, SHARED, 1.0, &s))
         .collect();
-    let alarms = count(&results, Verdict::Regressed) + count(&results, Verdict::Improved);
+    let alarms = alarms(&results);
     let unchanged = count(&results, Verdict::Unchanged);
     let mean_rounds = results.iter().map(|(_, n)| *n as f64).sum::<f64>() / results.len() as f64;
     eprintln!(
@@ -267,7 +280,7 @@ fn aa_points_stay_quiet_on_a_machine_that_steals_whole_slices() {
     let results: Vec<_> = (0..1000)
         .map(|_| sequential(&mut rng, m, 1.0, &s))
         .collect();
-    let alarms = count(&results, Verdict::Regressed) + count(&results, Verdict::Improved);
+    let alarms = alarms(&results);
     eprintln!("A/A with steal: {alarms} false alarms of 1000");
     assert!(alarms <= 50, "{alarms} false alarms");
 }
@@ -280,9 +293,52 @@ fn aa_points_stay_quiet_when_every_round_is_looked_at() {
     let results: Vec<_> = (0..1000)
         .map(|_| sequential(&mut rng, SHARED, 1.0, &s))
         .collect();
-    let alarms = count(&results, Verdict::Regressed) + count(&results, Verdict::Improved);
+    let alarms = alarms(&results);
     eprintln!("A/A, looks at every round: {alarms} false alarms of 1000");
     assert!(alarms <= 50, "{alarms} false alarms");
+}
+
+/// A −7 % change with few rounds: rarely settled against ±5 %, but its direction is found;
+/// a wrong answer (faster, improved, or unchanged within ±5 %) is as rare as the interval's
+/// miss allows (α / 2 per metric).
+#[test]
+fn a_seven_percent_drop_is_found_slower_where_the_threshold_is_not_settled() {
+    let mut rng = Rng::seeded(77);
+    let s = Schedule::sequential(5, 10);
+    let results: Vec<_> = (0..1000)
+        .map(|_| sequential(&mut rng, SHARED, 0.93, &s))
+        .collect();
+    let (regressed, slower) = (
+        count(&results, Verdict::Regressed),
+        count(&results, Verdict::Slower),
+    );
+    let wrong = count(&results, Verdict::Faster)
+        + count(&results, Verdict::Improved)
+        + count(&results, Verdict::Unchanged);
+    eprintln!("7 % drop, 10 rounds at most: {regressed} regressed, {slower} slower, {wrong} wrong");
+    assert!(slower > 0, "no direction found");
+    assert!(regressed + slower >= 500, "{regressed} + {slower} of 1000");
+    assert!(wrong <= 25, "{wrong} wrong of 1000");
+    for (p, _) in &results {
+        if p.verdict == Verdict::Slower {
+            // Lower throughput or higher latency, its interval clear of no change.
+            let j = p
+                .metrics
+                .iter()
+                .find(|j| j.verdict == Verdict::Slower)
+                .unwrap();
+            let (lo, hi) = (j.lo_pct.unwrap(), j.hi_pct.unwrap());
+            assert!(
+                if j.metric == Metric::Tps {
+                    hi < 0.0
+                } else {
+                    lo > 0.0
+                },
+                "{j:?}"
+            );
+            assert!(j.note.starts_with("slower by "), "{}", j.note);
+        }
+    }
 }
 
 #[test]
@@ -433,7 +489,7 @@ fn aa_points_stay_quiet_with_the_cpu_adjustment() {
     let results: Vec<_> = (0..2000)
         .map(|_| run_point(&mut rng, BURSTY, 1.0, &s, true))
         .collect();
-    let alarms = count(&results, Verdict::Regressed) + count(&results, Verdict::Improved);
+    let alarms = alarms(&results);
     eprintln!(
         "A/A on the bursty machine, adjusted: {alarms} false alarms, {} unchanged, mean rounds {:.1}",
         count(&results, Verdict::Unchanged),
