@@ -43,7 +43,12 @@ fn a_paired_run_measures_a_slice_per_series_per_round_and_keeps_its_verdicts() {
     assert_eq!(out.status.code(), Some(0), "{t}");
     assert!(t.contains("12 ok, 0 failed, 0 skipped of 12 slices"), "{t}");
     assert!(t.contains("(1 s each, in turns of 300 ms)"), "{t}");
-    assert!(t.contains("local/b vs local/a: "), "{t}");
+    assert!(t.contains("local/b vs local/a point by point: "), "{t}");
+    // The sweep-level answer first: pooled over the two thread counts.
+    assert!(
+        t.contains("local/b is ") || t.contains("local/b against local/a for oltp_point_select"),
+        "{t}"
+    );
     let run_dir = latest(dir.path());
     // One record per series per round, the round as its repeat.
     let points = std::fs::read_to_string(run_dir.join("points.csv")).unwrap();
@@ -341,8 +346,14 @@ fn several_series_are_paired_by_default_and_plan_says_so() {
         t.contains("design: paired, the default for a sweep of several series"),
         "{t}"
     );
-    // 2 points × 2 series × 2 repeats × (1 s warmup + 3 s).
-    assert!(t.contains("within a budget of 32s for the sweep"), "{t}");
+    // 2 points × 2 series × 2 repeats × (1 s warmup + 3 s) = 32 s, the sequential design's
+    // time, is below the paired minimum of 2 points × (2 × 1 s warmup + 5 rounds × 2 series
+    // × (2 s slice + 0.1 s)) = 46 s: raised, with a note.
+    assert!(t.contains("within a budget of 46s for the sweep"), "{t}");
+    assert!(
+        t.contains("note: the default budget (the sequential design's 32s) is below what the paired design needs"),
+        "{t}"
+    );
     let t = plan(&["--shard", "1/2"]);
     assert!(
         t.contains("design: sequential, as --shard measures the series apart"),

@@ -135,3 +135,64 @@ fn a_nightly_sweep_compares_with_the_previous_night_and_fires_when_slowed() {
         "{t}"
     );
 }
+
+/// The answer first, on a model with a known −7 % config measured in paired rounds (#32): the
+/// run's summary and the report open with the pooled sentence that names the slower series,
+/// by how much and at how many thread counts; every table cell of report.md shows the paired
+/// verdict of its point (verdicts.json) and no other; `--fail-on slower` exits 3 on it.
+#[test]
+fn a_paired_sweep_opens_with_one_answer_and_shows_one_verdict_per_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(
+        dir.path(),
+        "slow",
+        "name = \"slow\"\n[run]\nworkloads = [\"oltp_read_only\"]\nthreads = [1, 4, 8, 16]\nduration = \"10s\"\ndesign = \"paired\"\nbudget = \"10m\"\n[[targets]]\nname = \"m\"\nsynthetic = { seed = 7, configs = { slow = 0.93 }, noise = 0.05, burst = 0.2 }\n[[configs]]\nname = \"default\"\n[[configs]]\nname = \"slow\"\n",
+    );
+    let out = common::run_in(dir.path(), &f, &["--quiet", "--fail-on", "slower"]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{t}");
+    let answer = "m/slow is slower than m/default for oltp_read_only by ";
+    let first = t.lines().nth(1).unwrap_or_default();
+    assert!(first.trim_start().starts_with(answer), "{t}");
+    assert!(
+        first.contains("(lower at 4 of 4 thread counts, higher at 0)"),
+        "{t}"
+    );
+    let run = std::fs::canonicalize(dir.path().join("results/slow/latest")).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("verdicts.json")).unwrap()).unwrap();
+    assert_eq!(v["pooled"][0]["verdict"], "slower", "{}", v["pooled"]);
+    let md = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(md.contains(&format!("- {answer}")), "{md}");
+    // The throughput table: each candidate cell ends with its point's paired verdict.
+    let table: Vec<&str> = md
+        .split("Transactions per second (Δ")
+        .nth(1)
+        .and_then(|t| t.split("Queries per second").next())
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| threads"))
+        .collect();
+    assert_eq!(table.len(), 4, "{md}");
+    for c in v["points"].as_array().unwrap() {
+        let threads = c["threads"].as_u64().unwrap();
+        let verdict = c["comparisons"][0]["verdict"].as_str().unwrap();
+        let row = table
+            .iter()
+            .find(|l| l.starts_with(&format!("| {threads} |")))
+            .unwrap_or_else(|| panic!("no row for {threads}: {md}"));
+        let cand = row.split('|').nth(3).unwrap();
+        let words: Vec<&str> = [
+            "regressed",
+            "improved",
+            "slower",
+            "faster",
+            "unchanged",
+            "inconclusive",
+        ]
+        .into_iter()
+        .filter(|w| cand.contains(w))
+        .collect();
+        assert_eq!(words, vec![verdict], "t{threads}: {row}");
+    }
+}

@@ -211,6 +211,10 @@ pub enum Command {
         /// for a sweep with one series, this run against --against.
         #[arg(long)]
         fail_on_regression: bool,
+        /// What exit 3 takes: `regressed` (beyond the threshold; as --fail-on-regression) or
+        /// `slower` (regressed, or slower with its size undecided). Implies the gate.
+        #[arg(long, value_enum)]
+        fail_on: Option<crate::pipeline::judge::verdict::FailOn>,
         /// Smallest change that matters for --fail-on-regression, e.g. 5%.
         #[arg(long, default_value = "5%", value_parser = crate::pipeline::judge::verdict::parse_threshold)]
         threshold: f64,

@@ -40,6 +40,7 @@ fn sweep_args(
         budget_s: None,
         threshold_pct: 5.0,
         fail_on_regression: None,
+        fail_on: Default::default(),
         keep_k8s: false,
         file: sweep.file.unwrap_or_else(|| PathBuf::from("--url")),
         inline,
@@ -186,6 +187,7 @@ pub async fn run(cli: Cli) -> i32 {
             quiet,
             resume,
             fail_on_regression,
+            fail_on,
             threshold,
             against,
             keep_k8s,
@@ -196,7 +198,9 @@ pub async fn run(cli: Cli) -> i32 {
             a.budget_s = budget;
             a.threshold_pct = threshold;
             a.keep_k8s = keep_k8s;
-            a.fail_on_regression = fail_on_regression.then_some((threshold, against));
+            a.fail_on_regression =
+                (fail_on_regression || fail_on.is_some()).then_some((threshold, against));
+            a.fail_on = fail_on.unwrap_or_default();
             finish("run", sweep::run(&a).await)
         }
         Command::Compare {

@@ -3,7 +3,8 @@
 //! regression gate.
 
 use crate::pipeline::judge::verdict::paired::PairedJudgement;
-use crate::pipeline::judge::verdict::{fmt_threshold, Verdict};
+use crate::pipeline::judge::verdict::pooled::{PointChange, Pooled};
+use crate::pipeline::judge::verdict::{fmt_threshold, Metric, Verdict};
 use std::path::Path;
 
 /// One point's paired comparison of one candidate series with the baseline.
@@ -66,6 +67,51 @@ pub struct Verdicts {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub isolation: Vec<String>,
     pub points: Vec<Cell>,
+    /// The answer per candidate series and workload, pooled over the thread counts
+    /// (`verdict::pooled`); filled from the points when an older file lacks it.
+    #[serde(default)]
+    pub pooled: Vec<Pooled>,
+}
+
+/// Each (candidate, workload) question of `points` with its points' tps changes: a point's
+/// standard error as it kept it, or (an older file) from its interval, confidence and rounds.
+fn questions(points: &[Cell]) -> Vec<(String, String, Vec<PointChange>)> {
+    let mut by: std::collections::BTreeMap<(String, String), Vec<PointChange>> = Default::default();
+    for c in points {
+        for k in &c.comparisons {
+            let Some(j) = k.metrics.iter().find(|j| j.metric == Metric::Tps) else {
+                continue;
+            };
+            let (Some(d), Some(lo), Some(hi), Some(conf)) =
+                (j.delta_pct, j.lo_pct, j.hi_pct, j.confidence)
+            else {
+                continue;
+            };
+            let ln = |p: f64| (1.0 + p / 100.0).ln();
+            let se = j.se_log.or_else(|| {
+                let t = crate::pipeline::judge::verdict::t_quantile(
+                    1.0 - (1.0 - conf) / 2.0,
+                    (j.rounds as f64 - 1.0).max(1.0),
+                );
+                Some((ln(hi) - ln(lo)) / (2.0 * t))
+            });
+            if let Some(se) = se.filter(|s| s.is_finite() && *s > 0.0) {
+                by.entry((k.series.clone(), c.workload.clone()))
+                    .or_default()
+                    .push(PointChange {
+                        threads: c.threads,
+                        d: ln(d),
+                        se,
+                    });
+            }
+        }
+    }
+    by.into_iter().map(|((s, w), p)| (s, w, p)).collect()
+}
+
+/// The pooled answers of a paired run's points, judged once where verdicts.json is written.
+pub fn pool(points: &[Cell], threshold_pct: f64) -> Vec<Pooled> {
+    crate::pipeline::judge::verdict::pooled::answers(&questions(points), threshold_pct)
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -76,8 +122,13 @@ fn is_zero(v: &u64) -> bool {
 pub fn load(run: &Path) -> anyhow::Result<Option<Verdicts>> {
     let path = run.join("verdicts.json");
     match std::fs::read_to_string(&path) {
-        Ok(text) => serde_json::from_str(&text)
-            .map(Some)
+        Ok(text) => serde_json::from_str::<Verdicts>(&text)
+            .map(|mut v| {
+                if v.pooled.is_empty() {
+                    v.pooled = pool(&v.points, v.threshold_pct);
+                }
+                Some(v)
+            })
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(anyhow::anyhow!("{}: {e}", path.display())),
@@ -190,10 +241,10 @@ pub fn markdown(v: &Verdicts) -> String {
     s
 }
 
-/// Whether any point regressed.
-pub fn any_regressed(v: &Verdicts) -> bool {
+/// Whether any point's verdict fails the gate (`fail_on`).
+pub fn any_failing(v: &Verdicts, fail_on: crate::pipeline::judge::verdict::FailOn) -> bool {
     v.points
         .iter()
         .flat_map(|c| &c.comparisons)
-        .any(|k| k.verdict == Verdict::Regressed)
+        .any(|k| fail_on.fails(k.verdict))
 }

@@ -50,33 +50,89 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
     m.gate = crate::pipeline::results::load_gate(run);
     if let Some(v) = paired {
         m.paired_markdown = Some(crate::pipeline::judge::verdicts_file::markdown(&v));
-        // The paired verdicts are the run's verdicts; the tables' unpaired ones are shown
-        // for reference.
+        // The paired verdicts are the run's verdicts, in the headline and in every table:
+        // one verdict per point.
         m.headlines = v
+            .pooled
+            .iter()
+            .map(|p| {
+                crate::pipeline::judge::verdict::pooled::sentence(p, &v.baseline, v.threshold_pct)
+            })
+            .collect();
+        let series: std::collections::BTreeSet<String> = v
             .points
             .iter()
             .flat_map(|c| c.comparisons.iter().map(|k| k.series.clone()))
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .map(|s| {
-                let vs: Vec<_> = v
-                    .points
-                    .iter()
-                    .flat_map(|c| c.comparisons.iter().filter(|k| k.series == s))
-                    .map(|k| k.verdict)
-                    .collect();
-                format!(
-                    "{s} vs {} (paired): {}",
-                    v.baseline,
-                    crate::pipeline::judge::verdict::headline(&vs)
-                )
-            })
             .collect();
+        for s in series {
+            let vs: Vec<_> = v
+                .points
+                .iter()
+                .flat_map(|c| c.comparisons.iter().filter(|k| k.series == s))
+                .map(|k| k.verdict)
+                .collect();
+            m.headlines.push(format!(
+                "{s} vs {} point by point (paired): {}",
+                v.baseline,
+                crate::pipeline::judge::verdict::headline(&vs)
+            ));
+        }
+        paired_cells(&mut m, &v);
         m.threshold_pct = v.threshold_pct;
         m.threshold = crate::pipeline::judge::verdict::fmt_threshold(v.threshold_pct);
         m.paired = Some(v);
     }
     Ok(m)
+}
+
+/// Every table cell of a paired run shows its point's paired verdict, change and interval
+/// (verdicts.json), never a second, unpaired judgement of the same slices.
+fn paired_cells(m: &mut ReportModel, v: &crate::pipeline::judge::verdicts_file::Verdicts) {
+    use crate::pipeline::judge::verdict::Metric;
+    let series = m.series.clone();
+    for sec in &mut m.workloads {
+        for row in &mut sec.rows {
+            for (i, cell) in row.cells.iter_mut().enumerate().skip(1) {
+                let Some(c) = cell.as_mut() else { continue };
+                let k = v
+                    .points
+                    .iter()
+                    .find(|p| p.workload == sec.workload && p.threads == row.threads)
+                    .and_then(|p| p.comparisons.iter().find(|k| k.series == series[i]));
+                let Some(k) = k else {
+                    c.verdict = "";
+                    c.tps_verdict = "";
+                    c.p95_verdict = "";
+                    (c.tps_lo_pct, c.tps_hi_pct, c.p95_lo_pct, c.p95_hi_pct) =
+                        (None, None, None, None);
+                    c.verdict_note = "not judged: no paired rounds at this point".into();
+                    continue;
+                };
+                c.verdict = k.verdict.as_str();
+                for j in &k.metrics {
+                    match j.metric {
+                        Metric::Tps => {
+                            c.tps_verdict = j.verdict.as_str();
+                            c.tps_delta_pct = j.delta_pct.or(c.tps_delta_pct);
+                            (c.tps_lo_pct, c.tps_hi_pct) = (j.lo_pct, j.hi_pct);
+                        }
+                        Metric::P95 => {
+                            c.p95_verdict = j.verdict.as_str();
+                            c.p95_delta_pct = j.delta_pct.or(c.p95_delta_pct);
+                            (c.p95_lo_pct, c.p95_hi_pct) = (j.lo_pct, j.hi_pct);
+                        }
+                        Metric::P99 => {}
+                    }
+                }
+                c.verdict_note = k
+                    .metrics
+                    .iter()
+                    .find(|j| j.judged && !j.note.is_empty())
+                    .map(|j| format!("{} (paired): {}", j.metric.name(), j.note))
+                    .unwrap_or_default();
+            }
+        }
+    }
 }
 
 /// name, description, baseline and the SLA's p99 limit from the run's sweep.toml (leniently:

@@ -109,7 +109,10 @@ pub fn judge(
 /// `--fail-on-regression` on a paired run: its own verdicts (verdicts.json), each candidate
 /// series against the baseline at every point. Prints them; returns what was compared and
 /// whether any point regressed.
-pub fn paired(run: &Path) -> anyhow::Result<(String, bool)> {
+pub fn paired(
+    run: &Path,
+    fail_on: crate::pipeline::judge::verdict::FailOn,
+) -> anyhow::Result<(String, bool)> {
     let v = crate::pipeline::judge::verdicts_file::load(run)?
         .context("the paired run wrote no verdicts.json: no point completed a round")?;
     print!("{}", crate::pipeline::judge::verdicts_file::markdown(&v));
@@ -135,6 +138,6 @@ pub fn paired(run: &Path) -> anyhow::Result<(String, bool)> {
             "each series against {} in the same rounds (paired design)",
             v.baseline
         ),
-        crate::pipeline::judge::verdicts_file::any_regressed(&v),
+        crate::pipeline::judge::verdicts_file::any_failing(&v, fail_on),
     ))
 }

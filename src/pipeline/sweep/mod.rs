@@ -45,6 +45,8 @@ pub struct SweepArgs {
     pub resume: Option<PathBuf>,
     /// Threshold (percent) and what a one-series sweep is compared with.
     pub fail_on_regression: Option<(f64, crate::pipeline::compare::Against)>,
+    /// Which verdicts fail the gate (`--fail-on`).
+    pub fail_on: crate::pipeline::judge::verdict::FailOn,
     /// Leave Kubernetes Jobs and ConfigMaps on the cluster.
     pub keep_k8s: bool,
     /// `run --budget`: overrides a paired sweep's `[run] budget`, seconds.
@@ -74,10 +76,11 @@ pub(crate) fn load_spec(a: &SweepArgs) -> anyhow::Result<SweepSpec> {
 fn load(a: &SweepArgs) -> anyhow::Result<(SweepSpec, Plan)> {
     let mut spec = load_spec(a)?;
     let mut plan = Plan::build(&spec, &a.only);
+    let given = spec.run.design.budget_s.is_some();
     if spec.run.design.defaulted() && spec.run.design.paired() {
         default_paired(&mut spec, &plan, a);
     }
-    raise_short_budget(&mut spec, &plan);
+    raise_short_budget(&mut spec, &plan, given);
     if spec.run.design.paired() && a.shard.is_some() {
         anyhow::bail!("--shard splits a sweep's series into parts, and design = \"paired\" measures them together in the same rounds: run it whole, or use design = \"sequential\"");
     }
@@ -157,8 +160,10 @@ fn min_budget_s(spec: &SweepSpec, plan: &Plan) -> u64 {
 }
 
 /// A budget below what the paired design needs is raised to that minimum, said on stderr
-/// by `plan` and `run` alike: a run never measures past its stated budget silently.
-fn raise_short_budget(spec: &mut SweepSpec, plan: &Plan) {
+/// by `plan` and `run` alike: a run never measures past its stated budget silently. A budget
+/// the file or `--budget` `given` gets a warning; the default (the sequential design's time)
+/// a note.
+fn raise_short_budget(spec: &mut SweepSpec, plan: &Plan, given: bool) {
     let Some(b) = spec
         .run
         .design
@@ -169,14 +174,24 @@ fn raise_short_budget(spec: &mut SweepSpec, plan: &Plan) {
     };
     let min = min_budget_s(spec, plan);
     if b < min {
-        eprintln!(
-            "warning: budget {} is below what the paired design needs ({} rounds at least per point, each a {} s slice per series, and the warmups): raised to {} (give budget = \"{}\" or more to [run], or fewer points)",
-            format_duration(b),
+        let needs = format!(
+            "what the paired design needs ({} rounds at least per point, each a {} s slice per series, and the warmups): raised to {}",
             design::MIN_ROUNDS,
             spec.run.design.slice_s,
             format_duration(min),
-            format_duration(min)
         );
+        if given {
+            eprintln!(
+                "warning: budget {} is below {needs} (give budget = \"{}\" or more to [run], or fewer points)",
+                format_duration(b),
+                format_duration(min)
+            );
+        } else {
+            eprintln!(
+                "note: the default budget (the sequential design's {}) is below {needs}",
+                format_duration(b)
+            );
+        }
         spec.run.design.budget_s = Some(min);
     }
 }

@@ -156,7 +156,20 @@ pub(super) async fn run(r: &mut Runner<'_>) {
             say(r.bar, format!("warning: closing {}: {e:#}", s.key));
         }
     }
-    r.t.paired = Some(summary(&out, &baseline));
+    // The answers as verdicts.json keeps them (judged once, where it was written).
+    let kept = crate::pipeline::judge::verdicts_file::load(&r.dir.path)
+        .ok()
+        .flatten();
+    let mut lines: Vec<String> = kept
+        .iter()
+        .flat_map(|v| {
+            v.pooled.iter().map(|p| {
+                crate::pipeline::judge::verdict::pooled::sentence(p, &v.baseline, v.threshold_pct)
+            })
+        })
+        .collect();
+    lines.extend(summary(&out, &baseline));
+    r.t.paired = Some(lines);
 }
 
 /// One line per compared series over the whole sweep, for the run's last lines.
@@ -173,7 +186,7 @@ fn summary(cells: &[Cell], baseline: &str) -> Vec<String> {
         .iter()
         .map(|(s, v)| {
             format!(
-                "{s} vs {baseline}: {}",
+                "{s} vs {baseline} point by point: {}",
                 crate::pipeline::judge::verdict::headline(v)
             )
         })
@@ -215,6 +228,7 @@ fn write_verdicts(
         budget_s: spec.run.design.budget_s,
         isolation: isolation.to_vec(),
         points: cells.to_vec(),
+        pooled: crate::pipeline::judge::verdicts_file::pool(cells, r.threshold_pct),
     };
     let text = serde_json::to_string_pretty(&v)?;
     crate::pipeline::results::write_atomic(&r.dir.path.join("verdicts.json"), text.as_bytes())

@@ -246,7 +246,7 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
         spec.run.design.paired(),
         t.interrupted,
     ) {
-        let (what, regressed_points) = super::gate::paired(&dir.path)?;
+        let (what, regressed_points) = super::gate::paired(&dir.path, a.fail_on)?;
         println!("\n--fail-on-regression: {what}");
         regressed = regressed_points;
     } else if let (Some((th, against)), false) = (&a.fail_on_regression, t.interrupted) {
@@ -257,7 +257,10 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
                     crate::pipeline::compare::text(&cmp)
                 );
                 print!("\n{text}");
-                regressed = !cmp.regressed().is_empty();
+                regressed = cmp
+                    .rows
+                    .iter()
+                    .any(|r| !r.is_host() && a.fail_on.fails(r.verdict));
                 // Kept in the run directory and its report, not only in the cron log.
                 let json = serde_json::json!({"compared": what, "comparison": cmp});
                 let kept = dir

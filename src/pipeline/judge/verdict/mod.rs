@@ -10,6 +10,7 @@
 
 pub mod changepoint;
 pub mod paired;
+pub mod pooled;
 pub mod spending;
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
@@ -137,6 +138,25 @@ impl Verdict {
             Some(if up { Verdict::Faster } else { Verdict::Slower })
         } else {
             None
+        }
+    }
+}
+
+/// What fails a regression gate (`run --fail-on`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    /// Beyond the threshold for the worse.
+    #[default]
+    Regressed,
+    /// Regressed, or slower (for the worse, its size undecided).
+    Slower,
+}
+
+impl FailOn {
+    pub fn fails(self, v: Verdict) -> bool {
+        match self {
+            FailOn::Regressed => v == Verdict::Regressed,
+            FailOn::Slower => v.is_worse(),
         }
     }
 }
@@ -297,7 +317,7 @@ fn mean_var(v: &[f64]) -> (f64, f64) {
 }
 
 /// Quantile of Student's t with `df` degrees of freedom.
-fn t_quantile(p: f64, df: f64) -> f64 {
+pub(crate) fn t_quantile(p: f64, df: f64) -> f64 {
     StudentsT::new(0.0, 1.0, df.max(1.0))
         .map(|t| t.inverse_cdf(p))
         .unwrap_or(f64::INFINITY)

@@ -108,6 +108,10 @@ pub struct PairedJudgement {
     pub raw_delta_pct: Option<f64>,
     /// Rounds that would decide an inconclusive metric at the noise measured.
     pub rounds_needed: Option<u32>,
+    /// The standard error of the change on the log scale (what pooling over thread counts
+    /// weighs the point by); absent in runs before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub se_log: Option<f64>,
     pub note: String,
 }
 
@@ -260,6 +264,7 @@ pub fn judge(
         cpu_slope: None,
         raw_delta_pct: None,
         rounds_needed: None,
+        se_log: None,
         note: String::new(),
     };
     if n > 0 {
@@ -304,6 +309,7 @@ pub fn judge(
     j.lo_pct = Some(pct(lo));
     j.hi_pct = Some(pct(hi));
     j.confidence = Some(1.0 - miss);
+    j.se_log = Some(se);
     j.noise_pct = Some(noise * 100.0);
     j.unpaired_noise_pct =
         Some(((ln_sd(&bs).powi(2) + ln_sd(&cs).powi(2)) / 2.0).sqrt() * 2f64.sqrt() * 100.0);

@@ -542,6 +542,7 @@ fn a_point_that_its_budget_cannot_decide_is_given_up_at_a_look() {
         cpu_slope: None,
         raw_delta_pct: None,
         rounds_needed: need,
+        se_log: None,
         note: String::new(),
     };
     let tps = |verdict, delta, need| m(Metric::Tps, verdict, delta, need);
@@ -575,4 +576,47 @@ fn a_point_that_its_budget_cannot_decide_is_given_up_at_a_look() {
         metrics: vec![tps(U, 0.0, None), p95(U, 0.0, None)],
     };
     assert!(!futile(&done, 10, 16, 5.0));
+}
+
+/// A sweep of 4 thread counts judged point by point as a budgeted run does (5 to 20 rounds
+/// each), then pooled per series and workload: what the pooled answer decides.
+fn pooled_sweep(rng: &mut Rng, factor: f64) -> Verdict {
+    let s = Schedule::sequential(5, 20);
+    let points: Vec<super::super::pooled::PointChange> = (0..4)
+        .map(|i| {
+            let (p, _) = sequential(rng, SHARED, factor, &s);
+            let tps = &p.metrics[0];
+            super::super::pooled::PointChange {
+                threads: 1 << i,
+                d: (1.0 + tps.delta_pct.unwrap() / 100.0).ln(),
+                se: tps.se_log.unwrap(),
+            }
+        })
+        .collect();
+    let q = vec![("c".to_string(), "w".to_string(), points)];
+    super::super::pooled::answers(&q, 5.0)[0].verdict
+}
+
+/// The pooled answer on synthetic truth (#32): an A/A sweep claims a change (regressed,
+/// improved, slower or faster) in at most 5 % of sweeps; a uniform −7 % is found slower or
+/// regressed in at least 90 %, where single points mostly are not decided.
+#[test]
+fn the_pooled_answer_finds_a_uniform_seven_percent_and_stays_quiet_on_aa() {
+    let mut rng = Rng::seeded(7007);
+    let n = 400;
+    let aa: Vec<Verdict> = (0..n).map(|_| pooled_sweep(&mut rng, 1.0)).collect();
+    let alarms = aa
+        .iter()
+        .filter(|v| !matches!(v, Verdict::Unchanged | Verdict::Inconclusive))
+        .count();
+    let drop: Vec<Verdict> = (0..n).map(|_| pooled_sweep(&mut rng, 0.93)).collect();
+    let found = drop.iter().filter(|v| v.is_worse()).count();
+    let wrong = drop
+        .iter()
+        .filter(|v| matches!(v, Verdict::Faster | Verdict::Improved | Verdict::Unchanged))
+        .count();
+    eprintln!("pooled, {n} sweeps of 4 points: A/A {alarms} claims; −7 %: {found} slower or regressed, {wrong} wrong");
+    assert!(alarms as f64 <= 0.05 * n as f64, "{alarms} A/A claims");
+    assert!(found as f64 >= 0.90 * n as f64, "found {found} of {n}");
+    assert!(wrong as f64 <= 0.025 * n as f64, "{wrong} wrong");
 }

@@ -1,0 +1,192 @@
+//! The sweep-level answer per workload and series: one estimate of the change across the
+//! thread counts measured, where single points are too noisy to decide alone.
+//!
+//! Each point gives its change on the log scale with its standard error (a paired point's
+//! per-round mean and its Newey–West/AR(1) error). The points are pooled by a random-effects
+//! mean (DerSimonian–Laird between-point variance) with the Hartung–Knapp–Sidik–Jonkman
+//! interval (t with k − 1 degrees of freedom, its scale never below the fixed-effect one),
+//! which keeps its coverage with the handful of points a sweep has where the plain
+//! random-effects interval is too narrow. The question "did this series change for this
+//! workload?" is asked once per (candidate, workload); the levels are Bonferroni over those
+//! questions. The verdict reads the interval as a point's does: beyond ±threshold, within it,
+//! or a direction. A sign count ("slower at 6 of 6 thread counts") is shown beside it.
+
+use super::{margins, t_quantile, Metric, Verdict, ALPHA};
+
+/// One point's change, log scale, and its standard error.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PointChange {
+    pub threads: u32,
+    pub d: f64,
+    pub se: f64,
+}
+
+/// The pooled answer for one candidate series and workload.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Pooled {
+    pub series: String,
+    pub workload: String,
+    pub verdict: Verdict,
+    /// The pooled change of tps, percent, and its interval.
+    pub delta_pct: f64,
+    pub lo_pct: f64,
+    pub hi_pct: f64,
+    pub confidence: f64,
+    /// Thread counts pooled, and how many of their estimates lie below and above no change.
+    pub points: usize,
+    pub lower: usize,
+    pub higher: usize,
+    /// SD of the true change between thread counts (DerSimonian–Laird), percent.
+    pub spread_pct: f64,
+}
+
+/// The method in one paragraph, stated with the pooled answers.
+pub const METHOD: &str = "Pooled over thread counts: each point's change of tps (log scale, \
+with its standard error) enters a random-effects mean (DerSimonian–Laird between-point \
+variance) with a Hartung–Knapp–Sidik–Jonkman interval (t, k − 1 degrees of freedom), at a \
+level shared by Bonferroni over the (series, workload) questions of the run (5 % in all). \
+The verdict reads that interval as a point's: regressed / improved beyond ±threshold, \
+unchanged within it, slower / faster when it excludes no change but not the threshold.";
+
+/// Pools `points` (at least 2) of one question, `miss` the interval's two-sided miss: the
+/// mean change, its interval (log scale) and the between-point SD.
+pub fn pool(points: &[PointChange], miss: f64) -> Option<(f64, f64, f64, f64)> {
+    let p: Vec<&PointChange> = points
+        .iter()
+        .filter(|x| x.d.is_finite() && x.se.is_finite() && x.se > 0.0)
+        .collect();
+    let k = p.len();
+    if k < 2 {
+        return None;
+    }
+    let w: Vec<f64> = p.iter().map(|x| 1.0 / (x.se * x.se)).collect();
+    let sw: f64 = w.iter().sum();
+    let fixed = p.iter().zip(&w).map(|(x, w)| w * x.d).sum::<f64>() / sw;
+    let q: f64 = p
+        .iter()
+        .zip(&w)
+        .map(|(x, w)| w * (x.d - fixed).powi(2))
+        .sum();
+    let c = sw - w.iter().map(|w| w * w).sum::<f64>() / sw;
+    let tau2 = ((q - (k as f64 - 1.0)) / c).max(0.0);
+    let wr: Vec<f64> = p.iter().map(|x| 1.0 / (x.se * x.se + tau2)).collect();
+    let swr: f64 = wr.iter().sum();
+    let mu = p.iter().zip(&wr).map(|(x, w)| w * x.d).sum::<f64>() / swr;
+    let hk = p
+        .iter()
+        .zip(&wr)
+        .map(|(x, w)| w * (x.d - mu).powi(2))
+        .sum::<f64>()
+        / (k as f64 - 1.0);
+    let se = (hk.max(1.0) / swr).sqrt();
+    let t = t_quantile(1.0 - miss / 2.0, k as f64 - 1.0);
+    Some((mu, mu - t * se, mu + t * se, tau2.sqrt()))
+}
+
+fn pct(x: f64) -> f64 {
+    (x.exp() - 1.0) * 100.0
+}
+
+/// The verdict of a tps interval (log scale) against ±threshold, as a point's is read.
+pub fn read(lo: f64, hi: f64, threshold_pct: f64) -> Verdict {
+    let (lo_m, hi_m) = margins(threshold_pct);
+    if hi < lo_m {
+        Verdict::Regressed
+    } else if lo > hi_m {
+        Verdict::Improved
+    } else if lo >= lo_m && hi <= hi_m {
+        Verdict::Unchanged
+    } else {
+        Verdict::direction(Metric::Tps, lo, hi).unwrap_or(Verdict::Inconclusive)
+    }
+}
+
+/// The pooled answers of a run: one per (series, workload) with points of at least two
+/// thread counts. `questions` holds each one's points.
+pub fn answers(
+    questions: &[(String, String, Vec<PointChange>)],
+    threshold_pct: f64,
+) -> Vec<Pooled> {
+    let asked = questions
+        .iter()
+        .filter(|(_, _, p)| p.len() >= 2)
+        .count()
+        .max(1);
+    let miss = ALPHA / asked as f64;
+    questions
+        .iter()
+        .filter_map(|(series, workload, points)| {
+            let (mu, lo, hi, tau) = pool(points, miss)?;
+            Some(Pooled {
+                series: series.clone(),
+                workload: workload.clone(),
+                verdict: read(lo, hi, threshold_pct),
+                delta_pct: pct(mu),
+                lo_pct: pct(lo),
+                hi_pct: pct(hi),
+                confidence: 1.0 - miss,
+                points: points.len(),
+                lower: points.iter().filter(|p| p.d < 0.0).count(),
+                higher: points.iter().filter(|p| p.d > 0.0).count(),
+                spread_pct: tau * 100.0,
+            })
+        })
+        .collect()
+}
+
+/// One sentence for a pooled answer: "m/slow is slower than m/default for oltp_read_only by
+/// 6.5 % [2.0, 10.8] (lower at 4 of 4 thread counts), its size against ±5 % undecided".
+pub fn sentence(p: &Pooled, baseline: &str, threshold_pct: f64) -> String {
+    let size = |a: f64, b: f64| {
+        let (a, b) = (a.abs(), b.abs());
+        format!(
+            "{:.1} % [{:.1}, {:.1}]",
+            (p.delta_pct).abs(),
+            a.min(b),
+            a.max(b)
+        )
+    };
+    let count = format!(
+        "lower at {} of {} thread counts, higher at {}",
+        p.lower, p.points, p.higher
+    );
+    let th = super::fmt_pct(threshold_pct);
+    match p.verdict {
+        Verdict::Regressed => format!(
+            "{} is slower than {baseline} for {} by {} ({count}): regressed, beyond −{th}",
+            p.series,
+            p.workload,
+            size(p.lo_pct, p.hi_pct)
+        ),
+        Verdict::Improved => format!(
+            "{} is faster than {baseline} for {} by {} ({count}): improved, beyond +{th}",
+            p.series,
+            p.workload,
+            size(p.lo_pct, p.hi_pct)
+        ),
+        Verdict::Slower => format!(
+            "{} is slower than {baseline} for {} by {} ({count}); whether by more than {th} is undecided",
+            p.series,
+            p.workload,
+            size(p.lo_pct, p.hi_pct)
+        ),
+        Verdict::Faster => format!(
+            "{} is faster than {baseline} for {} by {} ({count}); whether by more than {th} is undecided",
+            p.series,
+            p.workload,
+            size(p.lo_pct, p.hi_pct)
+        ),
+        Verdict::Unchanged => format!(
+            "{} is unchanged against {baseline} for {} within ±{th}: {:+.1} % [{:+.1}, {:+.1}] ({count})",
+            p.series, p.workload, p.delta_pct, p.lo_pct, p.hi_pct
+        ),
+        Verdict::Inconclusive => format!(
+            "{} against {baseline} for {}: undecided, {:+.1} % [{:+.1}, {:+.1}] ({count})",
+            p.series, p.workload, p.delta_pct, p.lo_pct, p.hi_pct
+        ),
+    }
+}
+
+#[cfg(test)]
+#[path = "pooled_tests.rs"]
+mod tests;
