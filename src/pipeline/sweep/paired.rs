@@ -44,9 +44,10 @@ an ANCOVA intercept) when the sides' shares balance. The t interval's standard e
 larger of Newey–West's and an AR(1) inflation's. The rounds at which a point may stop are fixed \
 before it starts (5, 10, 20, … and the last its budget allows); each metric's 2.5 % is spent \
 over the looks (by look k of K, (k/K)² of it) at levels computed for looks that share their \
-rounds (repeated confidence intervals), so a false regressed, improved or unchanged at any look \
-is at most 5 % per point. tps and p95 are judged; p99 is shown. regressed / improved: the \
-interval lies wholly beyond ±threshold; unchanged: wholly within it (p95 at twice the threshold).";
+rounds (repeated confidence intervals), so a false regressed, improved, unchanged, slower or \
+faster at any look is at most 5 % per point. tps and p95 are judged; p99 is shown. regressed / \
+improved: the interval lies wholly beyond ±threshold; unchanged: wholly within it (p95 at twice \
+the threshold); slower / faster: it excludes no change but not the threshold.";
 
 /// A 64-bit mix of the run id and the point, so the random orders are reproducible from the
 /// run directory alone.

@@ -247,13 +247,14 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
         t.interrupted,
     ) {
         let (what, regressed_points) = super::gate::paired(&dir.path, a.fail_on)?;
-        println!("\n--fail-on-regression: {what}");
+        println!("\n{}: {what}", gate_flag(a));
         regressed = regressed_points;
     } else if let (Some((th, against)), false) = (&a.fail_on_regression, t.interrupted) {
         match super::gate::judge(&spec, &dir, *th, against) {
             Ok(Some((what, cmp))) => {
                 let text = format!(
-                    "--fail-on-regression: compared {what}\n{}",
+                    "{}: compared {what}\n{}",
+                    gate_flag(a),
                     crate::pipeline::compare::text(&cmp)
                 );
                 print!("\n{text}");
@@ -286,6 +287,14 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
     } else {
         Exit::Ok
     })
+}
+
+/// The gate's flag as the user gave it, for its lines.
+fn gate_flag(a: &super::SweepArgs) -> &'static str {
+    match a.fail_on {
+        crate::pipeline::judge::verdict::FailOn::Regressed => "--fail-on-regression",
+        crate::pipeline::judge::verdict::FailOn::Slower => "--fail-on slower",
+    }
 }
 
 impl Tally {
