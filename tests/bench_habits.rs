@@ -303,12 +303,16 @@ fn masked(s: String) -> String {
 }
 
 /// An unknown `--db-driver` (`help` too): sysbench's header and FATAL lines on stdout,
-/// status 1, for `run` and `prepare` alike (#24: scripts diff `2>&1`).
+/// status 1, for `run`, `prepare`, `prewarm` and `cleanup` alike (#24, #34: scripts diff
+/// `2>&1`; cleanup names its own function).
 #[test]
 fn an_unknown_driver_says_what_sysbench_says() {
     for cmd in [
         "oltp_read_only --db-driver=pgsqlx run",
         "oltp_read_only --db-driver=help prepare",
+        "oltp_read_only --db-driver=nope cleanup",
+        "oltp_point_select --db-driver=nope cleanup",
+        "oltp_read_write --db-driver=nope prewarm",
     ] {
         let (ours, sb) = (bench(&words(cmd)), sysbench(&words(cmd)));
         assert_eq!(ours.status.code(), sb.status.code(), "{cmd}");

@@ -260,10 +260,13 @@ fn unknown_driver(positionals: &[String], raw: &options::RawOptions) -> Exit {
     out.push_str(&format!(
         "FATAL: invalid database driver name: '{driver}'\n"
     ));
-    if command == "run" {
-        out.push_str("FATAL: `thread_init' function failed: /usr/share/sysbench/oltp_common.lua:348: failed to initialize the DB driver\nFATAL: Thread initialization failed!\n");
-    } else {
-        out.push_str("FATAL: `sysbench.cmdline.call_command' function failed: /usr/share/sysbench/oltp_common.lua:82: failed to initialize the DB driver\n");
+    // Where oltp_common.lua fails to initialise the driver, by command, as sysbench 1.0.20
+    // names it.
+    match command {
+        "run" => out.push_str("FATAL: `thread_init' function failed: /usr/share/sysbench/oltp_common.lua:348: failed to initialize the DB driver\nFATAL: Thread initialization failed!\n"),
+        "cleanup" => out.push_str("FATAL: `cleanup' function failed: /usr/share/sysbench/oltp_common.lua:387: failed to initialize the DB driver\n"),
+        "prewarm" => out.push_str("FATAL: `sysbench.cmdline.call_command' function failed: /usr/share/sysbench/oltp_common.lua:97: failed to initialize the DB driver\n"),
+        _ => out.push_str("FATAL: `sysbench.cmdline.call_command' function failed: /usr/share/sysbench/oltp_common.lua:82: failed to initialize the DB driver\n"),
     }
     print!("{out}");
     Exit::Failed
