@@ -56,6 +56,13 @@ impl Intervals {
     }
 
     /// Closes the interval at `now`: rates over the actual elapsed time, as sysbench does.
+    /// Names the last line by the time it was due at, seconds after the measured start.
+    pub fn name_last(&mut self, t_s: f64) {
+        if let Some(s) = self.series.last_mut() {
+            s.t_s = t_s;
+        }
+    }
+
     pub fn report(
         &mut self,
         now: Instant,

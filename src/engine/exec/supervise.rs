@@ -112,8 +112,8 @@ impl<'a> Supervisor<'a> {
                     Some(r) => self.worker_left(r),
                 },
                 Some(h) = inbox.hists.recv() => self.iv.absorb(&h),
-                _ = ticker.tick(), if o.report_interval_s > 0 => {
-                    self.tick(&mut inbox.hists, observer).await;
+                due = ticker.tick(), if o.report_interval_s > 0 => {
+                    self.tick(due.into_std(), &mut inbox.hists, observer).await;
                 }
                 _ = checkpoint => {
                     self.checkpoint(&mut inbox.hists, observer).await;
@@ -153,6 +153,7 @@ impl<'a> Supervisor<'a> {
     /// A report interval: one line from this interval's handovers.
     async fn tick(
         &mut self,
+        due: Instant,
         hists: &mut mpsc::UnboundedReceiver<WorkerHist>,
         observer: &mut dyn Observer,
     ) {
@@ -171,6 +172,11 @@ impl<'a> Supervisor<'a> {
         let running = self.threads - self.finished;
         self.iv
             .report(now, &self.ctx.live, running as u32, self.ctx.pacer.as_ref());
+        // The line is named by the tick it was due at (a multiple of the interval from the
+        // start of the measured time), as sysbench's timer names it, however late a loaded
+        // machine let it run; its rates are over the real time since the last line.
+        self.iv
+            .name_last((due - self.ctx.measure_start).as_secs_f64());
         let (s, h) = self.iv.last();
         observer.interval_hist(s, h);
     }
@@ -258,6 +264,9 @@ impl<'a> Supervisor<'a> {
         {
             self.iv
                 .report(end, &ctx.live, threads as u32, ctx.pacer.as_ref());
+            if ends_on_tick {
+                self.iv.name_last(o.time_s as f64);
+            }
             let (s, h) = self.iv.last();
             observer.interval_hist(s, h);
         }

@@ -284,8 +284,10 @@ impl Watch<'_> {
                     let _ = h.add(&*x);
                     x.reset();
                 }
+                // Named by the tick it is due at, as sysbench's timer names it, however late
+                // a loaded machine lets this thread see it (the rates are over the real time).
                 on_interval(&Interval {
-                    at_s: now.duration_since(t0).as_secs_f64(),
+                    at_s: at.duration_since(t0).as_secs_f64(),
                     events: events - last_events,
                     secs: now.duration_since(last).as_secs_f64().max(1e-9),
                     hist: &h,
