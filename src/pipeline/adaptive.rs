@@ -126,6 +126,17 @@ impl AutoThreads {
             }
         }
         let stopped = stopped.unwrap_or_default();
+        // Never more thread counts than the doubling list the search replaces: the one that
+        // goes a doubling past the highest count it measured (1, 2, …, 256 for a search that
+        // doubled up to 128). Refinement spends only what that list would have cost more.
+        let highest = probes.iter().map(|p| p.threads).max().unwrap_or(self.from);
+        let list = AutoThreads {
+            to: self.to.min(highest.saturating_mul(2)),
+            ..self.clone()
+        }
+        .ladder(cap)
+        .len();
+        let spent = probes.len() >= list;
         // Refining: the best clean probe and its nearest measured neighbours.
         let clean: Vec<&Probe> = probes.iter().filter(|p| p.clean).collect();
         let Some(top) = clean.iter().max_by(|a, b| a.tps.total_cmp(&b.tps)) else {
@@ -167,6 +178,13 @@ impl AutoThreads {
             let step = ((0.382 * (z - a) as f64).round() as u32).max(1);
             let x = if a == b { b + step } else { b - step };
             if x > a && x < z && at(x).is_none() {
+                if spent {
+                    return Next::Done(format!(
+                        "{stopped}; peak at {b} threads after {} thread counts, as many as the doubling list to {} would take",
+                        probes.len(),
+                        self.to.min(highest.saturating_mul(2)).min(cap)
+                    ));
+                }
                 return Next::Probe(x);
             }
         }
@@ -312,11 +330,55 @@ mod tests {
             .threads;
         // Within the resolution (25 %) of the true peak.
         assert!((30..=50).contains(&best), "best {best}: {probes:?}");
-        // The 9 rungs 1..256 (the peak is flat: 64 is within 10 % of it), then 3 refinements.
-        assert!(probes.len() <= 12, "{} probes: {probes:?}", probes.len());
+        // Doubling to 256 (the peak is flat: 64 is within 10 % of it); refinement only as far
+        // as the list 1..512 would have cost: never more probes than the list.
+        assert!(probes.len() <= 10, "{} probes: {probes:?}", probes.len());
         assert!(why.contains("below its best for two doublings"), "{why}");
         // The ladder stopped well short of 1024.
         assert!(probes.iter().all(|p| p.threads <= 256), "{probes:?}");
+    }
+
+    /// A flat, noisy top (the 2-core machine under load): over many seeds and noise levels
+    /// the search never measures more thread counts than the doubling list a doubling past
+    /// its highest count (#34: it had measured 11 where 1..256 takes 9).
+    #[test]
+    fn a_noisy_flat_top_never_costs_more_than_the_list() {
+        let cfg = AutoThreads::default();
+        // Rises to 16, flat to within a few percent after.
+        let flat = |n: u32| 1000.0 * (n.min(16) as f64) / (1.0 + 0.002 * n as f64);
+        for noise in [0.05, 0.15, 0.30] {
+            for seed in 0..50u64 {
+                let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+                let mut probes: Vec<Probe> = Vec::new();
+                let why = loop {
+                    match cfg.next(1024, &probes) {
+                        Next::Probe(n) => {
+                            x ^= x << 13;
+                            x ^= x >> 7;
+                            x ^= x << 17;
+                            let u = (x >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+                            // A neighbour's burst now and then takes a third.
+                            let burst = if x % 5 == 0 { 0.67 } else { 1.0 };
+                            probes.push(Probe {
+                                threads: n,
+                                tps: flat(n) * (1.0 + noise * u) * burst,
+                                p99_ms: None,
+                                clean: true,
+                            });
+                        }
+                        Next::Done(why) => break why,
+                    }
+                };
+                let highest = probes.iter().map(|p| p.threads).max().unwrap();
+                let list = (highest.saturating_mul(2).min(1024) as f64).log2() as usize + 1;
+                assert!(
+                    probes.len() <= list,
+                    "noise {noise}, seed {seed}: {} probes, list to {} has {list}: {probes:?} ({why})",
+                    probes.len(),
+                    highest * 2
+                );
+            }
+        }
     }
 
     #[test]
