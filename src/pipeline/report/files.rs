@@ -78,6 +78,8 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
             ));
         }
         paired_cells(&mut m, &v);
+        // The winner table reads the cells' verdicts: the paired ones now.
+        m.winners = super::winners::table(&m.workloads, &m.series, v.threshold_pct);
         m.threshold_pct = v.threshold_pct;
         m.threshold = crate::pipeline::judge::verdict::fmt_threshold(v.threshold_pct);
         m.paired = Some(v);

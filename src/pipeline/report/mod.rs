@@ -7,6 +7,7 @@ pub mod filters;
 pub mod host;
 pub mod proxy;
 pub mod render;
+pub mod winners;
 
 pub use files::{model, write};
 
@@ -62,6 +63,8 @@ pub struct Cell {
     pub p95_hi_pct: Option<f64>,
     /// Why an undecided point is undecided ("noise unknown: 1 repeat …").
     pub verdict_note: String,
+    /// Repeats (or slices) measured while the host was starved (`PointRecord::starved`).
+    pub starved: usize,
     /// The repeats' tps, p95 and p99, as the verdicts and the chart's band read them.
     #[serde(skip)]
     pub sides: Sides,
@@ -87,6 +90,9 @@ pub struct Peak {
     pub client_bound: bool,
     pub server_us_per_query: Option<f64>,
     pub tps_delta_pct: Option<f64>,
+    /// "still rising at 16 threads: add 32, 64" when the best is the highest thread count
+    /// measured (no turn down, so no peak); empty otherwise.
+    pub rising: String,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -169,6 +175,11 @@ pub struct ReportModel {
     pub proxy_cost: Vec<proxy::ProxyCostRow>,
     /// What `--fail-on-regression` compared this run with, and its verdicts (gate.md).
     pub gate: Option<String>,
+    /// Three or more series: the fastest per workload and thread count (`winners`).
+    pub winners: Vec<winners::Winner>,
+    pub winners_method: &'static str,
+    /// "12 of 40 points ran on a starved host …", for the headline; empty when none did.
+    pub starved_share: String,
     /// The machine's own curve (host tests) beside the servers'.
     pub host: Option<host::HostSection>,
 }
@@ -311,6 +322,7 @@ fn cell(recs: &[&PointRecord], tps_samples: &HashMap<String, Vec<f64>>) -> Optio
         p95_lo_pct: None,
         p95_hi_pct: None,
         verdict_note: String::new(),
+        starved: ok.iter().filter(|r| r.starved().is_some()).count(),
         sides,
     })
 }
@@ -494,8 +506,31 @@ impl ReportModel {
             proxy_cost: Vec::new(),
             gate: None,
             host,
+            winners: Vec::new(),
+            winners_method: winners::METHOD,
+            starved_share: String::new(),
             series,
         }
+        .finish(records)
+    }
+
+    /// What is read off the finished tables: the winner table, the starved share.
+    fn finish(mut self, records: &[PointRecord]) -> ReportModel {
+        self.winners = winners::table(&self.workloads, &self.series, self.threshold_pct);
+        let ok = records
+            .iter()
+            .filter(|r| r.status == PointStatus::Ok)
+            .count();
+        let starved = records
+            .iter()
+            .filter(|r| r.status == PointStatus::Ok && r.starved().is_some())
+            .count();
+        if starved > 0 {
+            self.starved_share = format!(
+                "{starved} of {ok} measured points (or slices) ran on a starved host — other processes or the hypervisor took much of the CPU (see \"Starved points\"); cells marked ⚠ hold them, and their figures are less certain"
+            );
+        }
+        self
     }
 
     fn section(
@@ -551,6 +586,23 @@ impl ReportModel {
                     client_bound: c.client_bound,
                     server_us_per_query: c.server_us_per_query,
                     tps_delta_pct: None,
+                    rising: {
+                        let top = rows.iter().filter(|r| r.cells[i].is_some()).count();
+                        let highest = rows
+                            .iter()
+                            .filter(|r| r.cells[i].is_some())
+                            .map(|r| r.threads)
+                            .max();
+                        if top > 1 && highest == Some(t) {
+                            format!(
+                                "still rising at {t} threads: add {}, {}",
+                                t.saturating_mul(2),
+                                t.saturating_mul(4)
+                            )
+                        } else {
+                            String::new()
+                        }
+                    },
                 });
             }
         }

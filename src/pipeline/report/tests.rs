@@ -336,3 +336,60 @@ fn a_curve_up_to_the_largest_thread_count_a_file_can_name_renders() {
     let html = render::html(&m).unwrap();
     assert!(html.contains("4294967295"), "the point is in the report");
 }
+
+/// Three templates (#32): the winner table names the fastest per thread count with its
+/// margin over the runner-up; a margin between two candidates is judged, one over the
+/// baseline is the point's own verdict; a best at the highest thread count is "still rising",
+/// never a peak.
+#[test]
+fn three_series_get_a_winner_table_and_a_rising_curve_is_not_a_peak() {
+    let mut v = Vec::new();
+    for r in 1..=4 {
+        let j = r as f64 * 0.5;
+        for (config, t1, t8) in [
+            ("default", 100.0, 300.0),
+            ("a", 120.0, 290.0),
+            ("b", 101.0, 400.0),
+        ] {
+            v.push(rec("m", config, "oltp_read_write", 1, r, t1 + j, 10.0));
+            v.push(rec("m", config, "oltp_read_write", 8, r, t8 + j, 10.0));
+        }
+    }
+    let m = ReportModel::build(
+        "t",
+        "r",
+        "",
+        &v,
+        Some("m/default"),
+        &Default::default(),
+        &Default::default(),
+    );
+    let w = &m.winners;
+    assert_eq!(w.len(), 2, "{w:?}");
+    // 1 thread: a beats b (a candidate) by about 19 %, judged between the two.
+    assert_eq!(
+        (w[0].threads, w[0].best.as_str(), w[0].runner_up.as_str()),
+        (1, "m/a", "m/b")
+    );
+    assert!((w[0].margin_pct - 18.8).abs() < 0.5, "{:?}", w[0]);
+    assert_eq!(w[0].margin, "improved");
+    assert_eq!(w[0].baseline_verdict, "improved");
+    // 8 threads: b beats the baseline, whose own verdict is the margin.
+    assert_eq!(
+        (w[1].best.as_str(), w[1].runner_up.as_str()),
+        ("m/b", "m/default")
+    );
+    let b8 = m.workloads[0].rows[1].cells[2].as_ref().unwrap();
+    assert_eq!(w[1].margin, b8.tps_verdict);
+    assert_eq!(
+        (w[1].margin_lo_pct, w[1].margin_hi_pct),
+        (b8.tps_lo_pct, b8.tps_hi_pct)
+    );
+    // Every series is best at its highest thread count: still rising, say what to add.
+    for p in &m.workloads[0].peaks {
+        assert_eq!(p.rising, "still rising at 8 threads: add 16, 32", "{p:?}");
+    }
+    let md = crate::pipeline::report::render::markdown(&m).unwrap();
+    assert!(md.contains("## Which is fastest"), "{md}");
+    assert!(md.contains("| oltp_read_write | 1 | **m/a** |"), "{md}");
+}

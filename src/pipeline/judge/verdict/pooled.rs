@@ -135,7 +135,7 @@ pub fn answers(
 }
 
 /// One sentence for a pooled answer: "m/slow is slower than m/default for oltp_read_only by
-/// 6.5 % [2.0, 10.8] (lower at 4 of 4 thread counts), its size against ±5 % undecided".
+/// 6.5 % [2.0, 10.8] (lower at 4 of 4 thread counts); whether by more than 5 % is undecided".
 pub fn sentence(p: &Pooled, baseline: &str, threshold_pct: f64) -> String {
     let size = |a: f64, b: f64| {
         let (a, b) = (a.abs(), b.abs());
@@ -146,10 +146,18 @@ pub fn sentence(p: &Pooled, baseline: &str, threshold_pct: f64) -> String {
             a.max(b)
         )
     };
-    let count = format!(
-        "lower at {} of {} thread counts, higher at {}",
-        p.lower, p.points, p.higher
-    );
+    let count = match p.verdict {
+        Verdict::Regressed | Verdict::Slower => {
+            format!("lower at {} of {} thread counts", p.lower, p.points)
+        }
+        Verdict::Improved | Verdict::Faster => {
+            format!("higher at {} of {} thread counts", p.higher, p.points)
+        }
+        _ => format!(
+            "lower at {}, higher at {} of {} thread counts",
+            p.lower, p.higher, p.points
+        ),
+    };
     let th = super::fmt_pct(threshold_pct);
     match p.verdict {
         Verdict::Regressed => format!(

@@ -1,0 +1,126 @@
+//! Which series is fastest where: for a sweep of three or more series, per workload and
+//! thread count, the best series by throughput, its margin over the runner-up (judged, the
+//! same method as every other verdict) and its change against the baseline (the point's own
+//! verdict, read from its cell).
+
+use super::{Cell, WorkloadSection};
+use crate::pipeline::judge::verdict::{self, Method, Sides};
+
+/// One row of the winner table.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Winner {
+    pub workload: String,
+    pub threads: u32,
+    pub best: String,
+    pub tps: f64,
+    pub runner_up: String,
+    /// best / runner-up − 1, percent, its interval and what the judgement says of it.
+    pub margin_pct: f64,
+    pub margin_lo_pct: Option<f64>,
+    pub margin_hi_pct: Option<f64>,
+    pub margin: &'static str,
+    /// The best against the baseline (its cell's change and verdict); None when the best is
+    /// the baseline.
+    pub vs_baseline_pct: Option<f64>,
+    pub baseline_verdict: &'static str,
+}
+
+/// How the margin is judged, stated under the table.
+pub const METHOD: &str = "The best series per row by the geometric mean of its tps. Its margin \
+over the runner-up: where either is the baseline, the point's own verdict and interval (the \
+paired one in a paired run); between two candidates, judged as any change is (Welch interval \
+over the two series' repeats or slices, Benjamini–Hochberg over the table's such rows). faster \
+/ improved: the best is ahead; unchanged: a tie within ±threshold; inconclusive: the order is \
+not established.";
+
+/// The table, for three series or more (with two, the headline says it all).
+pub fn table(sections: &[WorkloadSection], series: &[String], threshold_pct: f64) -> Vec<Winner> {
+    if series.len() < 3 {
+        return Vec::new();
+    }
+    // Each row, the two sides, and the margin when the point's own verdict gives it (the
+    // runner-up or the best is the baseline).
+    type Own = Option<(&'static str, Option<f64>, Option<f64>)>;
+    let mut rows: Vec<(Winner, &Sides, &Sides, Own)> = Vec::new();
+    for sec in sections {
+        for row in &sec.rows {
+            let mut ranked: Vec<(usize, &Cell)> = row
+                .cells
+                .iter()
+                .enumerate()
+                .filter_map(|(i, c)| c.as_ref().map(|c| (i, c)))
+                .collect();
+            ranked.sort_by(|a, b| b.1.tps.total_cmp(&a.1.tps));
+            let [(bi, best), (ri, runner), ..] = ranked[..] else {
+                continue;
+            };
+            let own: Own = if ri == 0 {
+                Some((best.tps_verdict, best.tps_lo_pct, best.tps_hi_pct))
+            } else if bi == 0 {
+                Some((
+                    mirrored(runner.tps_verdict),
+                    inverse(runner.tps_hi_pct),
+                    inverse(runner.tps_lo_pct),
+                ))
+            } else {
+                None
+            };
+            rows.push((
+                Winner {
+                    workload: sec.workload.clone(),
+                    threads: row.threads,
+                    best: series[bi].clone(),
+                    tps: best.tps,
+                    runner_up: series[ri].clone(),
+                    margin_pct: (best.tps / runner.tps - 1.0) * 100.0,
+                    margin_lo_pct: None,
+                    margin_hi_pct: None,
+                    margin: "",
+                    vs_baseline_pct: (bi != 0).then_some(best.tps_delta_pct).flatten(),
+                    baseline_verdict: if bi == 0 { "" } else { best.verdict },
+                },
+                &runner.sides,
+                &best.sides,
+                own,
+            ));
+        }
+    }
+    // A margin over the baseline is the point's own verdict (read, never judged again); only
+    // two candidates are judged here, all of the table's such pairs as one family.
+    let fresh: Vec<usize> = (0..rows.len()).filter(|&k| rows[k].3.is_none()).collect();
+    let pairs: Vec<(&Sides, &Sides)> = fresh.iter().map(|&k| (rows[k].1, rows[k].2)).collect();
+    let judged = verdict::judge_points(&pairs, &Method::new(threshold_pct));
+    for (k, j) in fresh.iter().zip(judged) {
+        let tps = &j.metrics[0];
+        let w = &mut rows[*k].0;
+        w.margin = tps.verdict.as_str();
+        (w.margin_lo_pct, w.margin_hi_pct) = (tps.lo_pct, tps.hi_pct);
+    }
+    rows.into_iter()
+        .map(|(mut w, _, _, own)| {
+            if let Some((v, lo, hi)) = own {
+                w.margin = v;
+                (w.margin_lo_pct, w.margin_hi_pct) = (lo, hi);
+            }
+            w
+        })
+        .collect()
+}
+
+/// The other side's view of a verdict: the baseline against a candidate that regressed
+/// against it has improved on it, and so on.
+fn mirrored(v: &str) -> &'static str {
+    match v {
+        "regressed" => "improved",
+        "improved" => "regressed",
+        "slower" => "faster",
+        "faster" => "slower",
+        "unchanged" => "unchanged",
+        _ => "inconclusive",
+    }
+}
+
+/// A change's interval seen from the other side: 1 / (1 + x) − 1, bounds swapped.
+fn inverse(x: Option<f64>) -> Option<f64> {
+    x.map(|p| (1.0 / (1.0 + p / 100.0) - 1.0) * 100.0)
+}
