@@ -193,3 +193,102 @@ fn a_paired_sweep_opens_with_one_answer_and_shows_one_verdict_per_point() {
         assert_eq!(words, vec![verdict], "t{threads}: {row}");
     }
 }
+
+/// The nightly with a pinned control as the README's cron line runs it (#32): each night the
+/// candidate and the control are measured in the same rounds on a noisy, bursty machine;
+/// `--fail-on-regression` follows the candidate's ratio to the control from night to night.
+/// The first night has nothing to compare with, the second (the same server) passes, the
+/// third (the candidate a quarter as fast, as innodb_flush_log_at_trx_commit 2 → 1 made it
+/// for read_write on this machine) exits 3 with the pooled answer first; every night leaves
+/// a summary.txt that says what the gate said.
+#[test]
+fn a_nightly_with_a_control_judges_the_ratio_night_over_night() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = |lambda: u32| {
+        format!("name = \"nightly\"\ncontrol = \"control/default\"\n[run]\nworkloads = [\"oltp_read_write\"]\nthreads = [1, 4, 16]\ndesign = \"paired\"\nslice = \"2s\"\nbudget = \"10m\"\n[[targets]]\nname = \"control\"\nsynthetic = {{ seed = 11, noise = 0.05, burst = 0.2, drift = 0.05, vary_by_run = true }}\n[[targets]]\nname = \"candidate\"\nsynthetic = {{ seed = 11, noise = 0.05, burst = 0.2, drift = 0.05, vary_by_run = true, lambda = {lambda} }}\n")
+    };
+    let f = write(dir.path(), "nightly", &sweep(400));
+    let summary = || {
+        let run = std::fs::canonicalize(dir.path().join("results/nightly/latest")).unwrap();
+        std::fs::read_to_string(run.join("summary.txt")).unwrap()
+    };
+    let first = run(dir.path(), &f, &[]);
+    let t = text(&first);
+    assert_eq!(first.status.code(), Some(0), "{t}");
+    assert!(
+        t.contains("the first finished run of 'nightly' paired with its control: nothing to compare with yet"),
+        "{t}"
+    );
+    assert!(
+        summary().contains("nothing to compare with yet"),
+        "{}",
+        summary()
+    );
+
+    let second = run(dir.path(), &f, &[]);
+    let t = text(&second);
+    assert_eq!(second.status.code(), Some(0), "{t}");
+    assert!(
+        t.contains("each series' ratio to the control control/default in this run against the previous finished run"),
+        "{t}"
+    );
+    assert!(!t.contains("REGRESSED"), "{t}");
+    assert_eq!(
+        t.matches("candidate/default/oltp_read_write/t").count(),
+        3,
+        "{t}"
+    );
+
+    std::fs::write(&f, sweep(100)).unwrap();
+    let third = run(dir.path(), &f, &[]);
+    let t = text(&third);
+    assert_eq!(third.status.code(), Some(3), "{t}");
+    assert!(
+        t.contains("REGRESSED: candidate/default is slower than itself in the earlier run(s), relative to the control, for oltp_read_write by 7"),
+        "{t}"
+    );
+    let s = summary();
+    assert!(s.starts_with("sweep 'nightly': "), "{s}");
+    assert!(s.contains("REGRESSED: candidate/default is slower"), "{s}");
+    let run_dir = std::fs::canonicalize(dir.path().join("results/nightly/latest")).unwrap();
+    let gate: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("gate.json")).unwrap()).unwrap();
+    assert_eq!(
+        gate["control"]["pooled"][0]["verdict"], "regressed",
+        "{gate}"
+    );
+    let md = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
+    assert!(
+        md.contains("REGRESSED: candidate/default is slower"),
+        "{md}"
+    );
+}
+
+/// A control needs the paired design, and a sweep names a control or a baseline, not both.
+#[test]
+fn a_control_without_pairing_is_refused_with_the_remedy() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = "name = \"c\"\ncontrol = \"a/default\"\n[run]\nworkloads = [\"oltp_read_only\"]\nthreads = [1]\ndesign = \"sequential\"\n[[targets]]\nname = \"a\"\nsynthetic = { seed = 1 }\n[[targets]]\nname = \"b\"\nsynthetic = { seed = 1 }\n";
+    let f = write(dir.path(), "c", body);
+    let out = run(dir.path(), &f, &[]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{t}");
+    assert!(
+        t.contains("c.toml:2:") && t.contains("set design = \"paired\""),
+        "{t}"
+    );
+    let f = write(
+        dir.path(),
+        "c",
+        &body
+            .replace(
+                "control = \"a/default\"\n",
+                "control = \"a/default\"\nbaseline = \"b/default\"\n",
+            )
+            .replace("sequential", "paired"),
+    );
+    let out = run(dir.path(), &f, &[]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{t}");
+    assert!(t.contains("control and baseline both given"), "{t}");
+}

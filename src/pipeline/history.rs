@@ -92,6 +92,27 @@ fn control_ratios(v: &crate::pipeline::judge::verdicts_file::Verdicts) -> Vec<(K
     out
 }
 
+/// The newest night's tps ratio to the control at `key` judged against the earlier nights'
+/// paired intervals, for a ratio with too few earlier nights for a prediction interval.
+fn early_ratio(o: &crate::pipeline::judge::control::Outcome, key: &Key) -> Option<Newest> {
+    use crate::pipeline::judge::verdict::Verdict;
+    if key.metric != "tps/control" {
+        return None;
+    }
+    let c = o.points.iter().find(|p| {
+        key.series == format!("{} ÷ {}", p.series, o.control)
+            && p.workload == key.workload
+            && p.threads == key.threads
+    })?;
+    Some(Newest {
+        change_pct: c.delta_pct,
+        lo_pct: c.lo_pct,
+        hi_pct: c.hi_pct,
+        worse: c.verdict == Verdict::Regressed,
+        better: c.verdict == Verdict::Improved,
+    })
+}
+
 /// The date of a run directory named yyyymmddTHHMMSSZ, as "2026-11-30 02:00".
 fn date_of(id: &str) -> String {
     chrono::NaiveDateTime::parse_from_str(id.get(..16).unwrap_or(id), "%Y%m%dT%H%M%SZ")
@@ -124,12 +145,15 @@ pub fn history(
     // An unreadable earlier run is left out with a warning (one bad night must not block
     // every later history); the newest must be readable, it is what is judged.
     let mut skipped: Vec<String> = Vec::new();
+    // Each run's paired verdicts (None: not paired, or left out), in the order of `dirs`.
+    let mut paired = Vec::new();
     for (i, d) in dirs.iter().enumerate() {
         let mut groups: BTreeMap<Key, Vec<f64>> = BTreeMap::new();
         let points = match load_curve_points(d) {
             Ok(p) => p,
             Err(e) if i + 1 < dirs.len() => {
                 skipped.push(format!("warning: run {} left out: {e:#}\n", ids[i]));
+                paired.push(None);
                 continue;
             }
             Err(e) => bail!("the newest run {} cannot be read: {e:#}", d.display()),
@@ -154,12 +178,26 @@ pub fn history(
         }
         // A paired run measured each series against its baseline (a control) in the same
         // rounds: that ratio is a series of its own, which a slower host does not move.
-        if let Some(v) = crate::pipeline::judge::verdicts_file::load(d)? {
-            for (k, ratio) in control_ratios(&v) {
+        let v = crate::pipeline::judge::verdicts_file::load(d)?;
+        if let Some(v) = &v {
+            for (k, ratio) in control_ratios(v) {
                 per_run.entry(k).or_insert_with(|| vec![None; dirs.len()])[i] = Some(ratio);
             }
         }
+        paired.push(v);
     }
+    // Before a ratio has MIN_HISTORY earlier nights, the newest is judged against the earlier
+    // nights' own paired intervals, as the nightly's gate judges it (judge::control).
+    let early = paired.last().cloned().flatten().and_then(|now| {
+        let before: Vec<_> = paired[..paired.len() - 1]
+            .iter()
+            .flatten()
+            .cloned()
+            .collect();
+        let from = before.len().saturating_sub(changepoint::MIN_HISTORY);
+        (!before.is_empty())
+            .then(|| crate::pipeline::judge::control::judge(&before[from..], &now, threshold_pct))
+    });
     let trends: Vec<Trend> = per_run
         .into_iter()
         .map(|(key, values)| Trend { key, values })
@@ -246,6 +284,7 @@ pub fn history(
                 better: out && beyond && ((d > 0.0) == higher_better),
             }
         });
+        let verdict = verdict.or_else(|| early_ratio(early.as_ref()?, &t.key));
         let (delta, interval, word) = match &verdict {
             None => (
                 String::new(),
@@ -314,6 +353,13 @@ pub fn history(
         (1.0 - level) * 100.0,
         ALPHA * 100.0
     ));
+    if early.is_some() && trends.iter().any(|t| t.key.metric == "tps/control") {
+        s.push_str(&format!(
+            "a tps/control ratio with fewer than {} earlier runs is judged against the earlier runs' own paired intervals, as the nightly's gate judges it ({})\n",
+            changepoint::MIN_HISTORY,
+            "docs/statistics.md, \"A nightly with a control\""
+        ));
+    }
     if !host_worse.is_empty() {
         s.push_str(&format!(
             "warning: the host's own tests are worse in the newest run ({}): the machine itself is slower, so the servers' figures may have moved with it; host series are not counted as worse above\n",
@@ -429,250 +475,5 @@ fn threshold_of(metric: &str, threshold_pct: f64) -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A run directory whose points have these tps (three repeats each, ±1 %).
-    fn write_run(root: &Path, id: &str, tps1: f64, tps8: f64) {
-        let dir = root.join(id);
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut w = csv::Writer::from_path(dir.join("points.csv")).unwrap();
-        for (threads, tps) in [(1u32, tps1), (8, tps8)] {
-            for (repeat, k) in [(1u32, 1.0), (2, 1.01), (3, 0.99)] {
-                w.serialize(PointRecord {
-                    point_id: format!("local/default/oltp_point_select/t{threads}/r{repeat}"),
-                    target: "local".into(),
-                    config: "default".into(),
-                    workload: "oltp_point_select".into(),
-                    threads,
-                    repeat,
-                    status: PointStatus::Ok,
-                    tps: tps * k,
-                    lat_p95_ms: 1.0,
-                    ..PointRecord::default()
-                })
-                .unwrap();
-            }
-        }
-        w.flush().unwrap();
-    }
-
-    /// A run of `write_run`'s points plus the host's cpu test at one thread.
-    fn write_run_with_host(root: &Path, id: &str, tps: f64, host_eps: f64) {
-        write_run(root, id, tps, tps * 5.0);
-        let path = root.join(id).join("points.csv");
-        let mut points: Vec<PointRecord> = csv::Reader::from_path(&path)
-            .unwrap()
-            .deserialize()
-            .map(Result::unwrap)
-            .collect();
-        for (repeat, k) in [(1u32, 1.0), (2, 1.01), (3, 0.99)] {
-            points.push(PointRecord {
-                point_id: format!("host/-/cpu/t1/r{repeat}"),
-                target: "host".into(),
-                config: "-".into(),
-                workload: "cpu".into(),
-                threads: 1,
-                repeat,
-                status: PointStatus::Ok,
-                tps: host_eps * k,
-                lat_p95_ms: 1.0,
-                ..PointRecord::default()
-            });
-        }
-        let mut w = csv::Writer::from_path(&path).unwrap();
-        for p in points {
-            w.serialize(p).unwrap();
-        }
-        w.flush().unwrap();
-    }
-
-    #[test]
-    fn a_slower_host_is_said_and_not_counted_as_a_worse_server() {
-        let d = tempfile::tempdir().unwrap();
-        let wobble = [1.0, 1.01, 0.99, 1.005, 0.995, 1.0, 1.01, 0.99];
-        for (i, w) in wobble.iter().enumerate() {
-            write_run_with_host(
-                d.path(),
-                &format!("202611{:02}T020000Z", i + 1),
-                1000.0 * w,
-                8000.0 * w,
-            );
-        }
-        write_run_with_host(d.path(), "20261109T020000Z", 1000.0, 5000.0);
-        let o = history(d.path(), 10.0, None).unwrap();
-        assert!(!o.newest_regressed, "{}", o.text);
-        let line = o
-            .text
-            .lines()
-            .find(|l| l.starts_with("host/-/cpu/t1 tps"))
-            .unwrap();
-        assert!(
-            line.ends_with("worse: the machine (not counted)"),
-            "{}",
-            o.text
-        );
-        assert!(o.text.contains("worse at 0 of"), "{}", o.text);
-        assert!(
-            o.text.contains(
-                "warning: the host's own tests are worse in the newest run (host/-/cpu/t1 tps)"
-            ),
-            "{}",
-            o.text
-        );
-    }
-
-    #[test]
-    fn a_slower_newest_run_at_one_thread_count_fires() {
-        let d = tempfile::tempdir().unwrap();
-        // Eight steady nights (±1 %), then 22 % slower at 1 thread only; 8 threads steady.
-        let wobble = [1.0, 1.01, 0.99, 1.005, 0.995, 1.0, 1.01, 0.99];
-        for (i, w) in wobble.iter().enumerate() {
-            write_run(
-                d.path(),
-                &format!("202611{:02}T020000Z", i + 1),
-                1000.0 * w,
-                5000.0 * w,
-            );
-        }
-        let o = history(d.path(), 10.0, None).unwrap();
-        assert!(!o.newest_regressed, "{}", o.text);
-        write_run(d.path(), "20261109T020000Z", 780.0, 5000.0);
-        let page = d.path().join("h.html");
-        let o = history(d.path(), 10.0, Some(&page)).unwrap();
-        assert!(o.newest_regressed, "{}", o.text);
-        let line = |p: &str| {
-            o.text
-                .lines()
-                .find(|l| l.starts_with(p))
-                .unwrap()
-                .to_string()
-        };
-        assert!(
-            line("local/default/oltp_point_select/t1 tps").ends_with("WORSE"),
-            "{}",
-            o.text
-        );
-        assert!(
-            line("local/default/oltp_point_select/t8 tps").ends_with("steady"),
-            "{}",
-            o.text
-        );
-        assert!(o.text.contains("worse at 1 of 4 series"), "{}", o.text);
-        let html = std::fs::read_to_string(page).unwrap();
-        let chart = html.split("<pre>").next().unwrap();
-        assert!(
-            chart.contains("<svg") && chart.contains("11-0"),
-            "dates on the axis"
-        );
-    }
-
-    #[test]
-    fn a_step_in_the_middle_is_a_shift_and_the_newest_is_judged_after_it() {
-        let d = tempfile::tempdir().unwrap();
-        for i in 0..16 {
-            let level = if i < 8 { 1000.0 } else { 800.0 };
-            let w = [1.0, 1.01, 0.99, 1.005][i % 4];
-            write_run(
-                d.path(),
-                &format!("202611{:02}T020000Z", i + 1),
-                level * w,
-                5000.0 * w,
-            );
-        }
-        let o = history(d.path(), 10.0, None).unwrap();
-        assert!(
-            o.text.contains("t1 tps: from run 20261109T020000Z"),
-            "{}",
-            o.text
-        );
-        // The newest run is in line with the runs since the shift: nothing fires.
-        assert!(!o.newest_regressed, "{}", o.text);
-    }
-
-    /// A paired night: verdicts.json with the candidate's ratio to the control at 4 threads.
-    fn write_paired(root: &Path, id: &str, ratio: f64) {
-        write_run(root, id, 1000.0, 5000.0);
-        let v = serde_json::json!({
-            "design": "paired", "method": "", "baseline": "local/control",
-            "threshold_pct": 5.0, "alpha": 0.05, "slice_s": 2, "budget_s": null,
-            "points": [{
-                "workload": "oltp_point_select", "threads": 4, "rounds": 10, "looks": [10],
-                "stopped": "rounds", "seconds": 40.0, "orders": [],
-                "comparisons": [{
-                    "series": "local/candidate", "verdict": "unchanged", "budget_needed_s": null,
-                    "metrics": [
-                        {"metric": "tps", "verdict": "unchanged", "judged": true, "rounds": 10,
-                         "delta_pct": (ratio - 1.0) * 100.0, "note": ""},
-                        {"metric": "p95", "verdict": "unchanged", "judged": true, "rounds": 10,
-                         "delta_pct": (1.0 / ratio - 1.0) * 100.0, "note": ""}
-                    ]
-                }]
-            }]
-        });
-        std::fs::write(root.join(id).join("verdicts.json"), v.to_string()).unwrap();
-    }
-
-    #[test]
-    fn a_paired_nightly_follows_the_candidates_ratio_to_its_control() {
-        let d = tempfile::tempdir().unwrap();
-        let wobble = [1.0, 1.01, 0.99, 1.005, 0.995, 1.0, 1.01, 0.99];
-        for (i, w) in wobble.iter().enumerate() {
-            write_paired(d.path(), &format!("202611{:02}T020000Z", i + 1), 0.95 * w);
-        }
-        let o = history(d.path(), 10.0, None).unwrap();
-        assert!(!o.newest_regressed, "{}", o.text);
-        let name = "local/candidate ÷ local/control/oltp_point_select/t4 tps/control";
-        assert!(o.text.contains(name), "{}", o.text);
-        // The candidate falls 20 % behind its control on the newest night: that fires, while
-        // the raw figures of the night are as before.
-        write_paired(d.path(), "20261109T020000Z", 0.95 * 0.8);
-        let o = history(d.path(), 10.0, None).unwrap();
-        assert!(o.newest_regressed, "{}", o.text);
-        let line = o.text.lines().find(|l| l.starts_with(name)).unwrap();
-        assert!(line.ends_with("WORSE"), "{}", o.text);
-        let p95 = "local/candidate ÷ local/control/oltp_point_select/t4 p95/control";
-        let line = o.text.lines().find(|l| l.starts_with(p95)).unwrap();
-        assert!(line.ends_with("WORSE"), "{}", o.text);
-    }
-
-    #[test]
-    fn a_bad_earlier_run_is_left_out_and_an_empty_newest_run_is_an_error() {
-        let d = tempfile::tempdir().unwrap();
-        for i in 1..=5 {
-            write_run(d.path(), &format!("202611{i:02}T020000Z"), 1000.0, 5000.0);
-        }
-        std::fs::write(d.path().join("20261103T020000Z/points.csv"), "garbage\n").unwrap();
-        let o = history(d.path(), 10.0, None).unwrap();
-        assert!(
-            o.text
-                .starts_with("warning: run 20261103T020000Z left out: "),
-            "{}",
-            o.text
-        );
-        assert!(!o.newest_regressed);
-        // The newest run cut inside its header: an error, not "worse at 0 of 1 series".
-        std::fs::write(
-            d.path().join("20261105T020000Z/points.csv"),
-            "run_id,point_",
-        )
-        .unwrap();
-        let e = history(d.path(), 10.0, None)
-            .err()
-            .expect("refused")
-            .to_string();
-        assert!(e.contains("the newest run"), "{e}");
-        // A newest run whose points all failed has nothing to judge.
-        write_run(d.path(), "20261106T020000Z", 1000.0, 5000.0);
-        let p = d.path().join("20261106T020000Z/points.csv");
-        let text = std::fs::read_to_string(&p)
-            .unwrap()
-            .replace(",ok,", ",failed,");
-        std::fs::write(&p, text).unwrap();
-        let e = history(d.path(), 10.0, None)
-            .err()
-            .expect("refused")
-            .to_string();
-        assert!(e.contains("has no ok point"), "{e}");
-    }
-}
+#[path = "history_tests.rs"]
+mod tests;

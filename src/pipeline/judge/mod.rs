@@ -1,7 +1,9 @@
 //! Judgement, pure where it can be: `verdict` (every regressed / improved / unchanged /
 //! inconclusive answer, paired or not, and the change points of a history), `scaling` (each
-//! series' Universal Scalability Law model) and `verdicts_file` (a paired run's verdicts.json).
+//! series' Universal Scalability Law model), `verdicts_file` (a paired run's verdicts.json) and
+//! `control` (a series' ratio to a pinned control, run over run).
 
+pub mod control;
 pub mod scaling;
 pub mod verdict;
 pub mod verdicts_file;

@@ -73,10 +73,22 @@ pub struct Verdicts {
     pub pooled: Vec<Pooled>,
 }
 
-/// Each (candidate, workload) question of `points` with its points' tps changes: a point's
-/// standard error as it kept it, or (an older file) from its interval, confidence and rounds.
-fn questions(points: &[Cell]) -> Vec<(String, String, Vec<PointChange>)> {
-    let mut by: std::collections::BTreeMap<(String, String), Vec<PointChange>> = Default::default();
+/// One point's tps change of one candidate: the log ratio to the baseline, its standard error
+/// and the rounds it rests on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointRatio {
+    pub series: String,
+    pub workload: String,
+    pub threads: u32,
+    pub d: f64,
+    pub se: f64,
+    pub rounds: u32,
+}
+
+/// Every judged tps change of `points`: a point's standard error as it kept it, or (an older
+/// file) from its interval, confidence and rounds.
+pub fn point_ratios(points: &[Cell]) -> Vec<PointRatio> {
+    let mut out = Vec::new();
     for c in points {
         for k in &c.comparisons {
             let Some(j) = k.metrics.iter().find(|j| j.metric == Metric::Tps) else {
@@ -88,23 +100,39 @@ fn questions(points: &[Cell]) -> Vec<(String, String, Vec<PointChange>)> {
                 continue;
             };
             let ln = |p: f64| (1.0 + p / 100.0).ln();
-            let se = j.se_log.or_else(|| {
+            let se = j.se_log.unwrap_or_else(|| {
                 let t = crate::pipeline::judge::verdict::t_quantile(
                     1.0 - (1.0 - conf) / 2.0,
                     (j.rounds as f64 - 1.0).max(1.0),
                 );
-                Some((ln(hi) - ln(lo)) / (2.0 * t))
+                (ln(hi) - ln(lo)) / (2.0 * t)
             });
-            if let Some(se) = se.filter(|s| s.is_finite() && *s > 0.0) {
-                by.entry((k.series.clone(), c.workload.clone()))
-                    .or_default()
-                    .push(PointChange {
-                        threads: c.threads,
-                        d: ln(d),
-                        se,
-                    });
+            if se.is_finite() && se > 0.0 && ln(d).is_finite() {
+                out.push(PointRatio {
+                    series: k.series.clone(),
+                    workload: c.workload.clone(),
+                    threads: c.threads,
+                    d: ln(d),
+                    se,
+                    rounds: j.rounds,
+                });
             }
         }
+    }
+    out
+}
+
+/// Each (candidate, workload) question of `points` with its points' tps changes.
+fn questions(points: &[Cell]) -> Vec<(String, String, Vec<PointChange>)> {
+    let mut by: std::collections::BTreeMap<(String, String), Vec<PointChange>> = Default::default();
+    for p in point_ratios(points) {
+        by.entry((p.series, p.workload))
+            .or_default()
+            .push(PointChange {
+                threads: p.threads,
+                d: p.d,
+                se: p.se,
+            });
     }
     by.into_iter().map(|((s, w), p)| (s, w, p)).collect()
 }

@@ -115,6 +115,9 @@ pub struct VarDiff {
     pub name: String,
     /// One value per series, in series order.
     pub values: Vec<String>,
+    /// What it says about performance: the table leads with what moves it and folds away
+    /// what always differs.
+    pub weight: crate::pipeline::results::servers::Weight,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -143,6 +146,10 @@ pub struct ReportModel {
     pub versions: Vec<String>,
     pub workloads: Vec<WorkloadSection>,
     pub var_diffs: Vec<VarDiff>,
+    /// How many of `var_diffs` always differ between versions (folded away in the report).
+    pub var_always: usize,
+    /// What confounds the comparison (a changed default character set), said in the headline.
+    pub confounders: Vec<String>,
     pub problems: Vec<Problem>,
     /// Points measured while other processes took much of the host's CPU or the hypervisor
     /// stole it (`PointRecord::starved`), with why; shown, never left out of a verdict.
@@ -385,13 +392,27 @@ impl ReportModel {
             })
             .collect();
         let mut var_diffs = Vec::new();
+        let mut confounders = Vec::new();
         if series.len() > 1 && series.iter().all(|s| variables.contains_key(s)) {
+            use crate::pipeline::results::servers;
             let sides: Vec<&crate::pipeline::results::Variables> =
                 series.iter().map(|s| &variables[s]).collect();
-            for (name, values) in crate::pipeline::results::variable_diffs(&sides) {
-                var_diffs.push(VarDiff { name, values });
+            let diffs = crate::pipeline::results::variable_diffs(&sides);
+            confounders.extend(servers::charset_confounder(&diffs, &series));
+            for (name, values) in diffs {
+                let weight = servers::weight(&name, &values);
+                var_diffs.push(VarDiff {
+                    name,
+                    values,
+                    weight,
+                });
             }
+            var_diffs.sort_by(|a, b| (a.weight, &a.name).cmp(&(b.weight, &b.name)));
         }
+        let var_always = var_diffs
+            .iter()
+            .filter(|d| d.weight == crate::pipeline::results::servers::Weight::AlwaysDiffers)
+            .count();
         let warnings = var_diffs
             .iter()
             .filter(|d| crate::pipeline::preflight::NEED_BINLOG.contains(&d.name.as_str()))
@@ -476,6 +497,8 @@ impl ReportModel {
             versions,
             workloads: sections,
             var_diffs,
+            var_always,
+            confounders,
             errors_by_code: by_code
                 .into_iter()
                 .map(|(code, points)| ErrorCount { code, points })

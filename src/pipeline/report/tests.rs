@@ -393,3 +393,77 @@ fn three_series_get_a_winner_table_and_a_rising_curve_is_not_a_peak() {
     assert!(md.contains("## Which is fastest"), "{md}");
     assert!(md.contains("| oltp_read_write | 1 | **m/a** |"), "{md}");
 }
+
+/// The variables diff of an upgrade (#32): what moves performance first, what always differs
+/// between versions folded away with its count, and a changed default character set called
+/// out at the top as a confounder with the vars line that pins it.
+#[test]
+fn the_variables_diff_leads_with_what_moves_performance() {
+    let mut vars = BTreeMap::new();
+    for (s, cs, version, gtid, only) in [
+        (
+            "old/default",
+            "latin1",
+            "10.11.19-MariaDB",
+            "0-1-5",
+            Some("x"),
+        ),
+        ("new/default", "utf8mb4", "11.8.9-MariaDB", "0-1-9", None),
+    ] {
+        let mut m = BTreeMap::new();
+        for (k, v) in [
+            ("character_set_server", cs),
+            ("version", version),
+            ("gtid_binlog_pos", gtid),
+            (
+                "innodb_buffer_pool_size",
+                if cs == "latin1" { "128M" } else { "1G" },
+            ),
+            (
+                "aria_pagecache_age_threshold",
+                if cs == "latin1" { "300" } else { "400" },
+            ),
+        ] {
+            m.insert(k.to_string(), v.to_string());
+        }
+        if let Some(v) = only {
+            m.insert("removed_in_11".to_string(), v.to_string());
+        }
+        vars.insert(s.to_string(), m);
+    }
+    let m = ReportModel::build("s", "r", "", &records(), None, &vars, &HashMap::new());
+    let names: Vec<&str> = m.var_diffs.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(
+        names,
+        vec![
+            "character_set_server",
+            "innodb_buffer_pool_size",
+            "aria_pagecache_age_threshold",
+            "gtid_binlog_pos",
+            "removed_in_11",
+            "version"
+        ]
+    );
+    assert_eq!(m.var_always, 3);
+    assert_eq!(m.confounders.len(), 1);
+    let c = &m.confounders[0];
+    assert!(
+        c.contains("character_set_server (latin1 on old/default, utf8mb4 on new/default)")
+            && c.contains("vars = { character_set_server = \"latin1\" }"),
+        "{c}"
+    );
+    let md = render::markdown(&m).unwrap();
+    let confounder = md.find("> **Confounder:**").expect("said");
+    assert!(
+        confounder < md.find("## Throughput").unwrap_or(usize::MAX),
+        "{md}"
+    );
+    assert!(
+        md.contains("| **innodb_buffer_pool_size** | 128M | 1G |"),
+        "{md}"
+    );
+    assert!(md.contains("<details><summary>3 more that differ"), "{md}");
+    let html = render::html(&m).unwrap();
+    assert!(html.contains("<details><summary>3 more that differ"));
+    assert!(html.contains("<strong>Confounder:</strong>"));
+}

@@ -7,7 +7,7 @@ pub mod host;
 pub mod import;
 mod manifest;
 pub mod nightly;
-mod servers;
+pub mod servers;
 
 pub use manifest::{load_host, load_manifest, Manifest, MergedPart, Shard, Summary};
 pub use servers::{load_variables, variable_diffs, write_server, Variables};

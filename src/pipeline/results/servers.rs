@@ -96,3 +96,126 @@ fn incidental(name: &str, values: &[String]) -> bool {
     ];
     NAMES.contains(&name) || values.iter().any(|v| v.starts_with('/'))
 }
+
+/// How much a variable that differs between servers says about their performance: what the
+/// variables diff leads with, and what it folds away.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Weight {
+    /// Durability and flushing, buffer pool and log sizes, character set and collation,
+    /// the optimizer, thread handling: what moves a sysbench figure.
+    MovesPerformance,
+    Other,
+    /// What differs between any two versions or builds (version strings, GTID positions,
+    /// Galera's wsrep_*, a variable one version has and the other lacks).
+    AlwaysDiffers,
+}
+
+/// Names (or prefixes, ending in '*') of the variables that move OLTP throughput.
+const MOVES: &[&str] = &[
+    "innodb_flush_log_at_trx_commit",
+    "sync_binlog",
+    "innodb_flush_method",
+    "innodb_doublewrite",
+    "innodb_flush_neighbors",
+    "innodb_buffer_pool_size",
+    "innodb_buffer_pool_instances",
+    "innodb_log_file_size",
+    "innodb_log_files_in_group",
+    "innodb_log_buffer_size",
+    "innodb_io_capacity*",
+    "innodb_max_dirty_pages_pct*",
+    "innodb_lru_scan_depth",
+    "innodb_adaptive_hash_index*",
+    "innodb_change_buffering",
+    "innodb_thread_concurrency",
+    "innodb_read_io_threads",
+    "innodb_write_io_threads",
+    "innodb_purge_threads",
+    "innodb_autoinc_lock_mode",
+    "innodb_page_size",
+    "innodb_file_per_table",
+    "character_set_*",
+    "collation_*",
+    "optimizer_*",
+    "thread_handling",
+    "thread_pool_*",
+    "thread_cache_size",
+    "table_open_cache*",
+    "table_definition_cache",
+    "query_cache_*",
+    "log_bin",
+    "binlog_format",
+    "binlog_row_image",
+    "transaction_isolation",
+    "tx_isolation",
+    "join_buffer_size",
+    "sort_buffer_size",
+    "tmp_table_size",
+    "max_heap_table_size",
+    "performance_schema",
+    "default_storage_engine",
+];
+
+fn named(list: &[&str], name: &str) -> bool {
+    list.iter().any(|p| match p.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None => name == *p,
+    })
+}
+
+/// The weight of `name`, which differs between servers with these `values`.
+pub fn weight(name: &str, values: &[String]) -> Weight {
+    const ALWAYS: &[&str] = &[
+        "version*",
+        "innodb_version",
+        "protocol_version",
+        "gtid_*",
+        "wsrep_*",
+        "have_*",
+        "license",
+        "plugin_maturity",
+        "system_versioning_*",
+    ];
+    if named(ALWAYS, name) || values.iter().any(String::is_empty) {
+        Weight::AlwaysDiffers
+    } else if named(MOVES, name) {
+        Weight::MovesPerformance
+    } else {
+        Weight::Other
+    }
+}
+
+/// The character-set and collation defaults that differ between `series` (values in series
+/// order), as one sentence that calls them a confounder and says how to pin them; None when
+/// they agree.
+pub fn charset_confounder(diffs: &[(String, Vec<String>)], series: &[String]) -> Option<String> {
+    const DEFAULTS: [&str; 2] = ["character_set_server", "collation_server"];
+    let moved: Vec<&(String, Vec<String>)> = diffs
+        .iter()
+        .filter(|(n, _)| DEFAULTS.contains(&n.as_str()))
+        .collect();
+    if moved.is_empty() {
+        return None;
+    }
+    let what: Vec<String> = moved
+        .iter()
+        .map(|(n, v)| {
+            let per: Vec<String> = series
+                .iter()
+                .zip(v)
+                .map(|(s, x)| format!("{x} on {s}"))
+                .collect();
+            format!("{n} ({})", per.join(", "))
+        })
+        .collect();
+    let pin: Vec<String> = moved
+        .iter()
+        .map(|(n, v)| format!("{n} = \"{}\"", v[0]))
+        .collect();
+    Some(format!(
+        "The servers' default character set or collation differs — {} — so the tables and every string compared differ too, and the comparison measures both changes at once. To compare the servers alone, pin it in a [[configs]] table: vars = {{ {} }}",
+        what.join("; "),
+        pin.join(", ")
+    ))
+}

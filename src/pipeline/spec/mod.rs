@@ -170,6 +170,10 @@ pub struct SweepSpec {
     pub name: String,
     pub description: String,
     pub baseline: Option<String>,
+    /// `control = "target/config"`: the baseline is a pinned control measured in the same
+    /// rounds, and the gate follows each other series' ratio to it from run to run
+    /// (`judge::control`) instead of judging the series against it within the run.
+    pub control: bool,
     pub data: DataSpec,
     pub run: RunSpec,
     /// sysbench options for every point, as `--name=value` pairs.
@@ -386,12 +390,21 @@ impl SweepSpec {
             &targets,
             &configs,
         )?;
+        if let Some(c) = &raw.control {
+            if !run.design.paired() {
+                return Err(cx.err(
+                    c.span(),
+                    "control = … needs the series measured in the same rounds: set design = \"paired\" in [run] (a control measured at another time absorbs none of the host's noise)".to_string(),
+                ));
+            }
+        }
         let spec = SweepSpec {
             path: path.to_path_buf(),
             source: target::redact_source(text, raw.targets.iter().filter_map(|t| t.url.as_ref())),
             name,
             description: raw.description.clone().unwrap_or_default(),
             baseline,
+            control: raw.control.is_some(),
             data,
             run,
             workload_options: raw.workload_options.clone(),
@@ -404,14 +417,24 @@ impl SweepSpec {
         Ok(spec)
     }
 
-    /// `baseline = "target[/config]"`, checked against the sweep's targets and configs.
+    /// `baseline = "target[/config]"` (or `control = …`, a baseline that is a pinned control),
+    /// checked against the sweep's targets and configs.
     fn baseline(
         cx: &Ctx<'_>,
         raw: &RawSweep,
         targets: &[Target],
         configs: &[Config],
     ) -> Result<Option<String>, SpecError> {
-        Ok(match &raw.baseline {
+        let (key, given) = match (&raw.baseline, &raw.control) {
+            (Some(_), Some(c)) => return Err(cx.err(
+                c.span(),
+                "control and baseline both given: the control is the baseline; keep one of them"
+                    .to_string(),
+            )),
+            (None, Some(c)) => ("control", Some(c)),
+            (b, None) => ("baseline", b.as_ref()),
+        };
+        Ok(match given {
             None => None,
             Some(b) => {
                 let s = b.get_ref().clone();
@@ -421,7 +444,7 @@ impl SweepSpec {
                 if !targets.iter().any(|x| x.name == t) || !configs.iter().any(|x| x.name == c) {
                     return Err(cx.err(
                         b.span(),
-                        format!("baseline '{s}' names no target/config of this sweep"),
+                        format!("{key} '{s}' names no target/config of this sweep"),
                     ));
                 }
                 Some(format!("{t}/{c}"))

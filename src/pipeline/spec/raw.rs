@@ -13,6 +13,10 @@ pub struct RawSweep {
     pub description: Option<String>,
     #[serde(default)]
     pub baseline: Option<Spanned<String>>,
+    /// A pinned control series (a baseline whose ratio the other series are followed by,
+    /// run over run): spec/mod.rs `baseline`.
+    #[serde(default)]
+    pub control: Option<Spanned<String>>,
     #[serde(default)]
     pub data: RawData,
     pub run: RawRun,

@@ -2,6 +2,7 @@
 //! series, or for a one-series sweep an earlier run of the same sweep) and the verdict.
 
 use crate::pipeline::compare::{self, Against, Comparison, Run};
+use crate::pipeline::judge::verdict::FailOn;
 use crate::pipeline::results::{PointStatus, RunDir};
 use crate::pipeline::spec::SweepSpec;
 use anyhow::Context;
@@ -18,9 +19,9 @@ fn finished(run: &Path) -> bool {
             .is_ok_and(|p| p.iter().any(|r| r.status == PointStatus::Ok))
 }
 
-/// The newest `n` finished runs of the sweep older than `this`, oldest first. Searched from
-/// the newest back, so a long history is not read to find last night.
-fn earlier_runs(this: &Path, n: usize) -> anyhow::Result<Vec<PathBuf>> {
+/// The newest `n` finished runs of the sweep older than `this` for which `also` holds, oldest
+/// first. Searched from the newest back, so a long history is not read to find last night.
+fn earlier_runs(this: &Path, n: usize, also: fn(&Path) -> bool) -> anyhow::Result<Vec<PathBuf>> {
     let sweep_dir = this
         .parent()
         .context("the run directory has no parent (results/<sweep>)")?;
@@ -28,7 +29,7 @@ fn earlier_runs(this: &Path, n: usize) -> anyhow::Result<Vec<PathBuf>> {
     let mut found: Vec<PathBuf> = crate::pipeline::results::nightly::runs(sweep_dir)?
         .into_iter()
         .rev()
-        .filter(|r| r.file_name().is_some_and(|x| x < name.as_os_str()) && finished(r))
+        .filter(|r| r.file_name().is_some_and(|x| x < name.as_os_str()) && also(r) && finished(r))
         .take(n)
         .collect();
     found.reverse();
@@ -66,7 +67,7 @@ pub fn judge(
     let (what, base) = match against {
         Against::Run(p) => (format!("run {}", p.display()), Run::load(p)?),
         Against::Previous => {
-            let Some(prev) = earlier_runs(&dir.path, 1)?.pop() else {
+            let Some(prev) = earlier_runs(&dir.path, 1, |_| true)?.pop() else {
                 return Ok(None);
             };
             (
@@ -75,7 +76,7 @@ pub fn judge(
             )
         }
         Against::Last(n) => {
-            let last = earlier_runs(&dir.path, *n)?;
+            let last = earlier_runs(&dir.path, *n, |_| true)?;
             if last.is_empty() {
                 return Ok(None);
             }
@@ -106,13 +107,73 @@ pub fn judge(
     Ok(Some((what, cmp)))
 }
 
+/// `--fail-on-regression` on a paired run with a pinned control (`control = …`): each
+/// series' ratio to the control in this run against the same ratio in the earlier run(s)
+/// `against` names. Returns what was compared and the judgement; None for the first run.
+pub fn control(
+    dir: &RunDir,
+    threshold: f64,
+    against: &Against,
+) -> anyhow::Result<Option<(String, crate::pipeline::judge::control::Outcome)>> {
+    let load = |p: &Path| -> anyhow::Result<crate::pipeline::judge::verdicts_file::Verdicts> {
+        crate::pipeline::judge::verdicts_file::load(p)?.with_context(|| {
+            format!(
+                "{} has no verdicts.json: it was not a paired run against the control",
+                p.display()
+            )
+        })
+    };
+    let now =
+        load(&dir.path).context("this run completed no round of the control and a candidate")?;
+    let (what, earlier) = match against {
+        Against::Run(p) => (format!("run {}", p.display()), vec![p.clone()]),
+        Against::Previous | Against::Last(_) => {
+            let n = match against {
+                Against::Last(n) => *n,
+                _ => 1,
+            };
+            // Finished runs of this sweep that were paired against the control.
+            let last = earlier_runs(&dir.path, n, |r| r.join("verdicts.json").is_file())?;
+            if last.is_empty() {
+                return Ok(None);
+            }
+            let names: Vec<String> = last
+                .iter()
+                .map(|p| {
+                    p.file_name()
+                        .unwrap_or_default()
+                        .to_string_lossy()
+                        .to_string()
+                })
+                .collect();
+            (
+                if last.len() == 1 {
+                    format!("the previous finished run {}", last[0].display())
+                } else {
+                    format!(
+                        "the last {} finished runs ({})",
+                        last.len(),
+                        names.join(", ")
+                    )
+                },
+                last,
+            )
+        }
+    };
+    let earlier = earlier
+        .iter()
+        .map(|p| load(p))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    Ok(Some((
+        what,
+        crate::pipeline::judge::control::judge(&earlier, &now, threshold),
+    )))
+}
+
 /// `--fail-on-regression` on a paired run: its own verdicts (verdicts.json), each candidate
 /// series against the baseline at every point. Prints them; returns what was compared and
 /// whether any point regressed.
-pub fn paired(
-    run: &Path,
-    fail_on: crate::pipeline::judge::verdict::FailOn,
-) -> anyhow::Result<(String, bool)> {
+pub fn paired(run: &Path, fail_on: FailOn) -> anyhow::Result<(String, bool)> {
     let v = crate::pipeline::judge::verdicts_file::load(run)?
         .context("the paired run wrote no verdicts.json: no point completed a round")?;
     print!("{}", crate::pipeline::judge::verdicts_file::markdown(&v));
@@ -140,4 +201,90 @@ pub fn paired(
         ),
         crate::pipeline::judge::verdicts_file::any_failing(&v, fail_on),
     ))
+}
+
+/// The gate's flag as the user gave it, for its lines.
+fn gate_flag(fail_on: FailOn) -> &'static str {
+    match fail_on {
+        FailOn::Regressed => "--fail-on-regression",
+        FailOn::Slower => "--fail-on slower",
+    }
+}
+
+/// Runs the gate the sweep asks for on a finished run, prints what it compared and every
+/// verdict, keeps them in the run (gate.md, gate.json and its report) and returns the lines
+/// for the run's summary and whether the gate fails.
+pub fn apply(
+    spec: &SweepSpec,
+    dir: &RunDir,
+    (threshold, against): (f64, &Against),
+    fail_on: FailOn,
+) -> anyhow::Result<(String, bool)> {
+    let flag = gate_flag(fail_on);
+    let first = |what: &str| {
+        let text = format!(
+            "{flag}: the first finished run of '{}'{what}: nothing to compare with yet\n",
+            spec.name
+        );
+        print!("\n{text}");
+        Ok((text, false))
+    };
+    let (text, json, failing) = if spec.control {
+        let Some((what, o)) = control(dir, threshold, against)? else {
+            return first(" paired with its control");
+        };
+        let text = format!("{flag}: compared {}", o.text(&what));
+        let json = serde_json::json!({"compared": what, "control": o});
+        let failing = o.failing(fail_on);
+        (text, json, failing)
+    } else if spec.run.design.paired() {
+        let (what, failing) = paired(&dir.path, fail_on)?;
+        let text = format!(
+            "{flag}: {what}: {}\n",
+            if failing { "FAILED" } else { "passed" }
+        );
+        print!("\n{text}");
+        return Ok((text, failing));
+    } else {
+        let Some((what, cmp)) =
+            judge(spec, dir, threshold, against).context("--fail-on-regression")?
+        else {
+            return first("");
+        };
+        let text = format!("{flag}: compared {what}\n{}", compare::text(&cmp));
+        let failing = cmp
+            .rows
+            .iter()
+            .any(|r| !r.is_host() && fail_on.fails(r.verdict));
+        let json = serde_json::json!({"compared": what, "comparison": cmp});
+        (text, json, failing)
+    };
+    print!("\n{text}");
+    // Kept in the run directory and its report, not only in the cron log.
+    let kept = dir
+        .write_gate(&text, &json)
+        .and_then(|()| crate::pipeline::report::write(&dir.path, None));
+    if let Err(e) = kept {
+        eprintln!("sweepbench run: the gate's verdicts not kept in the run: {e:#}");
+    }
+    Ok((text, failing))
+}
+
+/// Writes the run's summary.txt: what the terminal said at the end (the counts, the answers,
+/// the gate's verdicts) and each failed point with its error — the file a cron job mails or
+/// logs.
+pub fn keep_summary(run: &Path, summary: &str) {
+    let mut s = summary.to_string();
+    let failed: Vec<String> = crate::pipeline::results::load_points(run)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|r| r.status == PointStatus::Failed)
+        .map(|r| format!("  {}: {}", r.point_id, r.error))
+        .collect();
+    if !failed.is_empty() {
+        s.push_str(&format!("\nfailed points:\n{}\n", failed.join("\n")));
+    }
+    if let Err(e) = crate::pipeline::results::write_atomic(&run.join("summary.txt"), s.as_bytes()) {
+        eprintln!("sweepbench run: summary.txt not written: {e:#}");
+    }
 }

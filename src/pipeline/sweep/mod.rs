@@ -323,16 +323,26 @@ pub fn plan(a: &SweepArgs) -> anyhow::Result<Exit> {
     if spec.run.design.paired() {
         let d = &spec.run.design;
         let series = series as u64;
+        let starting = match spec
+            .targets
+            .iter()
+            .filter(|t| matches!(t.kind, TargetKind::Managed(_)))
+            .count()
+        {
+            0 => String::new(),
+            1 => " + starting 1 server".to_string(),
+            n => format!(" + starting {n} servers"),
+        };
         let per_point =
             series * spec.run.warmup_s + spec.run.repeats.max(2) as u64 * series * d.slice_s;
         match d.budget_s {
             Some(b) => println!(
-                "ETA: at most {} of measuring (the budget; points that decide early end sooner) + starting {series} servers + prepare{}",
+                "ETA: at most {} of measuring (the budget; points that decide early end sooner){starting} + prepare{}",
                 format_duration(b),
                 host_eta(&spec, &plan)
             ),
             None => println!(
-                "ETA: {} ({} points × ({series} × {}s warmup + {} rounds × {series} × {}s slices) + starting {series} servers + prepare{})",
+                "ETA: {} ({} points × ({series} × {}s warmup + {} rounds × {series} × {}s slices){starting} + prepare{})",
                 format_duration(listed.len() as u64 * per_point),
                 listed.len(),
                 spec.run.warmup_s,

@@ -223,8 +223,8 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
     } else {
         format!("{} planned", plan.len())
     };
-    println!(
-        "sweep '{}': {} ok, {} failed{overloaded}, {} skipped{not_run} of {planned}; results in {}{report}",
+    let mut summary = format!(
+        "sweep '{}': {} ok, {} failed{overloaded}, {} skipped{not_run} of {planned}; results in {}{report}\n",
         spec.name,
         t.ok,
         t.failed,
@@ -232,52 +232,23 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
         dir.path.display()
     );
     for line in t.paired.iter().flatten() {
-        println!("  {line}");
+        summary.push_str(&format!("  {line}\n"));
     }
     if !t.unwritten.is_empty() {
-        println!("measured but not written to points.csv (these lines are the only copy):");
+        summary
+            .push_str("measured but not written to points.csv (these lines are the only copy):\n");
         for u in &t.unwritten {
-            println!("  {u}");
+            summary.push_str(&format!("  {u}\n"));
         }
     }
+    print!("{summary}");
     let mut regressed = false;
-    if let (Some(_), true, false) = (
-        &a.fail_on_regression,
-        spec.run.design.paired(),
-        t.interrupted,
-    ) {
-        let (what, regressed_points) = super::gate::paired(&dir.path, a.fail_on)?;
-        println!("\n{}: {what}", gate_flag(a));
-        regressed = regressed_points;
-    } else if let (Some((th, against)), false) = (&a.fail_on_regression, t.interrupted) {
-        match super::gate::judge(&spec, &dir, *th, against) {
-            Ok(Some((what, cmp))) => {
-                let text = format!(
-                    "{}: compared {what}\n{}",
-                    gate_flag(a),
-                    crate::pipeline::compare::text(&cmp)
-                );
-                print!("\n{text}");
-                regressed = cmp
-                    .rows
-                    .iter()
-                    .any(|r| !r.is_host() && a.fail_on.fails(r.verdict));
-                // Kept in the run directory and its report, not only in the cron log.
-                let json = serde_json::json!({"compared": what, "comparison": cmp});
-                let kept = dir
-                    .write_gate(&text, &json)
-                    .and_then(|()| crate::pipeline::report::write(&dir.path, None));
-                if let Err(e) = kept {
-                    eprintln!("sweepbench run: the gate's verdicts not kept in the run: {e:#}");
-                }
-            }
-            Ok(None) => println!(
-                "\n--fail-on-regression: the first finished run of '{}': nothing to compare with yet",
-                spec.name
-            ),
-            Err(e) => return Err(e.context("--fail-on-regression")),
-        }
+    if let (Some((th, against)), false) = (&a.fail_on_regression, t.interrupted) {
+        let (text, failing) = super::gate::apply(&spec, &dir, (*th, against), a.fail_on)?;
+        summary.push_str(&format!("\n{text}"));
+        regressed = failing;
     }
+    super::gate::keep_summary(&dir.path, &summary);
     Ok(if t.interrupted {
         Exit::Interrupted
     } else if t.failed > 0 || !t.unwritten.is_empty() {
@@ -287,14 +258,6 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
     } else {
         Exit::Ok
     })
-}
-
-/// The gate's flag as the user gave it, for its lines.
-fn gate_flag(a: &super::SweepArgs) -> &'static str {
-    match a.fail_on {
-        crate::pipeline::judge::verdict::FailOn::Regressed => "--fail-on-regression",
-        crate::pipeline::judge::verdict::FailOn::Slower => "--fail-on slower",
-    }
 }
 
 impl Tally {

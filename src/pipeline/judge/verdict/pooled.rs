@@ -107,12 +107,22 @@ pub fn answers(
     questions: &[(String, String, Vec<PointChange>)],
     threshold_pct: f64,
 ) -> Vec<Pooled> {
+    answers_at(questions, threshold_pct, ALPHA)
+}
+
+/// `answers` with `alpha` shared by the questions (a caller that spends part of the run's α
+/// elsewhere).
+pub fn answers_at(
+    questions: &[(String, String, Vec<PointChange>)],
+    threshold_pct: f64,
+    alpha: f64,
+) -> Vec<Pooled> {
     let asked = questions
         .iter()
         .filter(|(_, _, p)| p.len() >= 2)
         .count()
         .max(1);
-    let miss = ALPHA / asked as f64;
+    let miss = alpha / asked as f64;
     questions
         .iter()
         .filter_map(|(series, workload, points)| {
