@@ -30,9 +30,11 @@ pub(super) fn run(
         cli::CompareFormat::Json => serde_json::to_string_pretty(&cmp)? + "\n",
     };
     print!("{out}");
-    Ok(if cmp.regressed().is_empty() {
-        Exit::Ok
-    } else {
-        Exit::Regression
-    })
+    Ok(
+        if cmp.fails(crate::pipeline::judge::verdict::FailOn::Regressed) {
+            Exit::Regression
+        } else {
+            Exit::Ok
+        },
+    )
 }

@@ -2,6 +2,7 @@
 //! runs, or two series of one run) matched point by point and judged by `verdict`. Pure
 //! except for `Run::load`.
 
+use crate::pipeline::judge::verdict::pooled::{self, PointChange, Pooled};
 use crate::pipeline::judge::verdict::{self, Judgement, Method, Metric, Sides, Verdict};
 use crate::pipeline::results::{PointRecord, PointStatus};
 use std::collections::{BTreeMap, HashMap};
@@ -166,8 +167,13 @@ pub struct Comparison {
     /// Server variables that differ between the two sides of a compared series:
     /// "local/default: innodb_flush_log_at_trx_commit 2 → 1".
     pub var_diffs: Vec<String>,
-    /// What the per-second samples suggest (a warmup too short).
+    /// What the per-second samples suggest (a warmup too short), and what would decide the
+    /// undecided points.
     pub notes: Vec<String>,
+    /// One answer per series and workload, pooled over the thread counts (`pooled_of`).
+    pub pooled: Vec<Pooled>,
+    /// What the pooled sentences compare with: "the base run", or the baseline series.
+    pub pooled_base: String,
 }
 
 impl Row {
@@ -177,7 +183,74 @@ impl Row {
     }
 }
 
+/// Each series' tps changes pooled over its thread counts, per workload: the rows' estimates
+/// on the log scale, each with the standard error its interval implies (the interval's
+/// confidence and its Welch degrees of freedom, approximated by the repeats), as a paired
+/// run pools its points (`verdict::pooled`).
+fn pooled_of(rows: &[Row], threshold_pct: f64) -> Vec<Pooled> {
+    let mut by: BTreeMap<(String, String), Vec<PointChange>> = BTreeMap::new();
+    for r in rows.iter().filter(|r| !r.is_host()) {
+        let Some(j) = r.metric(Metric::Tps) else {
+            continue;
+        };
+        let (Some(d), Some(lo), Some(hi), Some(conf)) =
+            (j.delta_pct, j.lo_pct, j.hi_pct, j.confidence)
+        else {
+            continue;
+        };
+        let ln = |p: f64| (1.0 + p / 100.0).ln();
+        let df = (j.n_base + j.n_cand).saturating_sub(2).max(1) as f64;
+        let t = verdict::t_quantile(1.0 - (1.0 - conf) / 2.0, df);
+        let se = (ln(hi) - ln(lo)) / (2.0 * t);
+        if se.is_finite() && se > 0.0 && ln(d).is_finite() {
+            by.entry((format!("{}/{}", r.target, r.config), r.workload.clone()))
+                .or_default()
+                .push(PointChange {
+                    threads: r.threads,
+                    d: ln(d),
+                    se,
+                });
+        }
+    }
+    let questions: Vec<_> = by.into_iter().map(|((s, w), p)| (s, w, p)).collect();
+    pooled::answers(&questions, threshold_pct)
+}
+
+/// One line on the points the runs' own noise left undecided, and what would decide them.
+fn undecided_note(rows: &[Row]) -> Option<String> {
+    let noise: Vec<f64> = rows
+        .iter()
+        .filter(|r| !r.is_host() && r.verdict == Verdict::Inconclusive)
+        .filter_map(|r| r.metric(Metric::Tps).and_then(|j| j.noise_pct))
+        .collect();
+    if noise.is_empty() {
+        return None;
+    }
+    let lo = noise.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = noise.iter().copied().fold(0.0, f64::max);
+    Some(format!(
+        "{} point(s) undecided at a run-to-run noise of {lo:.1}–{hi:.1} % of tps (`sweepbench calibrate` measures what this host usually shows); a paired sweep (design = \"paired\") measures both sides in the same rounds, which takes most of that noise out, and decides what repeats a run apart cannot",
+        noise.len()
+    ))
+}
+
 impl Comparison {
+    /// Whether a point or a pooled answer fails a gate that fails on `fail_on`.
+    pub fn fails(&self, fail_on: verdict::FailOn) -> bool {
+        self.rows
+            .iter()
+            .any(|r| !r.is_host() && fail_on.fails(r.verdict))
+            || self.pooled.iter().any(|p| fail_on.fails(p.verdict))
+    }
+
+    /// The pooled answers as sentences, the answer first.
+    pub fn answers(&self) -> Vec<String> {
+        self.pooled
+            .iter()
+            .map(|p| pooled::sentence(p, &self.pooled_base, self.threshold_pct))
+            .collect()
+    }
+
     /// The servers' regressed points (a slower machine, the host tests' rows, is said in
     /// `host_warnings`, not counted here: the gate fails on a slower server only).
     pub fn regressed(&self) -> Vec<&Row> {
@@ -311,13 +384,15 @@ pub fn compare(
             .count()
     };
     let slow = slow_in(base) + slow_in(cand);
-    let notes = if slow > 0 {
+    let mut notes = if slow > 0 {
         vec![format!(
             "the first second of {slow} run(s) was much slower than the rest: the warmup may be too short for these points (raise [run] warmup)"
         )]
     } else {
         Vec::new()
     };
+    notes.extend(undecided_note(&rows));
+    let pooled = pooled_of(&rows, threshold_pct);
     Ok(Comparison {
         base: String::new(),
         candidate: String::new(),
@@ -329,6 +404,8 @@ pub fn compare(
         method: verdict::METHOD,
         headline: verdict::headline(&verdicts),
         rows,
+        pooled,
+        pooled_base: "the base run".into(),
         only_base: b
             .keys()
             .filter(|k| !c.contains_key(*k))
@@ -444,6 +521,8 @@ pub fn within_run(run: &Run, baseline: &str, threshold_pct: f64) -> anyhow::Resu
         }
         r.point = format!("{}/{}/{}/t{}", r.target, r.config, r.workload, r.threads);
     }
+    cmp.pooled = pooled_of(&cmp.rows, threshold_pct);
+    cmp.pooled_base = format!("{bt}/{bc}");
     Ok(cmp)
 }
 
@@ -501,22 +580,31 @@ fn footer(c: &Comparison) -> String {
         .collect();
     vars + &warn
         + &format!(
-            "{}: {} (threshold {}; false alarms ≤ {} % per comparison).\nMethod: {}",
-            if c.regressed().is_empty() {
-                "verdict"
-            } else {
+            "{}: {} (threshold {}; false alarms ≤ {a} % over the points, ≤ {a} % over the pooled answers).\nMethod: {}{}",
+            if c.fails(verdict::FailOn::Regressed) {
                 "REGRESSED"
+            } else {
+                "verdict"
             },
             c.headline,
             c.threshold,
-            verdict::ALPHA * 100.0,
-            c.method
+            c.method,
+            if c.pooled.is_empty() {
+                String::new()
+            } else {
+                format!("\n{}", pooled::METHOD)
+            },
+            a = verdict::ALPHA * 100.0,
         )
 }
 
 /// Plain-text table.
 pub fn text(c: &Comparison) -> String {
-    let mut s = format!(
+    let mut s: String = c.answers().iter().map(|a| format!("{a}\n")).collect();
+    if !s.is_empty() {
+        s.push('\n');
+    }
+    s += &format!(
         "{:<44} {:>10} {:>10} {:>8} {:>16} {:>8} {:>8} {:>6} {:>6}  verdict\n",
         "point", "base tps", "cand tps", "Δ tps", "interval", "Δ p95", "Δ p99", "noise", "MDE"
     );
@@ -551,7 +639,11 @@ pub fn text(c: &Comparison) -> String {
 
 /// GitHub-flavoured Markdown table.
 pub fn markdown(c: &Comparison) -> String {
-    let mut s = String::from("| point | base tps | cand tps | Δ tps [interval] | Δ p95 | Δ p99 | noise | MDE | verdict |\n|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    let mut s: String = c.answers().iter().map(|a| format!("- {a}\n")).collect();
+    if !s.is_empty() {
+        s.push('\n');
+    }
+    s.push_str("| point | base tps | cand tps | Δ tps [interval] | Δ p95 | Δ p99 | noise | MDE | verdict |\n|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
     for r in &c.rows {
         let [d, ci, p95, p99, n, m] = columns(r);
         let v = match r.verdict {
@@ -592,7 +684,11 @@ pub fn html(c: &Comparison) -> anyhow::Result<String> {
     t.autoescape_on(vec!["compare.html"]);
     crate::pipeline::report::filters::register(&mut t);
     let mut cx = tera::Context::from_serialize(c)?;
-    cx.insert("regressed", &!c.regressed().is_empty());
+    cx.insert(
+        "regressed",
+        &c.fails(crate::pipeline::judge::verdict::FailOn::Regressed),
+    );
+    cx.insert("answers", &c.answers());
     t.render("compare.html", &cx)
         .map_err(|e| anyhow::anyhow!("rendering the comparison: {e:?}"))
 }

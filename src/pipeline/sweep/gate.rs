@@ -252,10 +252,7 @@ pub fn apply(
             return first("");
         };
         let text = format!("{flag}: compared {what}\n{}", compare::text(&cmp));
-        let failing = cmp
-            .rows
-            .iter()
-            .any(|r| !r.is_host() && fail_on.fails(r.verdict));
+        let failing = cmp.fails(fail_on);
         let json = serde_json::json!({"compared": what, "comparison": cmp});
         (text, json, failing)
     };

@@ -317,7 +317,7 @@ fn mean_var(v: &[f64]) -> (f64, f64) {
 }
 
 /// Quantile of Student's t with `df` degrees of freedom.
-pub(crate) fn t_quantile(p: f64, df: f64) -> f64 {
+pub fn t_quantile(p: f64, df: f64) -> f64 {
     StudentsT::new(0.0, 1.0, df.max(1.0))
         .map(|t| t.inverse_cdf(p))
         .unwrap_or(f64::INFINITY)
