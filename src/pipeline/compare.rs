@@ -199,9 +199,8 @@ fn pooled_of(rows: &[Row], threshold_pct: f64) -> Vec<Pooled> {
             continue;
         };
         let ln = |p: f64| (1.0 + p / 100.0).ln();
-        let df = (j.n_base + j.n_cand).saturating_sub(2).max(1) as f64;
-        let t = verdict::t_quantile(1.0 - (1.0 - conf) / 2.0, df);
-        let se = (ln(hi) - ln(lo)) / (2.0 * t);
+        let df = (j.n_base + j.n_cand).saturating_sub(2) as f64;
+        let se = pooled::se_of_interval(lo, hi, conf, df);
         if se.is_finite() && se > 0.0 && ln(d).is_finite() {
             by.entry((format!("{}/{}", r.target, r.config), r.workload.clone()))
                 .or_default()

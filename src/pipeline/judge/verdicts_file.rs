@@ -101,11 +101,12 @@ pub fn point_ratios(points: &[Cell]) -> Vec<PointRatio> {
             };
             let ln = |p: f64| (1.0 + p / 100.0).ln();
             let se = j.se_log.unwrap_or_else(|| {
-                let t = crate::pipeline::judge::verdict::t_quantile(
-                    1.0 - (1.0 - conf) / 2.0,
-                    (j.rounds as f64 - 1.0).max(1.0),
-                );
-                (ln(hi) - ln(lo)) / (2.0 * t)
+                crate::pipeline::judge::verdict::pooled::se_of_interval(
+                    lo,
+                    hi,
+                    conf,
+                    j.rounds as f64 - 1.0,
+                )
             });
             if se.is_finite() && se > 0.0 && ln(d).is_finite() {
                 out.push(PointRatio {

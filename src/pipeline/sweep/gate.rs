@@ -36,6 +36,18 @@ fn earlier_runs(this: &Path, n: usize, also: fn(&Path) -> bool) -> anyhow::Resul
     Ok(found)
 }
 
+/// The run directories' names (their ids), for the lines that say what was compared.
+fn run_names(runs: &[PathBuf]) -> Vec<String> {
+    runs.iter()
+        .map(|p| {
+            p.file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .to_string()
+        })
+        .collect()
+}
+
 /// What was compared, in words, and the comparison; None when there is nothing to compare
 /// with yet (the first run of a one-series sweep).
 pub fn judge(
@@ -80,15 +92,7 @@ pub fn judge(
             if last.is_empty() {
                 return Ok(None);
             }
-            let names: Vec<String> = last
-                .iter()
-                .map(|p| {
-                    p.file_name()
-                        .unwrap_or_default()
-                        .to_string_lossy()
-                        .to_string()
-                })
-                .collect();
+            let names = run_names(&last);
             let loaded = last
                 .iter()
                 .map(|p| Run::load(p))
@@ -137,15 +141,7 @@ pub fn control(
             if last.is_empty() {
                 return Ok(None);
             }
-            let names: Vec<String> = last
-                .iter()
-                .map(|p| {
-                    p.file_name()
-                        .unwrap_or_default()
-                        .to_string_lossy()
-                        .to_string()
-                })
-                .collect();
+            let names = run_names(&last);
             (
                 if last.len() == 1 {
                     format!("the previous finished run {}", last[0].display())

@@ -438,7 +438,10 @@ async fn measure_cell(
             format!("one {} s slice each", spec.run.design.slice_s)
         };
         r.note(format!("{tag} round {n}: {} ({how})", line.join(", ")));
-        if schedule.is_look(n) {
+        // A control sweep's question is tomorrow's: the ratio's change from night to night,
+        // which tonight's verdict does not settle. Its points spend their whole share on the
+        // ratio's precision instead of stopping once tonight's verdict is decided.
+        if schedule.is_look(n) && (!spec.control || n == schedule.last()) {
             verdicts = judge(&rounds, schedule, n, r.threshold_pct);
             if verdicts.iter().all(paired::decided) {
                 out.stopped = "decided".into();

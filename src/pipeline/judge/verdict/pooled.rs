@@ -21,6 +21,14 @@ pub struct PointChange {
     pub se: f64,
 }
 
+/// The standard error (log scale) a change's interval implies: its bounds (percent), its
+/// two-sided confidence and the degrees of freedom of its t quantile.
+pub fn se_of_interval(lo_pct: f64, hi_pct: f64, confidence: f64, df: f64) -> f64 {
+    let ln = |p: f64| (1.0 + p / 100.0).ln();
+    let t = t_quantile(1.0 - (1.0 - confidence) / 2.0, df.max(1.0));
+    (ln(hi_pct) - ln(lo_pct)) / (2.0 * t)
+}
+
 /// The pooled answer for one candidate series and workload.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Pooled {
