@@ -20,11 +20,13 @@ if [ -x "$dest/usr/sbin/mariadbd" ]; then
   exit 0
 fi
 mkdir -p "$cache"
-work=$(mktemp -d)
-trap 'rm -rf "$work" "$dest.partial"' EXIT
+# The traps before the temp directory: a signal right after mktemp must still remove it.
+work=
+trap 'rm -rf ${work:+"$work"} "$dest.partial"' EXIT
 trap 'exit 129' HUP
 trap 'exit 130' INT
 trap 'exit 143' TERM
+work=$(mktemp -d)
 
 found=
 for suite in ${DEBIAN_SUITES:-trixie sid}; do

@@ -25,11 +25,13 @@ if [ -x "$dest/usr/sbin/mariadbd" ]; then
   echo "$dest/usr"
   exit 0
 fi
-work=$(mktemp -d)
-trap 'rm -rf "$work" "$dest.partial"' EXIT
+# The traps before the temp directory: a signal right after mktemp must still remove it.
+work=
+trap 'rm -rf ${work:+"$work"} "$dest.partial"' EXIT
 trap 'exit 129' HUP
 trap 'exit 130' INT
 trap 'exit 143' TERM
+work=$(mktemp -d)
 
 # The package version ("1:10.11.18-0+deb12u1") whose upstream part is exactly $version. awk
 # reads the whole listing: leaving early would end apt-cache with SIGPIPE.

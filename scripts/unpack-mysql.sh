@@ -12,11 +12,13 @@ fail() { echo "unpack-mysql.sh: $*" >&2; exit 2; }
 cache=${1:-${XDG_CACHE_HOME:-$HOME/.cache}/sweepbench}
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 mkdir -p "$cache"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# The traps before the temp directory: a signal right after mktemp must still remove it.
+work=
+trap 'rm -rf ${work:+"$work"}' EXIT
 trap 'exit 129' HUP
 trap 'exit 130' INT
 trap 'exit 143' TERM
+work=$(mktemp -d)
 
 # Unstable's index changes daily: read it once a day, then reuse the unpacked tree.
 index="$cache/sid-Packages"
