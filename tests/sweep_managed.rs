@@ -299,12 +299,14 @@ fn two_configs_write_a_full_run_directory_and_a_comparing_report() {
         );
     }
     assert!(
-        md.contains("| innodb_flush_log_at_trx_commit | 1 | 0 |"),
+        md.contains("| **innodb_flush_log_at_trx_commit** | 1 | 0 |"),
         "{md}"
     );
     let html = std::fs::read_to_string(run.join("report.html")).unwrap();
     assert!(html.contains("<svg"), "a chart");
-    assert!(html.contains("<td class=\"name\">innodb_flush_log_at_trx_commit</td>"));
+    assert!(
+        html.contains("<td class=\"name\"><strong>innodb_flush_log_at_trx_commit</strong></td>")
+    );
 
     // `report` re-renders the same from the files alone, and an imported run has the same
     // structure.
