@@ -241,6 +241,25 @@ url = "mysql://bench:Sup3rS3cretPw@127.0.0.1:{}/pwtest"
             entry.display()
         );
     }
+    // The server's counters around each point, read with the sweep's own (unprivileged)
+    // user; an external server's process is not ours, so nothing from /proc.
+    let costs = sweepbench::pipeline::results::cost::load(&run).unwrap();
+    assert!(costs.iter().all(|r| r.source == "status"), "{costs:?}");
+    for id in [
+        "ext/default/oltp_point_select/t1/r1",
+        "ext/default/oltp_point_select/t2/r1",
+    ] {
+        let key = costs
+            .iter()
+            .find(|r| r.point_id == id && r.counter == "Handler_read_key")
+            .unwrap_or_else(|| panic!("{id}: no Handler_read_key in {costs:?}"));
+        // One primary-key lookup per transaction is what oltp_point_select does.
+        let per = key.per_txn.unwrap();
+        assert!(
+            (0.97..=1.03).contains(&per),
+            "{id}: {per} key reads per transaction"
+        );
+    }
     let stored = std::fs::read_to_string(run.join("sweep.toml")).unwrap();
     assert!(stored.contains("mysql://bench:***@127.0.0.1:"), "{stored}");
     // Per-second samples for every point, whatever report_interval says.

@@ -283,6 +283,35 @@ fn two_configs_write_a_full_run_directory_and_a_comparing_report() {
     assert_eq!(manifest["summary"]["ok"], 4);
     assert_eq!(manifest["plan"].as_array().unwrap().len(), 4);
 
+    // What each point cost the server, per transaction: one insert per oltp_write_only
+    // transaction; an fsync per commit with innodb_flush_log_at_trx_commit = 1 and none
+    // with 0; and the server process's CPU from /proc.
+    let costs = sweepbench::pipeline::results::cost::load(&run).unwrap();
+    let per = |config: &str, t: u32, source: &str, counter: &str| {
+        let id = format!("local/{config}/oltp_write_only/t{t}/r1");
+        costs
+            .iter()
+            .find(|r| r.point_id == id && r.source == source && r.counter == counter)
+            .and_then(|r| r.per_txn)
+            .unwrap_or_else(|| panic!("{id}: no {source} {counter} in status.csv"))
+    };
+    for t in [1, 4] {
+        for config in ["default", "no-flush"] {
+            let w = per(config, t, "status", "Handler_write");
+            assert!((0.95..=1.05).contains(&w), "{config} t{t}: {w} inserts/txn");
+            assert!(per(config, t, "proc", "cpu_us") > 0.0);
+        }
+        let synced = per("default", t, "status", "Innodb_data_fsyncs");
+        let unsynced = per("no-flush", t, "status", "Innodb_data_fsyncs");
+        assert!(
+            synced > 0.3,
+            "t{t}: {synced} fsyncs/txn with flush at commit"
+        );
+        assert!(
+            unsynced < synced / 5.0,
+            "t{t}: {unsynced} fsyncs/txn without"
+        );
+    }
     let md = std::fs::read_to_string(run.join("report.md")).unwrap();
     assert!(
         md.contains("| threads | local/default | local/no-flush |"),
@@ -302,6 +331,7 @@ fn two_configs_write_a_full_run_directory_and_a_comparing_report() {
         md.contains("| **innodb_flush_log_at_trx_commit** | 1 | 0 |"),
         "{md}"
     );
+    assert!(md.contains("## Server cost per transaction"), "{md}");
     let html = std::fs::read_to_string(run.join("report.html")).unwrap();
     assert!(html.contains("<svg"), "a chart");
     assert!(

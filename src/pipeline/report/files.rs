@@ -84,6 +84,7 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
         m.threshold = crate::pipeline::judge::verdict::fmt_threshold(v.threshold_pct);
         m.paired = Some(v);
     }
+    super::cost::add(&mut m, &points, &crate::pipeline::results::cost::load(run)?);
     Ok(m)
 }
 

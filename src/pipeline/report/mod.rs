@@ -2,6 +2,7 @@
 //! report.md (GitHub-flavoured) and report.html (self-contained, inline CSS and SVG charts).
 
 pub mod chart;
+pub mod cost;
 mod files;
 pub mod filters;
 pub mod host;
@@ -189,6 +190,11 @@ pub struct ReportModel {
     pub starved_share: String,
     /// The machine's own curve (host tests) beside the servers'.
     pub host: Option<host::HostSection>,
+    /// The server's cost per transaction per workload (status.csv), and for every decided
+    /// change the counters that moved with it.
+    pub efficiency: Vec<cost::EffSection>,
+    pub why: Vec<cost::Why>,
+    pub cost_method: &'static str,
 }
 
 /// The column a record belongs to: `target/config`, plus `/driver` for a load generator other
@@ -531,6 +537,9 @@ impl ReportModel {
             host,
             winners: Vec::new(),
             winners_method: winners::METHOD,
+            efficiency: Vec::new(),
+            why: Vec::new(),
+            cost_method: cost::METHOD,
             starved_share: String::new(),
             series,
         }

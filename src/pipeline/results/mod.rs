@@ -3,6 +3,7 @@
 //! each point ends, so a crash loses only the point in progress), histograms/, servers/,
 //! report.md / report.html, and results/<sweep>/latest.
 
+pub mod cost;
 pub mod host;
 pub mod import;
 mod manifest;

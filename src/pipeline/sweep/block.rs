@@ -162,6 +162,8 @@ pub struct Block {
     pub restart_per_point: bool,
     /// A proxy target's proxy, in front of the block's server; `conn` goes through it.
     pub proxy: Option<crate::pipeline::server::proxy::Haproxy>,
+    /// Reads the server's status counters around each measured window (`cost`).
+    pub costs: super::cost::Reader,
 }
 
 impl Block {
@@ -174,6 +176,7 @@ impl Block {
             version: String::new(),
             restart_per_point: false,
             proxy: None,
+            costs: Default::default(),
         }
     }
 
@@ -203,6 +206,8 @@ impl Block {
             }
             None => Block::failed(key, format!("target '{target}' is not defined")),
         };
+        // The counters are read from the server itself, never through a proxy.
+        b.costs.conn = b.conn.clone();
         if proxied && b.error.is_none() {
             let max_threads = plan.connections.get(target).copied().unwrap_or(1);
             if let Err(e) = b.start_proxy(st, max_threads).await {
@@ -254,6 +259,13 @@ impl Block {
             Some(Live::Managed(s)) => s.pid(),
             _ => None,
         }
+    }
+
+    /// The server's counters now (status, and /proc for a managed server); None where
+    /// neither can be read (a synthetic target, a server that refused the statement).
+    pub async fn cost_sample(&mut self) -> Option<crate::pipeline::results::cost::Sample> {
+        let pid = self.server_pid();
+        self.costs.sample(pid).await
     }
 
     pub fn server_cpu_seconds(&self) -> Option<f64> {
@@ -380,6 +392,7 @@ async fn open_external(
         live: Some(Live::External(applied)),
         restart_per_point: false,
         proxy: None,
+        costs: Default::default(),
     };
     if b.error.is_none() && st.prepared.insert(target.to_string()) {
         if let Err(e) = super::ensure_data(spec, &c, st.quiet).await {
@@ -422,6 +435,7 @@ fn open_synthetic(
         error: None,
         restart_per_point: false,
         proxy: None,
+        costs: Default::default(),
         live: Some(Live::Synthetic(Box::new(Synthetic {
             model,
             config: config.name.clone(),
@@ -539,6 +553,7 @@ async fn open_managed(
         error: None,
         restart_per_point: m.restart_per_point(),
         proxy: None,
+        costs: Default::default(),
         live: Some(Live::Managed(Box::new(server))),
     })
 }

@@ -5,6 +5,7 @@
 mod auto;
 mod block;
 pub mod calibrate;
+mod cost;
 mod gate;
 mod host;
 mod measure;

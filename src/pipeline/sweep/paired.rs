@@ -575,6 +575,7 @@ async fn slice(
     o.time_s = spec.run.design.slice_s;
     o.warmup_s = 0;
     let srv0 = b.server_cpu_seconds();
+    let cost0 = b.cost_sample().await;
     let cpu0 = crate::usage::self_cpu_seconds();
     match rig.run(&o, &mut Quiet).await {
         Err(e) => rec.set_error(&e),
@@ -587,6 +588,12 @@ async fn slice(
             rec.status = status(&rep, &mut rec);
             r.keep_samples(p, &rep);
         }
+    }
+    if let Err(e) = super::cost::keep(&r.dir.path, b, cost0, &rec).await {
+        say(
+            r.bar,
+            format!("{}: status counters not written: {e:#}", p.id),
+        );
     }
     if rec.status == PointStatus::Failed {
         if let Some(note) = b.revive(&rec.error).await {
@@ -626,6 +633,10 @@ async fn duet_round(
         .iter()
         .map(|s| s.block.server_cpu_seconds())
         .collect();
+    let mut cost0 = Vec::new();
+    for s in series.iter_mut() {
+        cost0.push(s.block.cost_sample().await);
+    }
     // Made before the slices start, so each record's started_at is the round's.
     let mut recs: Vec<PointRecord> = points
         .iter()
@@ -667,6 +678,12 @@ async fn duet_round(
                 rec.status = status(&rep, &mut rec);
                 r.keep_samples(&p, &rep);
             }
+        }
+        if let Err(e) = super::cost::keep(&r.dir.path, b, cost0[i].take(), &rec).await {
+            say(
+                r.bar,
+                format!("{}: status counters not written: {e:#}", p.id),
+            );
         }
         out.push((p, rec));
     }

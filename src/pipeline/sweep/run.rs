@@ -31,9 +31,17 @@ struct PointObserver<'a> {
     id: String,
     /// Print every this many seconds' sample (`report_interval`; 0: none).
     print_every: u64,
+    /// Told when the workers start (the warmup's start): the counters' window follows it.
+    started: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
 impl Observer for PointObserver<'_> {
+    fn threads_started(&mut self) {
+        if let Some(tx) = self.started.take() {
+            let _ = tx.send(());
+        }
+    }
+
     fn interval(&mut self, s: &IntervalStats) {
         let second = s.t_s.round() as u64;
         if !self.quiet && self.print_every > 0 && second > 0 && second % self.print_every == 0 {
@@ -547,10 +555,17 @@ async fn run_one(
         return;
     }
     let srv0 = b.server_cpu_seconds();
+    // The counters' reader leaves the block while `how` holds it, and comes back after.
+    let (mut costs, pid) = (std::mem::take(&mut b.costs), b.server_pid());
     let Some(how) = Measure::of(spec, p, b) else {
         rec.error = "no connection to measure on".into();
+        b.costs = costs;
         return;
     };
+    let (started, workers_started) = tokio::sync::oneshot::channel();
+    let warmup = spec
+        .engine_config(p.workload, p.threads, Default::default())
+        .warmup_s;
     let mut obs = PointObserver {
         bar,
         quiet,
@@ -560,14 +575,24 @@ async fn run_one(
             .max(1),
         id: p.id.clone(),
         print_every: spec.run.report_interval_s,
+        started: Some(started),
     };
     let run_dir = dir.path.clone();
     let (host0, began) = (crate::usage::host_cpu(), std::time::Instant::now());
-    let measured = how
-        .run(spec, p, rec, (&dir.run_id, &run_dir, keep_k8s), &mut obs)
-        .await;
+    // The counters before the measured window: once the workers started and warmed up. A
+    // measurement that never says its workers started (the sysbench binary) keeps none.
+    let window_start = async {
+        workers_started.await.ok()?;
+        tokio::time::sleep(std::time::Duration::from_secs(warmup)).await;
+        costs.sample(pid).await
+    };
+    let (measured, cost0) = tokio::join!(
+        how.run(spec, p, rec, (&dir.run_id, &run_dir, keep_k8s), &mut obs),
+        window_start
+    );
     let (host1, wall_s) = (crate::usage::host_cpu(), began.elapsed().as_secs_f64());
-    let has_client = how.has_client();
+    let (has_client, client_here) = (how.has_client(), how.client_here());
+    b.costs = costs;
     let produced = measured.is_ok();
     match measured {
         Err(e) => rec.set_error(&e),
@@ -593,7 +618,7 @@ async fn run_one(
             (Some(a), Some(z)) => Some(r4(z - a)),
             _ => None,
         };
-        if let (true, Some(server_s)) = (how.client_here(), rec.server_cpu_s) {
+        if let (true, Some(server_s)) = (client_here, rec.server_cpu_s) {
             let shares =
                 super::record::host_shares(host0, host1, wall_s, rec.client_cpu_s + server_s);
             super::record::set_shares(rec, shares);
@@ -607,6 +632,9 @@ async fn run_one(
                 cores,
             );
         }
+    }
+    if let Err(e) = super::cost::keep(&run_dir, b, cost0, rec).await {
+        say(bar, format!("{}: status counters not written: {e:#}", p.id));
     }
     if rec.status == PointStatus::Failed {
         if let Some(note) = b.revive(&rec.error).await {

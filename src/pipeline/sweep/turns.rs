@@ -65,6 +65,12 @@ pub(super) async fn round(
             host: Some(HostCpu::default()),
         })
         .collect();
+    // The counters around the whole round: between its turns a server is idle but for its
+    // own background work, which its transactions of the round are charged with.
+    let mut cost0 = Vec::new();
+    for s in series.iter_mut() {
+        cost0.push(s.block.cost_sample().await);
+    }
     let mut order = first.to_vec();
     'turns: for (k, ms) in turns(
         spec.run.design.slice_s,
@@ -152,6 +158,13 @@ pub(super) async fn round(
                 cpu = others_share(Some(HostCpu::default()), side.host, &rec);
                 r.keep_samples(&p, rep);
             }
+        }
+        let b = &mut series[i].block;
+        if let Err(e) = super::cost::keep(&r.dir.path, b, cost0[i].take(), &rec).await {
+            super::run::say(
+                r.bar,
+                format!("{}: status counters not written: {e:#}", p.id),
+            );
         }
         if rec.status == PointStatus::Failed {
             revive(&mut series[i].block, &mut rec.error).await;

@@ -1,0 +1,242 @@
+//! status.csv: what each point (or slice) cost the server — its status counters' deltas over
+//! the measured window (SHOW GLOBAL STATUS) and, for a managed server, its process's
+//! (/proc) — one row per point and counter, kept by name so a counter can be added without
+//! a format change, and appended as points end.
+
+use anyhow::Context;
+use std::path::Path;
+
+/// The status counters that explain an OLTP transaction's cost: what the buffer pool, the
+/// data files and the redo log did, the rows and handler calls, temporary tables, scans and
+/// sorts, lock waits, threads and bytes on the wire. A counter a server lacks (an older
+/// version, MySQL's names) is simply absent from its rows.
+pub const STATUS_COUNTERS: &[&str] = &[
+    "Innodb_buffer_pool_read_requests",
+    "Innodb_buffer_pool_reads",
+    "Innodb_buffer_pool_write_requests",
+    "Innodb_buffer_pool_pages_flushed",
+    "Innodb_data_reads",
+    "Innodb_data_writes",
+    "Innodb_data_fsyncs",
+    "Innodb_data_read",
+    "Innodb_data_written",
+    "Innodb_os_log_written",
+    "Innodb_os_log_fsyncs",
+    "Innodb_log_waits",
+    "Innodb_log_writes",
+    "Innodb_log_write_requests",
+    "Rows_read",
+    "Rows_sent",
+    "Rows_tmp_read",
+    "Innodb_rows_read",
+    "Innodb_rows_inserted",
+    "Innodb_rows_updated",
+    "Innodb_rows_deleted",
+    "Handler_read_key",
+    "Handler_read_next",
+    "Handler_read_rnd_next",
+    "Handler_write",
+    "Handler_update",
+    "Handler_delete",
+    "Handler_commit",
+    "Binlog_bytes_written",
+    "Binlog_commits",
+    "Binlog_group_commits",
+    "Created_tmp_tables",
+    "Created_tmp_disk_tables",
+    "Select_scan",
+    "Select_full_join",
+    "Sort_merge_passes",
+    "Sort_rows",
+    "Innodb_row_lock_waits",
+    "Innodb_row_lock_time",
+    "Threads_created",
+    "Bytes_sent",
+    "Bytes_received",
+];
+
+/// One reading of a server's counters: (source, name, value); source is "status" or "proc".
+#[derive(Debug, Clone, Default)]
+pub struct Sample {
+    pub values: Vec<(&'static str, String, u64)>,
+}
+
+impl Sample {
+    /// From SHOW GLOBAL STATUS rows (name, value): the chosen counters that parse.
+    pub fn from_status<'a>(rows: impl IntoIterator<Item = (&'a str, &'a str)>) -> Sample {
+        let mut s = Sample::default();
+        for (name, value) in rows {
+            let known = STATUS_COUNTERS.iter().any(|c| c.eq_ignore_ascii_case(name));
+            if let (true, Ok(v)) = (known, value.trim().parse::<u64>()) {
+                s.values.push(("status", name.to_string(), v));
+            }
+        }
+        s
+    }
+
+    pub fn add_proc(&mut self, proc: &[(&'static str, u64)]) {
+        for (name, v) in proc {
+            self.values.push(("proc", name.to_string(), *v));
+        }
+    }
+
+    fn get(&self, source: &str, name: &str) -> Option<u64> {
+        self.values
+            .iter()
+            .find(|(s, n, _)| *s == source && n == name)
+            .map(|(_, _, v)| *v)
+    }
+}
+
+/// One row of status.csv.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CostRow {
+    pub point_id: String,
+    /// "status" (SHOW GLOBAL STATUS) or "proc" (the server process, /proc).
+    pub source: String,
+    pub counter: String,
+    /// The counter's change over the measured window.
+    pub delta: u64,
+    /// Per transaction and per query of the point; empty when it had none.
+    pub per_txn: Option<f64>,
+    pub per_query: Option<f64>,
+}
+
+/// The rows of one point from its samples before and after the measured window: a counter
+/// read in both (and not reset between them, which a restarted server does) gives its delta.
+/// (Levels such as Threads_running are not kept: read after the window they say nothing of
+/// it.)
+pub fn rows(
+    point_id: &str,
+    before: &Sample,
+    after: &Sample,
+    transactions: u64,
+    queries: u64,
+) -> Vec<CostRow> {
+    let per = |d: u64, n: u64| (n > 0).then(|| d as f64 / n as f64);
+    let mut out = Vec::new();
+    for (source, name, v1) in &after.values {
+        let delta = match before.get(source, name) {
+            Some(v0) if v0 <= *v1 => v1 - v0,
+            _ => continue,
+        };
+        out.push(CostRow {
+            point_id: point_id.to_string(),
+            source: source.to_string(),
+            counter: name.clone(),
+            delta,
+            per_txn: per(delta, transactions),
+            per_query: per(delta, queries),
+        });
+    }
+    out
+}
+
+/// Appends rows to `run/status.csv` (its header written when the file is new).
+pub fn append(run: &Path, rows: &[CostRow]) -> anyhow::Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let path = run.join("status.csv");
+    let new = !path.exists();
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(new)
+        .from_writer(std::io::BufWriter::new(file));
+    for r in rows {
+        w.serialize(r)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    w.flush()
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+/// status.csv of a run directory (empty when it has none: an older run, a synthetic target).
+pub fn load(run: &Path) -> anyhow::Result<Vec<CostRow>> {
+    let path = run.join("status.csv");
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let mut r =
+        csv::Reader::from_path(&path).with_context(|| format!("reading {}", path.display()))?;
+    let mut out = Vec::new();
+    for (i, row) in r.deserialize().enumerate() {
+        out.push(row.with_context(|| format!("{} line {}", path.display(), i + 2))?);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(pairs: &[(&str, u64)]) -> Sample {
+        let text: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect();
+        Sample::from_status(text.iter().map(|(n, v)| (n.as_str(), v.as_str())))
+    }
+
+    #[test]
+    fn deltas_are_per_transaction_and_query_and_a_missing_counter_is_absent() {
+        let before = status(&[
+            ("Innodb_rows_read", 1000),
+            ("Innodb_data_fsyncs", 7),
+            ("Uptime", 5),
+        ]);
+        // Innodb_data_fsyncs is missing after (a server without it): no row, no error.
+        let mut after = status(&[
+            ("Innodb_rows_read", 3000),
+            ("Uptime", 9),
+            ("Created_tmp_tables", 4),
+        ]);
+        after.add_proc(&[("cpu_us", 500)]);
+        let r = rows("p", &before, &after, 100, 400);
+        let names: Vec<&str> = r.iter().map(|r| r.counter.as_str()).collect();
+        // Uptime is not chosen; Created_tmp_tables and cpu_us have no reading before.
+        assert_eq!(names, ["Innodb_rows_read"]);
+        assert_eq!(r[0].delta, 2000);
+        assert_eq!(r[0].per_txn, Some(20.0));
+        assert_eq!(r[0].per_query, Some(5.0));
+    }
+
+    #[test]
+    fn a_counter_that_went_down_was_reset_and_is_left_out() {
+        let r = rows(
+            "p",
+            &status(&[("Innodb_rows_read", 10)]),
+            &status(&[("Innodb_rows_read", 4)]),
+            1,
+            1,
+        );
+        assert!(r.is_empty());
+    }
+
+    #[test]
+    fn rows_round_trip_through_the_file_and_append() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut b = status(&[("Innodb_rows_read", 1)]);
+        b.add_proc(&[("cpu_us", 10)]);
+        let mut a = status(&[("Innodb_rows_read", 11)]);
+        a.add_proc(&[("cpu_us", 30)]);
+        append(dir.path(), &rows("x/1", &b, &a, 0, 5)).unwrap();
+        append(dir.path(), &rows("x/2", &b, &a, 2, 5)).unwrap();
+        let back = load(dir.path()).unwrap();
+        assert_eq!(back.len(), 4);
+        assert_eq!(
+            back[0].per_txn, None,
+            "no transaction: no per-transaction figure"
+        );
+        assert_eq!(back[3].point_id, "x/2");
+        assert_eq!(back[3].source, "proc");
+        assert_eq!(back[3].per_txn, Some(10.0));
+        let text = std::fs::read_to_string(dir.path().join("status.csv")).unwrap();
+        assert_eq!(text.matches("point_id").count(), 1, "one header");
+    }
+}

@@ -1,0 +1,88 @@
+//! The server's cost of each measured window: its status counters read on an administrative
+//! connection of its own (never a workload connection, never through a proxy) and its
+//! process's /proc counters, just before the window and just after it.
+
+use crate::engine::db;
+use crate::pipeline::results::cost::{self, Sample};
+use crate::pipeline::results::PointRecord;
+use crate::pipeline::spec::target::ConnInfo;
+use mysql_async::prelude::Queryable;
+use std::path::Path;
+
+/// A block's reader of its server's counters; the connection is opened at the first reading
+/// and again after a reading fails (a restarted server).
+#[derive(Default)]
+pub struct Reader {
+    /// Where the server is (None: a synthetic target, nothing to read).
+    pub conn: Option<ConnInfo>,
+    admin: Option<mysql_async::Conn>,
+}
+
+impl Reader {
+    /// The counters now: the status counters where a connection works, the process's where
+    /// `pid` is ours to read; None when neither is.
+    pub async fn sample(&mut self, pid: Option<u32>) -> Option<Sample> {
+        let mut s = match self.status().await {
+            Some(rows) => Sample::from_status(rows.iter().map(|(n, v)| (n.as_str(), v.as_str()))),
+            None => Sample::default(),
+        };
+        if let Some(p) = pid.and_then(crate::usage::process_cost) {
+            s.add_proc(&p);
+        }
+        (!s.values.is_empty()).then_some(s)
+    }
+
+    async fn status(&mut self) -> Option<Vec<(String, String)>> {
+        for _ in 0..2 {
+            if self.admin.is_none() {
+                let c = self.conn.as_ref()?.conn_options();
+                self.admin = db::open(&c, db::opts_no_db(&c)).await.ok();
+            }
+            let conn = self.admin.as_mut()?;
+            match conn
+                .query::<(String, Option<String>), _>("SHOW GLOBAL STATUS")
+                .await
+            {
+                Ok(rows) => {
+                    return Some(
+                        rows.into_iter()
+                            .map(|(k, v)| (k, v.unwrap_or_default()))
+                            .collect(),
+                    )
+                }
+                // A server restarted since (restart = "per-point", a revived one): once more
+                // on a new connection.
+                Err(_) => self.admin = None,
+            }
+        }
+        None
+    }
+}
+
+/// Keeps a measured window's counters in status.csv: the deltas between `before` and a
+/// reading taken now, per transaction and query of `rec`. Nothing is kept for a window that
+/// failed or has no reading before it.
+pub async fn keep(
+    run: &Path,
+    b: &mut super::block::Block,
+    before: Option<Sample>,
+    rec: &PointRecord,
+) -> anyhow::Result<()> {
+    let Some(before) = before else {
+        return Ok(());
+    };
+    if rec.status == crate::pipeline::results::PointStatus::Failed {
+        return Ok(());
+    }
+    let Some(after) = b.cost_sample().await else {
+        return Ok(());
+    };
+    let rows = cost::rows(
+        &rec.point_id,
+        &before,
+        &after,
+        rec.transactions,
+        rec.queries,
+    );
+    cost::append(run, &rows)
+}
