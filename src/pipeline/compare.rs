@@ -18,6 +18,8 @@ pub struct Run {
     pub host: Option<crate::pipeline::results::host::Fingerprint>,
     /// SHOW GLOBAL VARIABLES per series (servers/<target>__<config>/variables.tsv).
     pub variables: BTreeMap<String, BTreeMap<String, String>>,
+    /// The server's counters per transaction by point id (status.csv).
+    pub costs: HashMap<String, crate::pipeline::report::cost::PerTxn>,
 }
 
 impl Run {
@@ -27,6 +29,9 @@ impl Run {
             tps_samples: crate::pipeline::results::load_tps_samples(dir)?,
             host: crate::pipeline::results::load_host(dir),
             variables: crate::pipeline::results::load_variables(dir),
+            costs: crate::pipeline::report::cost::per_point(&crate::pipeline::results::cost::load(
+                dir,
+            )?),
         })
     }
 
@@ -46,6 +51,8 @@ impl Run {
                     .into_iter()
                     .map(|(id, v)| (format!("{i}:{id}"), v)),
             );
+            out.costs
+                .extend(r.costs.into_iter().map(|(id, v)| (format!("{i}:{id}"), v)));
         }
         out
     }
@@ -92,27 +99,30 @@ impl Key {
     }
 }
 
+/// The series and point a record belongs to, with `map`'s renamed targets.
+fn key_of(r: &PointRecord, map: &[(String, String)]) -> Key {
+    let target = map
+        .iter()
+        .find(|(old, _)| *old == r.target)
+        .map_or(r.target.clone(), |(_, new)| new.clone());
+    Key {
+        target,
+        config: r.config.clone(),
+        driver: if r.driver == crate::pipeline::results::Driver::Sysbench {
+            "sysbench".into()
+        } else {
+            String::new()
+        },
+        workload: r.workload.clone(),
+        clients: r.client_count(),
+        threads: r.threads,
+    }
+}
+
 fn sides(run: &Run, map: &[(String, String)]) -> BTreeMap<Key, Sides> {
     let mut out: BTreeMap<Key, Sides> = BTreeMap::new();
     for r in run.points.iter().filter(|r| r.status == PointStatus::Ok) {
-        let target = map
-            .iter()
-            .find(|(old, _)| *old == r.target)
-            .map_or(r.target.clone(), |(_, new)| new.clone());
-        let s = out
-            .entry(Key {
-                target,
-                config: r.config.clone(),
-                driver: if r.driver == crate::pipeline::results::Driver::Sysbench {
-                    "sysbench".into()
-                } else {
-                    String::new()
-                },
-                workload: r.workload.clone(),
-                clients: r.client_count(),
-                threads: r.threads,
-            })
-            .or_default();
+        let s = out.entry(key_of(r, map)).or_default();
         verdict::push_run(
             s,
             r.judged_figures(),
@@ -121,6 +131,19 @@ fn sides(run: &Run, map: &[(String, String)]) -> BTreeMap<Key, Sides> {
         );
     }
     out
+}
+
+/// The counters per transaction of a point's ok repeats (status.csv), for its reasons.
+fn costs_of<'a>(
+    run: &'a Run,
+    key: &Key,
+    map: &[(String, String)],
+) -> Vec<(u32, &'a crate::pipeline::report::cost::PerTxn)> {
+    run.points
+        .iter()
+        .filter(|r| r.status == PointStatus::Ok && key_of(r, map) == *key)
+        .filter_map(|r| Some((r.repeat, run.costs.get(&r.point_id)?)))
+        .collect()
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -139,6 +162,9 @@ pub struct Row {
     pub metrics: Vec<Judgement>,
     /// The reason in a few words.
     pub why: String,
+    /// A decided change's server counters per transaction that moved with it (status.csv of
+    /// both runs; Welch over the repeats), most first.
+    pub counters: Vec<crate::pipeline::report::cost::Moved>,
 }
 
 impl Row {
@@ -360,6 +386,15 @@ pub fn compare(
             cand_tps: crate::engine::metrics::geo_mean(&cs[0].runs),
             verdict: p.verdict,
             why: why(p.verdict, &p.metrics),
+            counters: if matches!(
+                p.verdict,
+                Verdict::Regressed | Verdict::Improved | Verdict::Slower | Verdict::Faster
+            ) {
+                let (bc, cc) = (costs_of(base, k, map), costs_of(cand, k, &[]));
+                crate::pipeline::report::cost::moved(&bc, &cc, false).1
+            } else {
+                Vec::new()
+            },
             metrics: p.metrics,
         })
         .collect();
@@ -469,12 +504,14 @@ pub fn within_run(run: &Run, baseline: &str, threshold_pct: f64) -> anyhow::Resu
         tps_samples: run.tps_samples.clone(),
         host: None,
         variables: BTreeMap::new(),
+        costs: run.costs.clone(),
     };
     let mut cand = Run {
         points: Vec::new(),
         tps_samples: run.tps_samples.clone(),
         host: None,
         variables: BTreeMap::new(),
+        costs: run.costs.clone(),
     };
     for (t, c) in &groups {
         let name = format!("{t}/{c}");
@@ -525,172 +562,8 @@ pub fn within_run(run: &Run, baseline: &str, threshold_pct: f64) -> anyhow::Resu
     Ok(cmp)
 }
 
-fn cell(j: Option<&Judgement>) -> String {
-    match j.and_then(|j| j.delta_pct) {
-        Some(d) => format!("{}%", verdict::fmt_change(d)),
-        None => "—".into(),
-    }
-}
-
-fn noise(j: Option<&Judgement>) -> String {
-    match j.and_then(|j| j.noise_pct) {
-        Some(n) => format!("{n:.1}%"),
-        None => "?".into(),
-    }
-}
-
-fn mde(j: Option<&Judgement>) -> String {
-    match j.and_then(|j| j.mde_pct) {
-        Some(n) => format!("{n:.1}%"),
-        None => "?".into(),
-    }
-}
-
-/// A row's figures as printed: Δ tps, its interval, Δ p95, Δ p99, noise, MDE.
-fn columns(r: &Row) -> [String; 6] {
-    let tps = r.metric(Metric::Tps);
-    [
-        cell(tps),
-        tps.map(interval).unwrap_or_default(),
-        cell(r.metric(Metric::P95)),
-        cell(r.metric(Metric::P99)),
-        noise(tps),
-        mde(tps),
-    ]
-}
-
-fn footer(c: &Comparison) -> String {
-    let vars: String = if c.var_diffs.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "server variables that differ between the two sides:\n{}",
-            c.var_diffs
-                .iter()
-                .map(|d| format!("  {d}\n"))
-                .collect::<String>()
-        )
-    };
-    let warn: String = c
-        .host_warnings
-        .iter()
-        .map(|w| format!("warning: {w}\n"))
-        .chain(c.notes.iter().map(|n| format!("note: {n}\n")))
-        .collect();
-    vars + &warn
-        + &format!(
-            "{}: {} (threshold {}; false alarms ≤ {a} % over the points, ≤ {a} % over the pooled answers).\nMethod: {}{}",
-            if c.fails(verdict::FailOn::Regressed) {
-                "REGRESSED"
-            } else {
-                "verdict"
-            },
-            c.headline,
-            c.threshold,
-            c.method,
-            if c.pooled.is_empty() {
-                String::new()
-            } else {
-                format!("\n{}", pooled::METHOD)
-            },
-            a = verdict::ALPHA * 100.0,
-        )
-}
-
-/// Plain-text table.
-pub fn text(c: &Comparison) -> String {
-    let mut s: String = c.answers().iter().map(|a| format!("{a}\n")).collect();
-    if !s.is_empty() {
-        s.push('\n');
-    }
-    s += &format!(
-        "{:<44} {:>10} {:>10} {:>8} {:>16} {:>8} {:>8} {:>6} {:>6}  verdict\n",
-        "point", "base tps", "cand tps", "Δ tps", "interval", "Δ p95", "Δ p99", "noise", "MDE"
-    );
-    for r in &c.rows {
-        let [d, ci, p95, p99, n, m] = columns(r);
-        s.push_str(&format!(
-            "{:<44} {:>10.2} {:>10.2} {d:>8} {ci:>16} {p95:>8} {p99:>8} {n:>6} {m:>6}  {}{}\n",
-            r.point,
-            r.base_tps,
-            r.cand_tps,
-            r.verdict,
-            if r.why.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", r.why)
-            }
-        ));
-    }
-    for k in &c.only_base {
-        s.push_str(&format!("unmatched, only in base: {k}\n"));
-    }
-    for k in &c.only_candidate {
-        s.push_str(&format!("unmatched, only in candidate: {k}\n"));
-    }
-    s.push_str(&format!(
-        "\n{} matched points. base tps, cand tps: geometric means of the repeats; Δ: cand/base − 1 of them; interval: of Δ tps at the confidence its verdict needs; noise: run-to-run SD of tps; MDE: smallest tps drop this comparison would catch 80 % of the time.\n{}\n",
-        c.rows.len(),
-        footer(c)
-    ));
-    s
-}
-
-/// GitHub-flavoured Markdown table.
-pub fn markdown(c: &Comparison) -> String {
-    let mut s: String = c.answers().iter().map(|a| format!("- {a}\n")).collect();
-    if !s.is_empty() {
-        s.push('\n');
-    }
-    s.push_str("| point | base tps | cand tps | Δ tps [interval] | Δ p95 | Δ p99 | noise | MDE | verdict |\n|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
-    for r in &c.rows {
-        let [d, ci, p95, p99, n, m] = columns(r);
-        let v = match r.verdict {
-            Verdict::Regressed | Verdict::Improved => format!("**{}** ({})", r.verdict, r.why),
-            Verdict::Slower | Verdict::Faster | Verdict::Inconclusive if !r.why.is_empty() => {
-                format!("{} ({})", r.verdict, r.why)
-            }
-            _ => r.verdict.to_string(),
-        };
-        s.push_str(&format!(
-            "| {} | {:.2} | {:.2} | {d} {ci} | {p95} | {p99} | {n} | {m} | {v} |\n",
-            r.point, r.base_tps, r.cand_tps,
-        ));
-    }
-    for k in c
-        .only_base
-        .iter()
-        .map(|k| format!("only in base: {k}"))
-        .chain(
-            c.only_candidate
-                .iter()
-                .map(|k| format!("only in candidate: {k}")),
-        )
-    {
-        s.push_str(&format!("\n- unmatched, {k}"));
-    }
-    s.push_str(&format!("\n\n{}\n", footer(c)));
-    s
-}
-
-const HTML: &str = include_str!("../../templates/compare.html.tera");
-
-/// A self-contained HTML page (templates/compare.html.tera).
-pub fn html(c: &Comparison) -> anyhow::Result<String> {
-    let mut t = tera::Tera::default();
-    t.add_raw_template("compare.html", HTML)
-        .map_err(|e| anyhow::anyhow!("the compare template does not parse: {e:?}"))?;
-    t.autoescape_on(vec!["compare.html"]);
-    crate::pipeline::report::filters::register(&mut t);
-    let mut cx = tera::Context::from_serialize(c)?;
-    cx.insert(
-        "regressed",
-        &c.fails(crate::pipeline::judge::verdict::FailOn::Regressed),
-    );
-    cx.insert("answers", &c.answers());
-    t.render("compare.html", &cx)
-        .map_err(|e| anyhow::anyhow!("rendering the comparison: {e:?}"))
-}
+mod render;
+pub use render::{html, markdown, text};
 
 #[cfg(test)]
 mod tests;

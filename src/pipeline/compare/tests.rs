@@ -24,6 +24,7 @@ fn run(points: Vec<PointRecord>) -> Run {
         tps_samples: HashMap::new(),
         host: None,
         variables: BTreeMap::new(),
+        costs: HashMap::new(),
     }
 }
 
@@ -332,4 +333,54 @@ fn a_uniform_drop_is_found_pooled_where_the_points_are_undecided() {
         t.starts_with("a/default is slower than the base run for oltp_point_select by 4"),
         "{t}"
     );
+}
+
+#[test]
+fn a_decided_point_names_the_server_counters_that_moved_and_an_unchanged_one_none() {
+    use crate::pipeline::report::cost::PerTxn;
+    let counters = |fsyncs: f64, k: f64| -> PerTxn {
+        [
+            (("status", "Innodb_data_fsyncs"), fsyncs * k),
+            (("status", "Handler_write"), 1.0),
+            (("proc", "cpu_us"), 900.0 * k),
+        ]
+        .into_iter()
+        .map(|((s, c), v)| ((s.to_string(), c.to_string()), v))
+        .collect()
+    };
+    let mut base = three("a", 1, 100.0, 1.0);
+    base.extend(three("a", 8, 400.0, 2.0));
+    let mut cand = three("a", 1, 100.5, 1.0);
+    cand.extend(three("a", 8, 240.0, 3.2));
+    let (mut b, mut c) = (run(base), run(cand));
+    for (r, k) in [(&mut b, 0.0), (&mut c, 1.0)] {
+        for (i, p) in r.points.iter().enumerate() {
+            // Repeats a little apart, as real ones are.
+            let noise = 1.0 + (i % 3) as f64 * 0.01;
+            let fsyncs = if p.threads == 8 { k } else { 1.0 };
+            r.costs.insert(p.point_id.clone(), counters(fsyncs, noise));
+        }
+    }
+    let cmp = compare(&b, &c, 5.0, &[]).unwrap();
+    assert_eq!(cmp.rows[0].verdict, Verdict::Unchanged);
+    assert!(
+        cmp.rows[0].counters.is_empty(),
+        "only a decided change has reasons"
+    );
+    assert_eq!(cmp.rows[1].verdict, Verdict::Regressed);
+    let moved: Vec<&str> = cmp.rows[1]
+        .counters
+        .iter()
+        .map(|m| m.counter.as_str())
+        .collect();
+    assert_eq!(moved, ["Innodb_data_fsyncs"], "{:?}", cmp.rows[1].counters);
+    let t = text(&cmp);
+    assert!(
+        t.contains("why, from the server's counters:\n  a/default/oltp_point_select/t8 (regressed): Innodb_data_fsyncs/txn 0.000 → 1.01"),
+        "{t}"
+    );
+    assert!(markdown(&cmp).contains("Why, from the server's counters:"));
+    assert!(html(&cmp)
+        .unwrap()
+        .contains("server counters: Innodb_data_fsyncs"));
 }

@@ -72,6 +72,8 @@ pub struct EffSection {
     pub workload: String,
     pub columns: Vec<&'static str>,
     pub rows: Vec<EffRow>,
+    /// Server CPU per transaction against threads, a line per series (empty without CPU).
+    pub cpu_svg: String,
 }
 
 /// A counter that moved with a decided change.
@@ -90,6 +92,8 @@ pub struct Moved {
     /// How far the interval stays from no change (log scale), for the ranking.
     #[serde(skip)]
     rank: f64,
+    /// As the report says it (`text`).
+    pub line: String,
 }
 
 impl Moved {
@@ -161,13 +165,14 @@ fn short(x: f64) -> String {
 }
 
 /// A point's counters per transaction by (source, counter).
-type PerTxn = BTreeMap<(String, String), f64>;
+pub type PerTxn = BTreeMap<(String, String), f64>;
 
-fn per_point(rows: &[CostRow]) -> HashMap<&str, PerTxn> {
-    let mut out: HashMap<&str, PerTxn> = HashMap::new();
+/// Each point's counters per transaction, by point id.
+pub fn per_point(rows: &[CostRow]) -> HashMap<String, PerTxn> {
+    let mut out: HashMap<String, PerTxn> = HashMap::new();
     for r in rows {
         if let Some(v) = r.per_txn {
-            out.entry(r.point_id.as_str())
+            out.entry(r.point_id.clone())
                 .or_default()
                 .insert((r.source.clone(), r.counter.clone()), v);
         }
@@ -201,7 +206,7 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
 /// The ok records with counters, by (series, workload, threads).
 fn groups<'a>(
     records: &'a [PointRecord],
-    costs: &HashMap<&str, PerTxn>,
+    costs: &HashMap<String, PerTxn>,
 ) -> BTreeMap<(String, String, u32), Vec<&'a PointRecord>> {
     let mut g: BTreeMap<(String, String, u32), Vec<&PointRecord>> = BTreeMap::new();
     for r in records {
@@ -228,6 +233,7 @@ pub fn add(m: &mut ReportModel, records: &[PointRecord], rows: &[CostRow]) {
             workload: sec.workload.clone(),
             columns: COLUMNS.iter().map(|c| c.0).collect(),
             rows: Vec::new(),
+            cpu_svg: String::new(),
         };
         for row in &sec.rows {
             let value = |series: &str, col: usize| {
@@ -258,6 +264,27 @@ pub fn add(m: &mut ReportModel, records: &[PointRecord], rows: &[CostRow]) {
                     });
                 }
             }
+        }
+        let lines: Vec<super::chart::Line> = m
+            .series
+            .iter()
+            .map(|s| {
+                let pts = out
+                    .rows
+                    .iter()
+                    .filter(|r| r.series == *s)
+                    .filter_map(|r| Some((r.threads, r.cells[0].as_ref()?.value)))
+                    .collect();
+                super::chart::Line::plain(s, pts)
+            })
+            .filter(|l| !l.points.is_empty())
+            .collect();
+        if !lines.is_empty() {
+            out.cpu_svg = super::chart::svg(
+                &format!("{}: server CPU per transaction", sec.workload),
+                "CPU µs per transaction",
+                &lines,
+            );
         }
         if !out.rows.is_empty() {
             sections.push(out);
@@ -336,6 +363,9 @@ pub fn moved(
     };
     out.sort_by(|a, b| b.rank.total_cmp(&a.rank).then(cause(a).cmp(&cause(b))));
     out.truncate(SHOWN);
+    for m in &mut out {
+        m.line = m.text();
+    }
     (names.len(), out)
 }
 
@@ -428,6 +458,7 @@ fn judge_counter(
         diff_lo: dlo,
         diff_hi: dhi,
         rank: 0.0,
+        line: String::new(),
     };
     if positive {
         let (d, h) = interval(b, c, paired, alpha, f64::ln)?;

@@ -34,9 +34,11 @@ pub fn html(m: &ReportModel) -> anyhow::Result<String> {
 /// model a report shows, for scripts.
 pub fn json(m: &ReportModel) -> anyhow::Result<String> {
     let mut v = serde_json::to_value(m)?;
-    if let Some(ws) = v.get_mut("workloads").and_then(|w| w.as_array_mut()) {
-        for w in ws.iter_mut().filter_map(|w| w.as_object_mut()) {
-            w.retain(|k, _| !k.ends_with("_svg"));
+    for list in ["workloads", "efficiency"] {
+        if let Some(ws) = v.get_mut(list).and_then(|w| w.as_array_mut()) {
+            for w in ws.iter_mut().filter_map(|w| w.as_object_mut()) {
+                w.retain(|k, _| !k.ends_with("_svg"));
+            }
         }
     }
     Ok(serde_json::to_string_pretty(&v)?)

@@ -14,6 +14,7 @@ mod paired_setup;
 mod record;
 mod run;
 mod sysbench_driver;
+mod tally;
 mod turns;
 mod vars;
 

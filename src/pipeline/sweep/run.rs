@@ -3,6 +3,7 @@
 
 use super::measure::{Measure, Measured};
 use super::record::{fail_if_empty, fill, record, write_samples};
+use super::tally::Tally;
 use super::{block, load, point_grace_s, preflight_all, print_findings, SweepArgs};
 use crate::engine::exec::{self, IntervalStats, Observer, RunReport};
 use crate::exit::Exit;
@@ -193,62 +194,7 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
             String::new()
         }
     };
-    let not_run = if t.not_run > 0 {
-        format!(", {} not run", t.not_run)
-    } else {
-        String::new()
-    };
-    let not_run = if t.stopped > 0 {
-        format!(", {} interrupted{not_run}", t.stopped)
-    } else {
-        not_run
-    };
-    let overloaded = if t.overloaded > 0 {
-        format!(
-            " ({} SLA step(s) overloaded the server: misses, not failures)",
-            t.overloaded
-        )
-    } else {
-        String::new()
-    };
-    let host = match t.host {
-        0 => String::new(),
-        n => format!(" and {n} host test point(s)"),
-    };
-    let planned = if spec.run.design.paired() {
-        // A slice per series per round; rounds stop when a point is decided.
-        format!(
-            "{} slices (paired: one per series per round){host}",
-            (t.ok + t.failed + t.skipped + t.stopped).saturating_sub(t.host)
-        )
-    } else if plan.points.iter().any(Point::is_slot) {
-        // Adaptive searches end when they have found what they look for: count what ran.
-        format!(
-            "{} run (adaptive, at most {})",
-            t.ok + t.failed + t.overloaded + t.skipped + t.stopped,
-            plan.max_points(&spec)
-        )
-    } else {
-        format!("{} planned", plan.len())
-    };
-    let mut summary = format!(
-        "sweep '{}': {} ok, {} failed{overloaded}, {} skipped{not_run} of {planned}; results in {}{report}\n",
-        spec.name,
-        t.ok,
-        t.failed,
-        t.skipped,
-        dir.path.display()
-    );
-    for line in t.paired.iter().flatten() {
-        summary.push_str(&format!("  {line}\n"));
-    }
-    if !t.unwritten.is_empty() {
-        summary
-            .push_str("measured but not written to points.csv (these lines are the only copy):\n");
-        for u in &t.unwritten {
-            summary.push_str(&format!("  {u}\n"));
-        }
-    }
+    let mut summary = t.summary(&spec, &plan, &dir.path, &report);
     print!("{summary}");
     let mut regressed = false;
     if let (Some((th, against)), false) = (&a.fail_on_regression, t.interrupted) {
@@ -266,37 +212,6 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
     } else {
         Exit::Ok
     })
-}
-
-impl Tally {
-    /// Points measured or skipped so far.
-    fn total(&self) -> u64 {
-        (self.ok + self.failed + self.skipped + self.overloaded + self.stopped) as u64
-    }
-}
-
-/// What happened to the points of a run.
-#[derive(Debug, Default)]
-pub(super) struct Tally {
-    ok: u32,
-    pub failed: u32,
-    skipped: u32,
-    /// Planned points that never ran (after an interrupt, or when results stopped being
-    /// writable).
-    not_run: u32,
-    pub interrupted: bool,
-    /// Points (or slices) recorded `interrupted`: begun, ended by the signal.
-    stopped: u32,
-    /// SLA search steps whose arrivals overflowed the queue: recorded failed (they miss the
-    /// SLA) but not counted as failed points.
-    overloaded: u32,
-    /// Points measured whose record could not be written (a full disk): their figures, kept
-    /// for the summary so they are not lost.
-    pub unwritten: Vec<String>,
-    /// A paired run's verdicts per compared series, for its last lines.
-    pub paired: Option<Vec<String>>,
-    /// Host test points measured (counted in ok/failed too).
-    pub host: u32,
 }
 
 /// Runs the plan's points in order, expanding `threads = "auto"` slots as they come (see
