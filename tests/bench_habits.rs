@@ -240,6 +240,49 @@ fn the_cpu_test_prints_what_sysbench_prints() {
     assert!(text(&ours).contains("FATAL: Invalid value of cpu-max-prime: 0."));
 }
 
+/// `--report-checkpoints` on a host test as sysbench 1.0.20 prints it: the header line, a
+/// "[ Ns ] Checkpoint report:" block per checkpoint with the test's figures since the
+/// previous one, then the final report of what followed the last — line for line, figures
+/// masked (#34).
+#[test]
+fn host_test_checkpoints_print_what_sysbench_prints() {
+    let run = "cpu --time=4 --report-checkpoints=2,1 --cpu-max-prime=2000 run";
+    let ours = bench(&words(run));
+    let sb = sysbench(&words(run));
+    assert_eq!(ours.status.code(), Some(0), "{}", text(&ours));
+    assert_eq!(masked(body(&ours)), masked(body(&sb)), "{}", stdout(&ours));
+    let out = stdout(&ours);
+    assert!(
+        out.contains("Report checkpoint(s) at 1, 2 seconds\n"),
+        "{out}"
+    );
+    assert_eq!(out.matches("Checkpoint report:").count(), 2, "{out}");
+    // Each report counts only its own second or so: the three together are the run.
+    let events: Vec<u64> = out
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("total number of events:"))
+        .map(|n| n.trim().parse().unwrap())
+        .collect();
+    assert_eq!(events.len(), 3, "{out}");
+    let times: Vec<f64> = out
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("total time:"))
+        .map(|n| n.trim().trim_end_matches('s').parse().unwrap())
+        .collect();
+    // sysbench's total time runs from the start; the events per second are the report's own.
+    assert!(times[0] < times[1] && times[1] < times[2], "{times:?}");
+    let eps: Vec<f64> = out
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("events per second:"))
+        .map(|n| n.trim().parse().unwrap())
+        .collect();
+    let last_window = times[2] - times[1];
+    assert!(
+        (eps[2] - events[2] as f64 / last_window).abs() <= 0.02 * eps[2] + 1.0,
+        "the last report's rate is over what followed the last checkpoint: {eps:?} {events:?} {times:?}"
+    );
+}
+
 /// `bench memory` as sysbench 1.0.20's memory test: the same report layout line for line
 /// (figures masked) for each operation and scope, exactly `--memory-total-size` moved in
 /// blocks shared out over the threads, and the same `help` (#24).

@@ -29,6 +29,8 @@ use crate::engine::host::size;
 struct Limits {
     lim: host::Limits,
     report_interval_s: u64,
+    /// `--report-checkpoints`: seconds from the start, ascending.
+    checkpoints_s: Vec<u64>,
     percentile: u32,
 }
 
@@ -48,9 +50,27 @@ impl Limits {
                 events: raw.int("events"),
             },
             report_interval_s: raw.int("report_interval"),
+            checkpoints_s: checkpoints(raw)?,
             percentile: raw.int("percentile").min(100) as u32,
         })
     }
+}
+
+/// `--report-checkpoints=1,3`: the seconds, ascending, each once.
+fn checkpoints(raw: &RawOptions) -> anyhow::Result<Vec<u64>> {
+    let mut at = Vec::new();
+    for x in raw.get("report_checkpoints").split(',').map(str::trim) {
+        if x.is_empty() {
+            continue;
+        }
+        match x.parse::<u64>() {
+            Ok(n) => at.push(n),
+            Err(_) => bail!("FATAL: Invalid value for --report-checkpoints: {x}"),
+        }
+    }
+    at.sort_unstable();
+    at.dedup();
+    Ok(at)
 }
 
 /// How a host test is printed: its options' lines in the header, its interval line and its
@@ -138,6 +158,9 @@ fn run<T: Printed>(test: &T, raw: &RawOptions, verbose: bool) -> anyhow::Result<
                 l.report_interval_s
             );
         }
+        if let Some(at) = super::output::sysbench::checkpoints_line(&l.checkpoints_s) {
+            s.push_str(&at);
+        }
         if raw.given("rand_seed") && raw.int("rand_seed") != 0 {
             let _ = writeln!(
                 s,
@@ -156,26 +179,45 @@ fn run<T: Printed>(test: &T, raw: &RawOptions, verbose: bool) -> anyhow::Result<
         let _ = std::io::stdout().flush();
     }
     let every = (l.report_interval_s > 0).then(|| Duration::from_secs(l.report_interval_s));
-    let report = host::run(test, &l.lim, every, |i| {
-        println!(
-            "[ {:.0}s ] {}",
-            i.at_s,
-            test.interval_line(
-                i.events,
-                i.secs,
-                threads,
-                l.percentile,
-                percentile_ms(i.hist, l.percentile as f64)
-            )
-        );
-        let _ = std::io::stdout().flush();
-    });
+    let mut o = EngineConfig::new(crate::engine::config::WorkloadKind::PointSelect);
+    o.percentile = l.percentile;
+    // A checkpoint's report: sysbench's final report of what followed the previous one.
+    let checkpoint = |at_s: f64, r: &crate::engine::exec::RunReport| {
+        if verbose {
+            print!(
+                "[ {:.0}s ] Checkpoint report:\n{}{}",
+                at_s,
+                test.cumulative(r.totals.events, r.window_s.max(1e-9)),
+                general(r, &o)
+            );
+            let _ = std::io::stdout().flush();
+        }
+    };
+    let report = host::run_with(
+        test,
+        &l.lim,
+        every,
+        &l.checkpoints_s,
+        |i| {
+            println!(
+                "[ {:.0}s ] {}",
+                i.at_s,
+                test.interval_line(
+                    i.events,
+                    i.secs,
+                    threads,
+                    l.percentile,
+                    percentile_ms(i.hist, l.percentile as f64)
+                )
+            );
+            let _ = std::io::stdout().flush();
+        },
+        checkpoint,
+    );
     if verbose {
-        let mut o = EngineConfig::new(crate::engine::config::WorkloadKind::PointSelect);
-        o.percentile = l.percentile;
         print!(
             "{}{}",
-            test.cumulative(report.totals.events, report.elapsed_s.max(1e-9)),
+            test.cumulative(report.totals.events, report.window_s.max(1e-9)),
             general(&report, &o)
         );
     }

@@ -15,6 +15,15 @@ pub fn banner() -> String {
     )
 }
 
+/// sysbench's header line for `--report-checkpoints` ("Report checkpoint(s) at 1, 3
+/// seconds"), None without checkpoints.
+pub fn checkpoints_line(at_s: &[u64]) -> Option<String> {
+    (!at_s.is_empty()).then(|| {
+        let list: Vec<String> = at_s.iter().map(u64::to_string).collect();
+        format!("Report checkpoint(s) at {} seconds\n", list.join(", "))
+    })
+}
+
 /// The run header up to "Initializing worker threads...".
 pub fn header(o: &EngineConfig, seed_given: bool) -> String {
     let mut s = String::new();
@@ -30,6 +39,9 @@ pub fn header(o: &EngineConfig, seed_given: bool) -> String {
             "Report intermediate results every {} second(s)",
             o.report_interval_s
         );
+    }
+    if let Some(at) = checkpoints_line(&o.checkpoints_s) {
+        s.push_str(&at);
     }
     if o.warmup_s > 0 {
         let _ = writeln!(s, "Warmup time: {}s", o.warmup_s);

@@ -141,32 +141,68 @@ struct Share {
     min_max: Option<(u64, u64)>,
 }
 
+impl Share {
+    fn new() -> Share {
+        Share {
+            counts: Counts::default(),
+            hist: total_hist(),
+            min_max: None,
+        }
+    }
+
+    /// One event of `ns` nanoseconds.
+    fn add(&mut self, ns: u64) {
+        self.counts.events += 1;
+        self.counts.lat_sum_ns += ns;
+        let _ = self.hist.record(ns);
+        self.min_max = Some(match self.min_max {
+            None => (ns, ns),
+            Some((a, b)) => (a.min(ns), b.max(ns)),
+        });
+    }
+}
+
 /// Runs `test` until `lim` ends it (or SIGINT), calling `on_interval` every `every`.
 pub fn run<T: HostTest>(
     test: &T,
     lim: &Limits,
     every: Option<Duration>,
+    on_interval: impl FnMut(&Interval),
+) -> RunReport {
+    run_with(test, lim, every, &[], on_interval, |_, _| {})
+}
+
+/// As `run`, and at each of `checkpoints_s` (seconds from the start) a report of everything
+/// since the previous checkpoint (`--report-checkpoints`), which it resets, as sysbench's
+/// does: after one, the returned report holds only what followed the last.
+pub fn run_with<T: HostTest>(
+    test: &T,
+    lim: &Limits,
+    every: Option<Duration>,
+    checkpoints_s: &[u64],
     mut on_interval: impl FnMut(&Interval),
+    mut on_checkpoint: impl FnMut(f64, &RunReport),
 ) -> RunReport {
     let per_thread = test.per_thread(lim.threads);
+    // Each thread's figures since the last checkpoint, under its own lock (taken by the
+    // watcher only at a checkpoint); kept only when checkpoints are asked for.
+    let checkpointing = !checkpoints_s.is_empty();
+    let since: Vec<Mutex<Share>> = (0..lim.threads).map(|_| Mutex::new(Share::new())).collect();
     let progress: Vec<AtomicU64> = (0..lim.threads).map(|_| AtomicU64::new(0)).collect();
     let intervals: Vec<Mutex<TotalHist>> =
         (0..lim.threads).map(|_| Mutex::new(total_hist())).collect();
     let stop = AtomicBool::new(false);
     let left = AtomicU64::new(if lim.events > 0 { lim.events } else { u64::MAX });
     let started = Instant::now();
+    let mut last_checkpoint = None;
     let shares: Vec<Share> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..lim.threads as usize)
             .map(|i| {
                 let (stop, left) = (&stop, &left);
-                let (progress, interval) = (&progress[i], &intervals[i]);
+                let (progress, interval, since) = (&progress[i], &intervals[i], &since[i]);
                 scope.spawn(move || {
                     let mut state = test.thread(i);
-                    let mut s = Share {
-                        counts: Counts::default(),
-                        hist: total_hist(),
-                        min_max: None,
-                    };
+                    let mut s = Share::new();
                     let mut mine = per_thread.unwrap_or(u64::MAX);
                     while !stop.load(Ordering::Relaxed) && mine > 0 {
                         // An event is taken before it runs, so --events is never exceeded.
@@ -180,13 +216,10 @@ pub fn run<T: HostTest>(
                         let t0 = Instant::now();
                         test.event(&mut state);
                         let ns = (t0.elapsed().as_nanos() as u64).max(1);
-                        s.counts.events += 1;
-                        s.counts.lat_sum_ns += ns;
-                        let _ = s.hist.record(ns);
-                        s.min_max = Some(match s.min_max {
-                            None => (ns, ns),
-                            Some((a, b)) => (a.min(ns), b.max(ns)),
-                        });
+                        s.add(ns);
+                        if checkpointing {
+                            since.lock().unwrap_or_else(|p| p.into_inner()).add(ns);
+                        }
                         progress.store(s.counts.events, Ordering::Relaxed);
                         if test.interval_latency() {
                             // The thread's own lock, taken by the watcher once an interval.
@@ -203,20 +236,46 @@ pub fn run<T: HostTest>(
             lim,
             progress: &progress,
             intervals: &intervals,
+            since: &since,
             stop: &stop,
             t0: started,
         };
-        w.wait(&workers, every, &mut on_interval);
+        last_checkpoint = w.wait(
+            &workers,
+            every,
+            checkpoints_s,
+            &mut on_interval,
+            &mut on_checkpoint,
+        );
         workers
             .into_iter()
             .map(|w| w.join().expect("a host test's thread panicked"))
             .collect()
     });
     let elapsed = started.elapsed().as_secs_f64();
+    // After a checkpoint the report is of what followed it.
+    let (shares, from) = match last_checkpoint {
+        Some(at) => (
+            since
+                .into_iter()
+                .map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner()))
+                .collect(),
+            at,
+        ),
+        None => (shares, 0.0),
+    };
+    let mut report = sum(shares, lim.threads, elapsed, elapsed - from);
+    report.interrupted = crate::interrupt::requested();
+    report
+}
+
+/// The report of the threads' shares: `elapsed_s` since the start, its figures over the last
+/// `window_s`.
+fn sum(shares: Vec<Share>, threads: u32, elapsed_s: f64, window_s: f64) -> RunReport {
     let mut report = RunReport {
-        threads: lim.threads,
-        elapsed_s: elapsed,
-        window_s: elapsed,
+        threads,
+        elapsed_s,
+        window_s,
         totals: Counts::default(),
         hist: total_hist(),
         min_max_ns: None,
@@ -225,7 +284,7 @@ pub fn run<T: HostTest>(
         interval_hists: Vec::new(),
         fatal: None,
         unfinished: None,
-        interrupted: crate::interrupt::requested(),
+        interrupted: false,
         ignored_by_code: Default::default(),
     };
     for s in shares {
@@ -246,23 +305,29 @@ struct Watch<'a> {
     lim: &'a Limits,
     progress: &'a [AtomicU64],
     intervals: &'a [Mutex<TotalHist>],
+    since: &'a [Mutex<Share>],
     stop: &'a AtomicBool,
     t0: Instant,
 }
 
 impl Watch<'_> {
     /// Waits for the end (time, every thread done, or a signal), giving an interval every
-    /// `every`.
+    /// `every` and a report at each checkpoint; returns when the last checkpoint was (seconds
+    /// from the start), if one was.
     fn wait<R>(
         &self,
         workers: &[std::thread::ScopedJoinHandle<'_, R>],
         every: Option<Duration>,
+        checkpoints_s: &[u64],
         on_interval: &mut impl FnMut(&Interval),
-    ) {
+        on_checkpoint: &mut impl FnMut(f64, &RunReport),
+    ) -> Option<f64> {
         let t0 = self.t0;
         let deadline = (self.lim.time_s > 0).then(|| t0 + Duration::from_secs(self.lim.time_s));
         let mut next = every.map(|e| t0 + e);
         let (mut last, mut last_events) = (t0, 0u64);
+        let mut checkpoints = checkpoints_s.iter().map(|&c| t0 + Duration::from_secs(c));
+        let (mut next_checkpoint, mut last_checkpoint) = (checkpoints.next(), None);
         loop {
             let now = Instant::now();
             let done = deadline.is_some_and(|d| now >= d)
@@ -270,7 +335,29 @@ impl Watch<'_> {
                 || crate::interrupt::requested();
             if done {
                 self.stop.store(true, Ordering::Relaxed);
-                return;
+                return last_checkpoint;
+            }
+            if let Some(at) = next_checkpoint.filter(|&at| now >= at) {
+                let shares: Vec<Share> = self
+                    .since
+                    .iter()
+                    .map(|m| {
+                        std::mem::replace(
+                            &mut *m.lock().unwrap_or_else(|p| p.into_inner()),
+                            Share::new(),
+                        )
+                    })
+                    .collect();
+                let from = last_checkpoint.unwrap_or(0.0);
+                let at_s = at.duration_since(t0).as_secs_f64();
+                let now_s = now.duration_since(t0).as_secs_f64();
+                on_checkpoint(at_s, &sum(shares, self.lim.threads, now_s, now_s - from));
+                // sysbench's checkpoint resets the interval's latencies too.
+                for i in self.intervals {
+                    i.lock().unwrap_or_else(|p| p.into_inner()).reset();
+                }
+                last_checkpoint = Some(now_s);
+                next_checkpoint = checkpoints.next();
             }
             if let Some(at) = next.filter(|&at| now >= at) {
                 let events: u64 = self
