@@ -138,8 +138,8 @@ pub struct Why {
 const SHOWN: usize = 5;
 
 /// Counters that name a cause (a read the buffer pool missed, an fsync, a temporary table on
-/// disk, a lock wait) rather than a symptom (bytes, context switches, CPU): among counters
-/// whose intervals allow as much change, they come first.
+/// disk, a lock wait) rather than a symptom (bytes, context switches, CPU): those that moved
+/// come first.
 const CAUSES: &[&str] = &[
     "Innodb_buffer_pool_reads",
     "Innodb_data_fsyncs",
@@ -355,13 +355,19 @@ pub fn moved(
             out.push(m);
         }
     }
+    // Causes first, then symptoms; within each, what moved most surely.
     let cause = |m: &Moved| {
         CAUSES
             .iter()
             .position(|c| *c == m.counter)
             .unwrap_or(CAUSES.len())
     };
-    out.sort_by(|a, b| b.rank.total_cmp(&a.rank).then(cause(a).cmp(&cause(b))));
+    out.sort_by(|a, b| {
+        let (ca, cb) = (cause(a) < CAUSES.len(), cause(b) < CAUSES.len());
+        cb.cmp(&ca)
+            .then(b.rank.total_cmp(&a.rank))
+            .then(cause(a).cmp(&cause(b)))
+    });
     out.truncate(SHOWN);
     for m in &mut out {
         m.line = m.text();

@@ -16,6 +16,8 @@ pub struct Reader {
     /// Where the server is (None: a synthetic target, nothing to read).
     pub conn: Option<ConnInfo>,
     admin: Option<mysql_async::Conn>,
+    /// The server is MariaDB, whose readings' own cost `cost::rows` takes off.
+    mariadb: bool,
 }
 
 impl Reader {
@@ -23,7 +25,11 @@ impl Reader {
     /// `pid` is ours to read; None when neither is.
     pub async fn sample(&mut self, pid: Option<u32>) -> Option<Sample> {
         let mut s = match self.status().await {
-            Some(rows) => Sample::from_status(rows.iter().map(|(n, v)| (n.as_str(), v.as_str()))),
+            Some(rows) => {
+                let mut s = Sample::from_status(rows.iter().map(|(n, v)| (n.as_str(), v.as_str())));
+                s.reading_rows = self.mariadb.then_some(rows.len() as u64);
+                s
+            }
             None => Sample::default(),
         };
         if let Some(p) = pid.and_then(crate::usage::process_cost) {
@@ -37,6 +43,10 @@ impl Reader {
             if self.admin.is_none() {
                 let c = self.conn.as_ref()?.conn_options();
                 self.admin = db::open(&c, db::opts_no_db(&c)).await.ok();
+                if let Some(a) = self.admin.as_mut() {
+                    let v: Option<String> = a.query_first("SELECT VERSION()").await.ok().flatten();
+                    self.mariadb = v.is_some_and(|v| v.contains("MariaDB"));
+                }
             }
             let conn = self.admin.as_mut()?;
             match conn
