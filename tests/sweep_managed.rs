@@ -303,7 +303,11 @@ fn two_configs_write_a_full_run_directory_and_a_comparing_report() {
         }
         // The counters' own readings are not charged to the workload, which scans nothing.
         for config in ["default", "no-flush"] {
-            assert_eq!(per(config, t, "status", "Select_scan"), 0.0, "{config} t{t}");
+            assert_eq!(
+                per(config, t, "status", "Select_scan"),
+                0.0,
+                "{config} t{t}"
+            );
             assert_eq!(per(config, t, "status", "Created_tmp_tables"), 0.0);
         }
         let synced = per("default", t, "status", "Innodb_data_fsyncs");

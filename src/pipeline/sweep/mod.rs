@@ -6,6 +6,7 @@ mod auto;
 mod block;
 pub mod calibrate;
 mod cost;
+mod duet;
 mod gate;
 mod host;
 mod measure;

@@ -368,7 +368,7 @@ async fn measure_cell(
                 measured.push(super::measure::synthetic_slice(r, cell, &series[i], i, n).await);
             }
         } else if duet {
-            let recs = duet_round(r, cell, series, &mut rigs, n).await;
+            let recs = super::duet::round(r, cell, series, &mut rigs, n).await;
             for (i, (p, rec)) in recs.into_iter().enumerate() {
                 measured.push((i, p, rec, None));
             }
@@ -601,93 +601,6 @@ async fn slice(
         }
     }
     rec
-}
-
-/// A duet's round: every series' slice in the same seconds, each on its own connections and
-/// client threads. The client's CPU is shared out evenly between the sides (one process
-/// measures them all).
-async fn duet_round(
-    r: &mut Runner<'_>,
-    cell: &Point,
-    series: &mut [Series],
-    rigs: &mut [Result<exec::Rig, String>],
-    n: u32,
-) -> Vec<(Point, PointRecord)> {
-    let spec = r.spec;
-    let points: Vec<Point> = series
-        .iter()
-        .map(|s| slice_point(cell, &s.key, n))
-        .collect();
-    let opts: Vec<Option<crate::engine::config::EngineConfig>> = series
-        .iter()
-        .map(|s| {
-            s.block.conn.as_ref().map(|c| {
-                let mut o = super::point_options(spec, cell.workload, cell.threads, c);
-                o.time_s = spec.run.design.slice_s;
-                o.warmup_s = 0;
-                o
-            })
-        })
-        .collect();
-    let srv0: Vec<Option<f64>> = series
-        .iter()
-        .map(|s| s.block.server_cpu_seconds())
-        .collect();
-    let mut cost0 = Vec::new();
-    for s in series.iter_mut() {
-        cost0.push(s.block.cost_sample().await);
-    }
-    // Made before the slices start, so each record's started_at is the round's.
-    let mut recs: Vec<PointRecord> = points
-        .iter()
-        .zip(series.iter())
-        .map(|(p, s)| record(&r.dir.run_id, p, &s.block.version))
-        .collect();
-    let cpu0 = crate::usage::self_cpu_seconds();
-    let mut quiet: Vec<Quiet> = series.iter().map(|_| Quiet).collect();
-    let runs = rigs
-        .iter_mut()
-        .zip(&opts)
-        .zip(quiet.iter_mut())
-        .map(|((rig, o), q)| async move {
-            match (rig, o) {
-                (Ok(rig), Some(o)) => rig.run(o, q).await.map_err(|e| format!("{e:#}")),
-                (Err(e), _) => Err(e.clone()),
-                (_, None) => Err("no connection".to_string()),
-            }
-        });
-    let reports = futures::future::join_all(runs).await;
-    let client_cpu = (crate::usage::self_cpu_seconds() - cpu0) / series.len() as f64;
-    let mut out = Vec::new();
-    for (i, ((p, rep), mut rec)) in points
-        .into_iter()
-        .zip(reports)
-        .zip(recs.drain(..))
-        .enumerate()
-    {
-        let b = &mut series[i].block;
-        rec.status = PointStatus::Failed;
-        match rep {
-            Err(e) => rec.error = e,
-            Ok(rep) => {
-                fill(&mut rec, &rep, client_cpu);
-                rec.server_cpu_s = match (srv0[i], b.server_cpu_seconds()) {
-                    (Some(a), Some(z)) => Some(crate::pipeline::results::r4(z - a)),
-                    _ => None,
-                };
-                rec.status = status(&rep, &mut rec);
-                r.keep_samples(&p, &rep);
-            }
-        }
-        if let Err(e) = super::cost::keep(&r.dir.path, b, cost0[i].take(), &rec).await {
-            say(
-                r.bar,
-                format!("{}: status counters not written: {e:#}", p.id),
-            );
-        }
-        out.push((p, rec));
-    }
-    out
 }
 
 /// A slice's status from its run: failed (with why), interrupted or ok; a slice with no
