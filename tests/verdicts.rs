@@ -140,6 +140,96 @@ fn a_nightly_sweep_compares_with_the_previous_night_and_fires_when_slowed() {
 /// run's summary and the report open with the pooled sentence that names the slower series,
 /// by how much and at how many thread counts; every table cell of report.md shows the paired
 /// verdict of its point (verdicts.json) and no other; `--fail-on slower` exits 3 on it.
+const VERDICTS: [&str; 6] = [
+    "regressed",
+    "improved",
+    "slower",
+    "faster",
+    "unchanged",
+    "inconclusive",
+];
+
+/// The verdict words in `s`.
+fn words_in(s: &str) -> Vec<&'static str> {
+    VERDICTS.into_iter().filter(|w| s.contains(w)).collect()
+}
+
+/// An unpaired run's gate, report.md, report.html and `report --format json` give each point
+/// the same one verdict (#32: one verdict per point in every view).
+#[test]
+fn every_view_of_an_unpaired_run_gives_a_point_the_gates_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    // A mild slowdown at 5 repeats: some points decided, some not, so agreement is tested on
+    // more than one verdict.
+    let f = write(dir.path(), "flush", &two_configs(0.95));
+    let out = run(dir.path(), &f, &["--fail-on", "slower"]);
+    let t = text(&out);
+    let gate: Vec<(u32, Vec<&str>)> = rows(&t)
+        .into_iter()
+        .map(|l| {
+            let threads = l
+                .split_whitespace()
+                .next()
+                .and_then(|p| p.rsplit("/t").next())
+                .and_then(|n| n.parse().ok())
+                .unwrap();
+            (threads, words_in(l))
+        })
+        .collect();
+    assert_eq!(gate.len(), 2, "{t}");
+    let run_dir = std::fs::canonicalize(dir.path().join("results/flush/latest")).unwrap();
+    let md = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
+    let html = std::fs::read_to_string(run_dir.join("report.html")).unwrap();
+    let json = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+        .args(["report", run_dir.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(json.status.success(), "{}", text(&json));
+    let model: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let table = md
+        .split("Transactions per second (Δ")
+        .nth(1)
+        .and_then(|t| t.split("Queries per second").next())
+        .unwrap();
+    for (threads, words) in &gate {
+        assert_eq!(
+            words.len(),
+            1,
+            "one verdict in the gate's row at t{threads}: {t}"
+        );
+        let row = table
+            .lines()
+            .find(|l| l.starts_with(&format!("| {threads} |")))
+            .unwrap_or_else(|| panic!("no row for t{threads}: {md}"));
+        assert_eq!(
+            &words_in(row.split('|').nth(3).unwrap()),
+            words,
+            "md t{threads}: {row}"
+        );
+        let cell = model["workloads"][0]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["threads"] == *threads)
+            .map(|r| r["cells"][1]["verdict"].as_str().unwrap().to_string())
+            .unwrap();
+        assert_eq!(vec![cell.as_str()], *words, "json t{threads}");
+    }
+    // The HTML table's cells carry the same verdicts, in the same order as the Markdown's.
+    let html_cells: Vec<&str> = html
+        .match_indices("<td class=\"")
+        .filter_map(|(i, _)| html[i + 11..].split('"').next())
+        .filter(|c| VERDICTS.contains(c))
+        .collect();
+    let gate_words: Vec<&str> = gate.iter().map(|(_, w)| w[0]).collect();
+    assert!(
+        html_cells
+            .windows(gate_words.len())
+            .any(|w| w == gate_words.as_slice()),
+        "html cells {html_cells:?}, gate {gate_words:?}"
+    );
+}
+
 #[test]
 fn a_paired_sweep_opens_with_one_answer_and_shows_one_verdict_per_point() {
     let dir = tempfile::tempdir().unwrap();

@@ -495,16 +495,26 @@ async fn run_one(
     let run_dir = dir.path.clone();
     let (host0, began) = (crate::usage::host_cpu(), std::time::Instant::now());
     // The counters before the measured window: once the workers started and warmed up. A
-    // measurement that never says its workers started (the sysbench binary) keeps none.
-    let window_start = async {
-        workers_started.await.ok()?;
-        tokio::time::sleep(std::time::Duration::from_secs(warmup)).await;
-        costs.sample(pid).await
+    // measurement that never says its workers started (the sysbench binary, a model) keeps
+    // none: the reading is given up when the measurement ends.
+    let (measured, cost0) = {
+        let window_start = async {
+            workers_started.await.ok()?;
+            tokio::time::sleep(std::time::Duration::from_secs(warmup)).await;
+            costs.sample(pid).await
+        };
+        let measuring = how.run(spec, p, rec, (&dir.run_id, &run_dir, keep_k8s), &mut obs);
+        tokio::pin!(window_start, measuring);
+        let mut cost0 = None;
+        let mut read = false;
+        let measured = loop {
+            tokio::select! {
+                m = &mut measuring => break m,
+                c = &mut window_start, if !read => (cost0, read) = (c, true),
+            }
+        };
+        (measured, cost0)
     };
-    let (measured, cost0) = tokio::join!(
-        how.run(spec, p, rec, (&dir.run_id, &run_dir, keep_k8s), &mut obs),
-        window_start
-    );
     let (host1, wall_s) = (crate::usage::host_cpu(), began.elapsed().as_secs_f64());
     let (has_client, client_here) = (how.has_client(), how.client_here());
     b.costs = costs;
