@@ -10,7 +10,8 @@ Per workload and thread count it prints the QPS of each client (geometric means 
 rounds), this checkout's QPS against sysbench's and against REV's, and its client CPU per query
 against sysbench's, each a ratio with its interval: the mean of the rounds' log ratios, a t
 interval at 95 % with Bonferroni over the looks (rounds 5, 10, 20, 40). A ratio is decided when
-its interval lies wholly on one side of its goal (QPS: 1, ahead or behind; CPU per query: 0.8).
+its interval lies wholly on one side of its goal (QPS: 1, ahead or behind; CPU per query: 0.8),
+or, against the earlier revision, wholly within ±5 % (the same speed).
 `--guard` exits 1 when this checkout is decided slower than REV or than sysbench anywhere: the
 check to run before a change to the hot path lands. Traffic goes to 127.0.0.1 only.
 """
@@ -86,13 +87,17 @@ def interval(logs):
     return mean, mean - half, mean + half
 
 
-def decide(logs, goal):
-    """'above' / 'below' the goal ratio when the interval says so, else 'undecided'."""
+def decide(logs, goal, margin=None):
+    """'above' / 'below' the goal ratio when the interval says so; 'within' when it lies
+    inside goal × (1 ± margin) (an equivalence, for two builds of one client); else
+    'undecided'."""
     if len(logs) < LOOKS[0]:
         return "undecided", None
     m, lo, hi = interval(logs)
     g = math.log(goal)
     verdict = "above" if lo > g else "below" if hi < g else "undecided"
+    if margin and verdict == "undecided" and lo > math.log(goal * (1 - margin)) and hi < math.log(goal * (1 + margin)):
+        verdict = "within"
     return verdict, (math.exp(m), math.exp(lo), math.exp(hi))
 
 
@@ -137,7 +142,7 @@ def inner(a):
             vs_prev = [math.log(x / y) for x, y in zip(qps["ours"], qps["prev"])]
             cpu_sb = [math.log(x / y) for x, y in zip(cpu["ours"], cpu["sysbench"])]
             d_sb, ci_sb = decide(vs_sb, 1.0)
-            d_prev, ci_prev = decide(vs_prev, 1.0)
+            d_prev, ci_prev = decide(vs_prev, 1.0, 0.05)
             d_cpu, ci_cpu = decide(cpu_sb, 0.8)
             spent = time.monotonic() - began
             per_round = spent / n
@@ -147,7 +152,7 @@ def inner(a):
                 break
         gm = {k: math.exp(statistics.fmean(math.log(x) for x in v)) for k, v in qps.items()}
         us = {k: 1e6 * statistics.median(v) for k, v in cpu.items()}
-        word = {"above": "ahead", "below": "behind", "undecided": "undecided"}
+        word = {"above": "ahead", "below": "behind", "within": "same within ±5 %", "undecided": "undecided"}
         cpu_word = {"above": "above 0.8×", "below": "≤ 0.8×", "undecided": "undecided"}
         rows.append(
             f"| {wl} | {t} | {n} | {gm['ours']:,.0f} | {gm['prev']:,.0f} | {gm['sysbench']:,.0f} | "

@@ -132,6 +132,28 @@ fn a_sweep_runs_across_two_major_versions() {
         "{md}"
     );
     assert!(md.contains("| binlog_gtid_index |  | ON |"), "{md}");
+    // Each major's counters are read with the same list (a counter one lacks is absent from
+    // its rows, never an error) and its process's from /proc.
+    let costs = sweepbench::pipeline::results::cost::load(&run).unwrap();
+    for r in &rows {
+        let has = |source: &str, counter: &str| {
+            costs
+                .iter()
+                .any(|c| c.point_id == r.point_id && c.source == source && c.counter == counter)
+        };
+        assert!(
+            has("status", "Handler_read_key"),
+            "{}: {costs:?}",
+            r.point_id
+        );
+        assert!(
+            has("status", "Innodb_buffer_pool_read_requests"),
+            "{}",
+            r.point_id
+        );
+        assert!(has("proc", "cpu_us"), "{}", r.point_id);
+    }
+    assert!(md.contains("## Server cost per transaction"), "{md}");
 }
 
 #[test]

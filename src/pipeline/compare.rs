@@ -238,7 +238,17 @@ fn pooled_of(rows: &[Row], threshold_pct: f64) -> Vec<Pooled> {
         }
     }
     let questions: Vec<_> = by.into_iter().map(|((s, w), p)| (s, w, p)).collect();
-    pooled::answers(&questions, threshold_pct)
+    let mut out = pooled::answers(&questions, threshold_pct);
+    for p in &mut out {
+        let tps: Vec<Verdict> = rows
+            .iter()
+            .filter(|r| !r.is_host() && r.workload == p.workload)
+            .filter(|r| format!("{}/{}", r.target, r.config) == p.series)
+            .filter_map(|r| r.metric(Metric::Tps).map(|j| j.verdict))
+            .collect();
+        pooled::settle_by_points(p, &tps);
+    }
+    out
 }
 
 /// One line on the points the runs' own noise left undecided, and what would decide them.

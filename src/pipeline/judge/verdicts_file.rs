@@ -140,7 +140,19 @@ fn questions(points: &[Cell]) -> Vec<(String, String, Vec<PointChange>)> {
 
 /// The pooled answers of a paired run's points, judged once where verdicts.json is written.
 pub fn pool(points: &[Cell], threshold_pct: f64) -> Vec<Pooled> {
-    crate::pipeline::judge::verdict::pooled::answers(&questions(points), threshold_pct)
+    use crate::pipeline::judge::verdict::pooled;
+    let mut out = pooled::answers(&questions(points), threshold_pct);
+    for p in &mut out {
+        let tps: Vec<_> = points
+            .iter()
+            .filter(|c| c.workload == p.workload)
+            .flat_map(|c| c.comparisons.iter().filter(|k| k.series == p.series))
+            .filter_map(|k| k.metrics.iter().find(|j| j.metric == Metric::Tps))
+            .map(|j| j.verdict)
+            .collect();
+        pooled::settle_by_points(p, &tps);
+    }
+    out
 }
 
 fn is_zero(v: &u64) -> bool {

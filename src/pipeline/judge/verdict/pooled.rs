@@ -46,6 +46,10 @@ pub struct Pooled {
     pub higher: usize,
     /// SD of the true change between thread counts (DerSimonian–Laird), percent.
     pub spread_pct: f64,
+    /// The verdict rests on every point's own (`settle_by_points`), not on the pooled
+    /// interval, which was too wide to decide.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub every_point: bool,
 }
 
 /// The method in one paragraph, stated with the pooled answers.
@@ -147,9 +151,45 @@ pub fn answers_at(
                 lower: points.iter().filter(|p| p.d < 0.0).count(),
                 higher: points.iter().filter(|p| p.d > 0.0).count(),
                 spread_pct: tau * 100.0,
+                every_point: false,
             })
         })
         .collect()
+}
+
+/// Where the pooled interval leaves a question undecided but every thread count's own tps
+/// verdict points the same way, the answer is that way: regressed when every point regressed,
+/// slower when every point is slower or regressed (and faster / improved alike). An
+/// intersection–union test: "slower at every thread count" is wrong only if some point's own
+/// verdict is, so it adds no false alarm beyond the points'. With two or three thread counts
+/// a random-effects interval on k − 1 degrees of freedom is too wide to decide even two
+/// regressions of −23 % and −47 %; this reads what the points already established.
+pub fn settle_by_points(p: &mut Pooled, tps_verdicts: &[Verdict]) {
+    use Verdict::*;
+    if tps_verdicts.len() < 2 || tps_verdicts.len() != p.points {
+        return;
+    }
+    let all = |f: fn(&Verdict) -> bool| tps_verdicts.iter().all(f);
+    let settled = if all(|v| *v == Regressed) {
+        Regressed
+    } else if all(|v| *v == Improved) {
+        Improved
+    } else if all(|v| matches!(v, Regressed | Slower)) {
+        Slower
+    } else if all(|v| matches!(v, Improved | Faster)) {
+        Faster
+    } else {
+        return;
+    };
+    let rank = |v: Verdict| match v {
+        Regressed | Improved => 2,
+        Slower | Faster => 1,
+        _ => 0,
+    };
+    if rank(settled) > rank(p.verdict) {
+        p.verdict = settled;
+        p.every_point = true;
+    }
 }
 
 /// One sentence for a pooled answer: "m/slow is slower than m/default for oltp_read_only by
@@ -177,6 +217,18 @@ pub fn sentence(p: &Pooled, baseline: &str, threshold_pct: f64) -> String {
         ),
     };
     let th = super::fmt_pct(threshold_pct);
+    if p.every_point {
+        let (word, each) = match p.verdict {
+            Verdict::Regressed => ("slower than", format!("regressed, beyond −{th}")),
+            Verdict::Improved => ("faster than", format!("improved, beyond +{th}")),
+            Verdict::Slower => ("slower than", "slower or regressed".to_string()),
+            _ => ("faster than", "faster or improved".to_string()),
+        };
+        return format!(
+            "{} is {word} {baseline} for {} at every thread count measured ({} of {}: each {each}); pooled {:+.1} % [{:+.1}, {:+.1}], too wide with {} thread counts",
+            p.series, p.workload, p.points, p.points, p.delta_pct, p.lo_pct, p.hi_pct, p.points
+        );
+    }
     match p.verdict {
         Verdict::Regressed => format!(
             "{} is slower than {baseline} for {} by {} ({count}): regressed, beyond −{th}",

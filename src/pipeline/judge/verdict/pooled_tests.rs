@@ -80,3 +80,42 @@ fn one_point_is_not_pooled_and_the_reading_follows_the_interval() {
         "{s}"
     );
 }
+
+/// Two regressions too different for a two-point pooled interval (the bp 8 MB sweep: −23 %
+/// and −47 %, each decided) are answered "regressed at every thread count"; one point short
+/// of agreement, or a pooled answer already as strong, is left alone.
+#[test]
+fn every_point_regressed_settles_an_undecided_pooled_answer() {
+    use Verdict::*;
+    let q = vec![(
+        "m/bp8m".to_string(),
+        "oltp_read_only".to_string(),
+        at(&[(0.77f64).ln(), (0.53f64).ln()], 0.02),
+    )];
+    let mut p = answers(&q, 5.0).remove(0);
+    assert_eq!(p.verdict, Inconclusive, "{p:?}");
+    let undecided = p.clone();
+    settle_by_points(&mut p, &[Regressed, Regressed]);
+    assert_eq!((p.verdict, p.every_point), (Regressed, true));
+    let s = sentence(&p, "m/bp1g", 5.0);
+    assert!(
+        s.starts_with("m/bp8m is slower than m/bp1g for oltp_read_only at every thread count measured (2 of 2: each regressed, beyond −5 %)"),
+        "{s}"
+    );
+    let mut q2 = undecided.clone();
+    settle_by_points(&mut q2, &[Regressed, Slower]);
+    assert_eq!((q2.verdict, q2.every_point), (Slower, true));
+    let mut q3 = undecided.clone();
+    settle_by_points(&mut q3, &[Regressed, Inconclusive]);
+    assert_eq!(q3, undecided);
+    // A count that does not match the pooled points (a point without an interval) decides
+    // nothing.
+    let mut q4 = undecided.clone();
+    settle_by_points(&mut q4, &[Regressed, Regressed, Regressed]);
+    assert_eq!(q4, undecided);
+    let mut regressed = undecided;
+    regressed.verdict = Regressed;
+    let before = regressed.clone();
+    settle_by_points(&mut regressed, &[Slower, Slower]);
+    assert_eq!(regressed, before, "a stronger pooled answer stays");
+}
