@@ -136,10 +136,6 @@ fn a_nightly_sweep_compares_with_the_previous_night_and_fires_when_slowed() {
     );
 }
 
-/// The answer first, on a model with a known −7 % config measured in paired rounds (#32): the
-/// run's summary and the report open with the pooled sentence that names the slower series,
-/// by how much and at how many thread counts; every table cell of report.md shows the paired
-/// verdict of its point (verdicts.json) and no other; `--fail-on slower` exits 3 on it.
 const VERDICTS: [&str; 6] = [
     "regressed",
     "improved",
@@ -230,6 +226,10 @@ fn every_view_of_an_unpaired_run_gives_a_point_the_gates_verdict() {
     );
 }
 
+/// The answer first, on a model with a known −7 % config measured in paired rounds (#32): the
+/// run's summary and the report open with the pooled sentence that names the slower series,
+/// by how much and at how many thread counts; every table cell of report.md shows the paired
+/// verdict of its point (verdicts.json) and no other; `--fail-on slower` exits 3 on it.
 #[test]
 fn a_paired_sweep_opens_with_one_answer_and_shows_one_verdict_per_point() {
     let dir = tempfile::tempdir().unwrap();
@@ -269,18 +269,7 @@ fn a_paired_sweep_opens_with_one_answer_and_shows_one_verdict_per_point() {
             .find(|l| l.starts_with(&format!("| {threads} |")))
             .unwrap_or_else(|| panic!("no row for {threads}: {md}"));
         let cand = row.split('|').nth(3).unwrap();
-        let words: Vec<&str> = [
-            "regressed",
-            "improved",
-            "slower",
-            "faster",
-            "unchanged",
-            "inconclusive",
-        ]
-        .into_iter()
-        .filter(|w| cand.contains(w))
-        .collect();
-        assert_eq!(words, vec![verdict], "t{threads}: {row}");
+        assert_eq!(words_in(cand), vec![verdict], "t{threads}: {row}");
     }
 }
 

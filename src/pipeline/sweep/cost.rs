@@ -18,6 +18,9 @@ pub struct Reader {
     admin: Option<mysql_async::Conn>,
     /// The server is MariaDB, whose readings' own cost `cost::rows` takes off.
     mariadb: bool,
+    /// When connecting last failed: a server that is down is not tried again for a minute,
+    /// so its failing points do not each wait out a login deadline.
+    failed_at: Option<std::time::Instant>,
 }
 
 impl Reader {
@@ -41,8 +44,14 @@ impl Reader {
     async fn status(&mut self) -> Option<Vec<(String, String)>> {
         for _ in 0..2 {
             if self.admin.is_none() {
+                if self.failed_at.is_some_and(|t| t.elapsed().as_secs() < 60) {
+                    return None;
+                }
                 let c = self.conn.as_ref()?.conn_options();
                 self.admin = db::open(&c, db::opts_no_db(&c)).await.ok();
+                if self.admin.is_none() {
+                    self.failed_at = Some(std::time::Instant::now());
+                }
                 if let Some(a) = self.admin.as_mut() {
                     let v: Option<String> = a.query_first("SELECT VERSION()").await.ok().flatten();
                     self.mariadb = v.is_some_and(|v| v.contains("MariaDB"));
