@@ -41,21 +41,36 @@ impl Reader {
         (!s.values.is_empty()).then_some(s)
     }
 
+    /// Opens the administrative connection now if it is not open, so that a reading due at
+    /// a window's start is one statement, not a login: the transactions of the milliseconds
+    /// a reading takes are counted in the window but not in its deltas.
+    pub async fn ready(&mut self) {
+        if self.admin.is_none() {
+            self.connect().await;
+        }
+    }
+
+    async fn connect(&mut self) {
+        if self.failed_at.is_some_and(|t| t.elapsed().as_secs() < 60) {
+            return;
+        }
+        let Some(c) = self.conn.as_ref().map(ConnInfo::conn_options) else {
+            return;
+        };
+        self.admin = db::open(&c, db::opts_no_db(&c)).await.ok();
+        match self.admin.as_mut() {
+            None => self.failed_at = Some(std::time::Instant::now()),
+            Some(a) => {
+                let v: Option<String> = a.query_first("SELECT VERSION()").await.ok().flatten();
+                self.mariadb = v.is_some_and(|v| v.contains("MariaDB"));
+            }
+        }
+    }
+
     async fn status(&mut self) -> Option<Vec<(String, String)>> {
         for _ in 0..2 {
             if self.admin.is_none() {
-                if self.failed_at.is_some_and(|t| t.elapsed().as_secs() < 60) {
-                    return None;
-                }
-                let c = self.conn.as_ref()?.conn_options();
-                self.admin = db::open(&c, db::opts_no_db(&c)).await.ok();
-                if self.admin.is_none() {
-                    self.failed_at = Some(std::time::Instant::now());
-                }
-                if let Some(a) = self.admin.as_mut() {
-                    let v: Option<String> = a.query_first("SELECT VERSION()").await.ok().flatten();
-                    self.mariadb = v.is_some_and(|v| v.contains("MariaDB"));
-                }
+                self.connect().await;
             }
             let conn = self.admin.as_mut()?;
             match conn

@@ -497,6 +497,7 @@ async fn run_one(
     // The counters before the measured window: once the workers started and warmed up. A
     // measurement that never says its workers started (the sysbench binary, a model) keeps
     // none: the reading is given up when the measurement ends.
+    costs.ready().await;
     let (measured, cost0) = {
         let window_start = async {
             workers_started.await.ok()?;
