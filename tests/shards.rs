@@ -144,9 +144,32 @@ fn two_shards_merged_equal_the_unsharded_run() {
         .collect();
     assert!(left.is_empty(), "a failed merge left {left:?}");
 
+    // Each part's server counters (a synthetic target has none: written here as a server's
+    // would be) go into the merged run's status.csv.
+    use sweepbench::pipeline::results::cost::{self, CostRow};
+    for (part, id) in [
+        (&one, "a/default/oltp_point_select/t1/r1"),
+        (&two, "b/default/oltp_point_select/t1/r1"),
+    ] {
+        let row = CostRow {
+            point_id: id.into(),
+            source: "status".into(),
+            counter: "Handler_read_key".into(),
+            delta: 10,
+            per_txn: Some(1.0),
+            per_query: Some(1.0),
+        };
+        cost::append(part, &[row]).unwrap();
+    }
     let r = sweepbench(&["merge", two_s, one_s, "--out", o]);
     assert!(r.status.success(), "{}", text(&r));
     assert_eq!(ids(&out), w);
+    let merged: BTreeSet<String> = cost::load(&out)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.point_id)
+        .collect();
+    assert_eq!(merged.len(), 2, "{merged:?}");
     // The same figures as the unsharded run's, point by point.
     let figures = |run: &Path| -> Vec<(String, f64, f64)> {
         let mut v: Vec<_> = load_points(run)

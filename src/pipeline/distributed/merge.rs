@@ -188,6 +188,10 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<()> {
     let (pcsv, icsv) = results::points_and_intervals_csv(&points, &intervals)?;
     results::write_atomic(&w.join("points.csv"), &pcsv)?;
     results::write_atomic(&w.join("intervals.csv"), &icsv)?;
+    // Each part's server counters (status.csv), its point ids unique across the parts.
+    for p in &parts {
+        results::cost::append(w, &results::cost::load(&p.dir)?)?;
+    }
     results::write_atomic(&w.join("sweep.toml"), parts[0].sweep.as_bytes())?;
     let manifest = results::Manifest {
         shard: None,
