@@ -301,8 +301,10 @@ fn finish(command: &str, r: anyhow::Result<Exit>) -> i32 {
 /// by its directory, so it is rendered in place); when that fails the directory goes too, so
 /// a failed command leaves nothing behind.
 fn rendered(dir: &std::path::Path, what: &str) -> anyhow::Result<()> {
-    crate::pipeline::report::write(dir, None).map_err(|e| {
-        let _ = std::fs::remove_dir_all(dir);
-        e.context(format!("rendering the {what}'s report"))
-    })
+    crate::pipeline::report::write(dir, None)
+        .map(drop)
+        .map_err(|e| {
+            let _ = std::fs::remove_dir_all(dir);
+            e.context(format!("rendering the {what}'s report"))
+        })
 }

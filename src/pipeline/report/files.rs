@@ -4,8 +4,9 @@
 use super::{render, ReportModel};
 use std::path::Path;
 
-/// Writes report.md and report.html for a run directory from its files alone.
-pub fn write(run: &Path, baseline: Option<&str>) -> anyhow::Result<()> {
+/// Writes report.md and report.html for a run directory from its files alone, and returns
+/// the model they show.
+pub fn write(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> {
     let model = model(run, baseline)?;
     crate::pipeline::results::write_atomic(
         &run.join("report.md"),
@@ -15,7 +16,7 @@ pub fn write(run: &Path, baseline: Option<&str>) -> anyhow::Result<()> {
         &run.join("report.html"),
         render::html(&model)?.as_bytes(),
     )?;
-    Ok(())
+    Ok(model)
 }
 
 /// The report's model of a run directory, from its files alone.

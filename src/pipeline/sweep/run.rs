@@ -187,14 +187,17 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
     if let Err(e) = dir.write_manifest(&end) {
         eprintln!("sweepbench run: {e:#}");
     }
-    let report = match crate::pipeline::report::write(&dir.path, None) {
-        Ok(()) => format!("; report: {}", dir.path.join("report.html").display()),
+    let (report, why) = match crate::pipeline::report::write(&dir.path, None) {
+        Ok(m) => (
+            format!("; report: {}", dir.path.join("report.html").display()),
+            m.why,
+        ),
         Err(e) => {
             eprintln!("sweepbench run: writing the report failed: {e:#}");
-            String::new()
+            (String::new(), Vec::new())
         }
     };
-    let mut summary = t.summary(&spec, &plan, &dir.path, &report);
+    let mut summary = t.summary(&spec, &plan, &dir.path, (&report, &why));
     print!("{summary}");
     let mut regressed = false;
     if let (Some((th, against)), false) = (&a.fail_on_regression, t.interrupted) {

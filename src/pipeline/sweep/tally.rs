@@ -42,7 +42,7 @@ impl Tally {
         spec: &SweepSpec,
         plan: &Plan,
         run: &Path,
-        report: &str,
+        (report, why): (&str, &[crate::pipeline::report::cost::Why]),
     ) -> String {
         let not_run = if self.not_run > 0 {
             format!(", {} not run", self.not_run)
@@ -93,14 +93,12 @@ impl Tally {
         for line in self.paired.iter().flatten() {
             summary.push_str(&format!("  {line}\n"));
         }
-        // Each decided change with the server counters that moved with it (reporself.md's "Why").
-        if let Ok(m) = crate::pipeline::report::model(run, None) {
-            for y in &m.why {
-                summary.push_str(&format!(
-                    "  why {} {} t{} ({}): {}\n",
-                    y.series, y.workload, y.threads, y.verdict, y.line
-                ));
-            }
+        // Each decided change with the server counters that moved with it (report.md's "Why").
+        for y in why {
+            summary.push_str(&format!(
+                "  why {} {} t{} ({}): {}\n",
+                y.series, y.workload, y.threads, y.verdict, y.line
+            ));
         }
         if !self.unwritten.is_empty() {
             summary.push_str(
