@@ -219,36 +219,21 @@ fn pooled_of(rows: &[Row], threshold_pct: f64) -> Vec<Pooled> {
         let Some(j) = r.metric(Metric::Tps) else {
             continue;
         };
-        let (Some(d), Some(lo), Some(hi), Some(conf)) =
-            (j.delta_pct, j.lo_pct, j.hi_pct, j.confidence)
-        else {
-            continue;
-        };
-        let ln = |p: f64| (1.0 + p / 100.0).ln();
+        let interval = (j.delta_pct, j.lo_pct, j.hi_pct, j.confidence);
         let df = (j.n_base + j.n_cand).saturating_sub(2) as f64;
-        let se = pooled::se_of_interval(lo, hi, conf, df);
-        if se.is_finite() && se > 0.0 && ln(d).is_finite() {
+        if let Some((d, se)) = pooled::log_change(interval, df, None) {
             by.entry((format!("{}/{}", r.target, r.config), r.workload.clone()))
                 .or_default()
                 .push(PointChange {
                     threads: r.threads,
-                    d: ln(d),
+                    d,
                     se,
+                    verdict: Some(j.verdict),
                 });
         }
     }
     let questions: Vec<_> = by.into_iter().map(|((s, w), p)| (s, w, p)).collect();
-    let mut out = pooled::answers(&questions, threshold_pct);
-    for p in &mut out {
-        let tps: Vec<Verdict> = rows
-            .iter()
-            .filter(|r| !r.is_host() && r.workload == p.workload)
-            .filter(|r| format!("{}/{}", r.target, r.config) == p.series)
-            .filter_map(|r| r.metric(Metric::Tps).map(|j| j.verdict))
-            .collect();
-        pooled::settle_by_points(p, &tps);
-    }
-    out
+    pooled::answers(&questions, threshold_pct)
 }
 
 /// One line on the points the runs' own noise left undecided, and what would decide them.

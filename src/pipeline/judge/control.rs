@@ -112,6 +112,8 @@ pub fn judge(earlier: &[Verdicts], now: &Verdicts, threshold_pct: f64) -> Outcom
                 threads: p.threads,
                 d,
                 se,
+                // A night-over-night change has no verdict of its own to settle it with.
+                verdict: None,
             });
     }
     let questions: Vec<_> = questions.into_iter().map(|((s, w), p)| (s, w, p)).collect();

@@ -83,6 +83,8 @@ pub struct PointRatio {
     pub d: f64,
     pub se: f64,
     pub rounds: u32,
+    /// The point's own tps verdict.
+    pub verdict: Verdict,
 }
 
 /// Every judged tps change of `points`: a point's standard error as it kept it, or (an older
@@ -94,28 +96,19 @@ pub fn point_ratios(points: &[Cell]) -> Vec<PointRatio> {
             let Some(j) = k.metrics.iter().find(|j| j.metric == Metric::Tps) else {
                 continue;
             };
-            let (Some(d), Some(lo), Some(hi), Some(conf)) =
-                (j.delta_pct, j.lo_pct, j.hi_pct, j.confidence)
-            else {
-                continue;
-            };
-            let ln = |p: f64| (1.0 + p / 100.0).ln();
-            let se = j.se_log.unwrap_or_else(|| {
-                crate::pipeline::judge::verdict::pooled::se_of_interval(
-                    lo,
-                    hi,
-                    conf,
-                    j.rounds as f64 - 1.0,
-                )
-            });
-            if se.is_finite() && se > 0.0 && ln(d).is_finite() {
+            let interval = (j.delta_pct, j.lo_pct, j.hi_pct, j.confidence);
+            let df = j.rounds as f64 - 1.0;
+            if let Some((d, se)) =
+                crate::pipeline::judge::verdict::pooled::log_change(interval, df, j.se_log)
+            {
                 out.push(PointRatio {
                     series: k.series.clone(),
                     workload: c.workload.clone(),
                     threads: c.threads,
-                    d: ln(d),
+                    d,
                     se,
                     rounds: j.rounds,
+                    verdict: j.verdict,
                 });
             }
         }
@@ -133,6 +126,7 @@ fn questions(points: &[Cell]) -> Vec<(String, String, Vec<PointChange>)> {
                 threads: p.threads,
                 d: p.d,
                 se: p.se,
+                verdict: Some(p.verdict),
             });
     }
     by.into_iter().map(|((s, w), p)| (s, w, p)).collect()
@@ -140,19 +134,7 @@ fn questions(points: &[Cell]) -> Vec<(String, String, Vec<PointChange>)> {
 
 /// The pooled answers of a paired run's points, judged once where verdicts.json is written.
 pub fn pool(points: &[Cell], threshold_pct: f64) -> Vec<Pooled> {
-    use crate::pipeline::judge::verdict::pooled;
-    let mut out = pooled::answers(&questions(points), threshold_pct);
-    for p in &mut out {
-        let tps: Vec<_> = points
-            .iter()
-            .filter(|c| c.workload == p.workload)
-            .flat_map(|c| c.comparisons.iter().filter(|k| k.series == p.series))
-            .filter_map(|k| k.metrics.iter().find(|j| j.metric == Metric::Tps))
-            .map(|j| j.verdict)
-            .collect();
-        pooled::settle_by_points(p, &tps);
-    }
-    out
+    crate::pipeline::judge::verdict::pooled::answers(&questions(points), threshold_pct)
 }
 
 fn is_zero(v: &u64) -> bool {

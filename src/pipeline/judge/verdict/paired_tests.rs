@@ -590,6 +590,7 @@ fn pooled_sweep(rng: &mut Rng, factor: f64) -> Verdict {
                 threads: 1 << i,
                 d: (1.0 + tps.delta_pct.unwrap() / 100.0).ln(),
                 se: tps.se_log.unwrap(),
+                verdict: None,
             }
         })
         .collect();

@@ -19,6 +19,24 @@ pub struct PointChange {
     pub threads: u32,
     pub d: f64,
     pub se: f64,
+    /// The point's own tps verdict, where it has one: when every point of a question has
+    /// one, they can settle what the pooled interval leaves undecided (`settle_by_points`).
+    pub verdict: Option<Verdict>,
+}
+
+/// A tps change and its standard error on the log scale, from its change and interval
+/// (percent), the interval's two-sided confidence and the degrees of freedom of its t
+/// quantile — or the error the judgement kept (`se_log`). None where either is not a finite,
+/// usable number.
+pub fn log_change(
+    (delta_pct, lo_pct, hi_pct, confidence): (Option<f64>, Option<f64>, Option<f64>, Option<f64>),
+    df: f64,
+    se_log: Option<f64>,
+) -> Option<(f64, f64)> {
+    let (d, lo, hi, conf) = (delta_pct?, lo_pct?, hi_pct?, confidence?);
+    let d = (1.0 + d / 100.0).ln();
+    let se = se_log.unwrap_or_else(|| se_of_interval(lo, hi, conf, df));
+    (se.is_finite() && se > 0.0 && d.is_finite()).then_some((d, se))
 }
 
 /// The standard error (log scale) a change's interval implies: its bounds (percent), its
@@ -139,7 +157,7 @@ pub fn answers_at(
         .iter()
         .filter_map(|(series, workload, points)| {
             let (mu, lo, hi, tau) = pool(points, miss)?;
-            Some(Pooled {
+            let mut p = Pooled {
                 series: series.clone(),
                 workload: workload.clone(),
                 verdict: read(lo, hi, threshold_pct),
@@ -152,7 +170,11 @@ pub fn answers_at(
                 higher: points.iter().filter(|p| p.d > 0.0).count(),
                 spread_pct: tau * 100.0,
                 every_point: false,
-            })
+            };
+            if let Some(own) = points.iter().map(|c| c.verdict).collect::<Option<Vec<_>>>() {
+                settle_by_points(&mut p, &own);
+            }
+            Some(p)
         })
         .collect()
 }

@@ -10,6 +10,7 @@ fn at(d: &[f64], se: f64) -> Vec<PointChange> {
             threads: 1 << i,
             d,
             se,
+            verdict: None,
         })
         .collect()
 }
@@ -113,6 +114,13 @@ fn every_point_regressed_settles_an_undecided_pooled_answer() {
     let mut q4 = undecided.clone();
     settle_by_points(&mut q4, &[Regressed, Regressed, Regressed]);
     assert_eq!(q4, undecided);
+    // Points that carry their own verdicts are settled where they are pooled.
+    let mut own = q.clone();
+    for c in &mut own[0].2 {
+        c.verdict = Some(Regressed);
+    }
+    let settled = answers(&own, 5.0).remove(0);
+    assert_eq!((settled.verdict, settled.every_point), (Regressed, true));
     let mut regressed = undecided;
     regressed.verdict = Regressed;
     let before = regressed.clone();
