@@ -133,17 +133,19 @@ fn sides(run: &Run, map: &[(String, String)]) -> BTreeMap<Key, Sides> {
     out
 }
 
-/// The counters per transaction of a point's ok repeats (status.csv), for its reasons.
-fn costs_of<'a>(
+/// The counters per transaction of each point's ok repeats (status.csv), by point, for the
+/// reasons of its change.
+fn costs_by_key<'a>(
     run: &'a Run,
-    key: &Key,
     map: &[(String, String)],
-) -> Vec<(u32, &'a crate::pipeline::report::cost::PerTxn)> {
-    run.points
-        .iter()
-        .filter(|r| r.status == PointStatus::Ok && key_of(r, map) == *key)
-        .filter_map(|r| Some((r.repeat, run.costs.get(&r.point_id)?)))
-        .collect()
+) -> BTreeMap<Key, Vec<(u32, &'a crate::pipeline::report::cost::PerTxn)>> {
+    let mut out: BTreeMap<Key, Vec<_>> = BTreeMap::new();
+    for r in run.points.iter().filter(|r| r.status == PointStatus::Ok) {
+        if let Some(c) = run.costs.get(&r.point_id) {
+            out.entry(key_of(r, map)).or_default().push((r.repeat, c));
+        }
+    }
+    out
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -367,6 +369,7 @@ pub fn compare(
         .collect();
     let pairs: Vec<(&Sides, &Sides)> = matched.iter().map(|(_, b, c)| (*b, *c)).collect();
     let judged = verdict::judge_points(&pairs, &Method::new(threshold_pct));
+    let (b_costs, c_costs) = (costs_by_key(base, map), costs_by_key(cand, &[]));
     let rows: Vec<Row> = matched
         .iter()
         .zip(judged)
@@ -385,8 +388,12 @@ pub fn compare(
                 p.verdict,
                 Verdict::Regressed | Verdict::Improved | Verdict::Slower | Verdict::Faster
             ) {
-                let (bc, cc) = (costs_of(base, k, map), costs_of(cand, k, &[]));
-                crate::pipeline::report::cost::moved(&bc, &cc, false).1
+                let (bc, cc) = (b_costs.get(*k), c_costs.get(*k));
+                let (bc, cc) = (
+                    bc.map_or(&[][..], Vec::as_slice),
+                    cc.map_or(&[][..], Vec::as_slice),
+                );
+                crate::pipeline::report::cost::moved(bc, cc, false).1
             } else {
                 Vec::new()
             },
