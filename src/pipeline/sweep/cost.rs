@@ -95,21 +95,23 @@ impl Reader {
 
 /// Keeps a measured window's counters in status.csv: the deltas between `before` and a
 /// reading taken now, per transaction and query of `rec`. Nothing is kept for a window that
-/// failed or has no reading before it.
+/// failed or has no reading before it; a file that cannot be written is said on `bar`, and
+/// the sweep goes on (the counters explain a point; they are not its measurement).
 pub async fn keep(
     run: &Path,
     b: &mut super::block::Block,
     before: Option<Sample>,
     rec: &PointRecord,
-) -> anyhow::Result<()> {
+    bar: &indicatif::ProgressBar,
+) {
     let Some(before) = before else {
-        return Ok(());
+        return;
     };
     if rec.status == crate::pipeline::results::PointStatus::Failed {
-        return Ok(());
+        return;
     }
     let Some(after) = b.cost_sample().await else {
-        return Ok(());
+        return;
     };
     let rows = cost::rows(
         &rec.point_id,
@@ -118,5 +120,10 @@ pub async fn keep(
         rec.transactions,
         rec.queries,
     );
-    cost::append(run, &rows)
+    if let Err(e) = cost::append(run, &rows) {
+        super::run::say(
+            bar,
+            format!("{}: status counters not written: {e:#}", rec.point_id),
+        );
+    }
 }

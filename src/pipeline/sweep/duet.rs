@@ -3,7 +3,7 @@
 
 use super::paired::{slice_point, status, Quiet, Series};
 use super::record::{fill, record};
-use super::run::{say, Runner};
+use super::run::Runner;
 use crate::engine::exec;
 use crate::pipeline::plan::Point;
 use crate::pipeline::results::{PointRecord, PointStatus};
@@ -84,12 +84,7 @@ pub(super) async fn round(
                 r.keep_samples(&p, &rep);
             }
         }
-        if let Err(e) = super::cost::keep(&r.dir.path, b, cost0[i].take(), &rec).await {
-            say(
-                r.bar,
-                format!("{}: status counters not written: {e:#}", p.id),
-            );
-        }
+        super::cost::keep(&r.dir.path, b, cost0[i].take(), &rec, r.bar).await;
         out.push((p, rec));
     }
     out

@@ -589,12 +589,7 @@ async fn slice(
             r.keep_samples(p, &rep);
         }
     }
-    if let Err(e) = super::cost::keep(&r.dir.path, b, cost0, &rec).await {
-        say(
-            r.bar,
-            format!("{}: status counters not written: {e:#}", p.id),
-        );
-    }
+    super::cost::keep(&r.dir.path, b, cost0, &rec, r.bar).await;
     if rec.status == PointStatus::Failed {
         if let Some(note) = b.revive(&rec.error).await {
             rec.error = format!("{} | {note}", rec.error);

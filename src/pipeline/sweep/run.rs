@@ -562,9 +562,7 @@ async fn run_one(
             );
         }
     }
-    if let Err(e) = super::cost::keep(&run_dir, b, cost0, rec).await {
-        say(bar, format!("{}: status counters not written: {e:#}", p.id));
-    }
+    super::cost::keep(&run_dir, b, cost0, rec, bar).await;
     if rec.status == PointStatus::Failed {
         if let Some(note) = b.revive(&rec.error).await {
             rec.error = format!("{} | {note}", rec.error);

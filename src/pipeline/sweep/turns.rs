@@ -160,12 +160,7 @@ pub(super) async fn round(
             }
         }
         let b = &mut series[i].block;
-        if let Err(e) = super::cost::keep(&r.dir.path, b, cost0[i].take(), &rec).await {
-            super::run::say(
-                r.bar,
-                format!("{}: status counters not written: {e:#}", p.id),
-            );
-        }
+        super::cost::keep(&r.dir.path, b, cost0[i].take(), &rec, r.bar).await;
         if rec.status == PointStatus::Failed {
             revive(&mut series[i].block, &mut rec.error).await;
         }
