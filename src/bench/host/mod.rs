@@ -50,27 +50,12 @@ impl Limits {
                 events: raw.int("events"),
             },
             report_interval_s: raw.int("report_interval"),
-            checkpoints_s: checkpoints(raw)?,
+            checkpoints_s: super::options::checkpoints(raw).map_err(|x| {
+                anyhow::anyhow!("FATAL: Invalid value for --report-checkpoints: {x}")
+            })?,
             percentile: raw.int("percentile").min(100) as u32,
         })
     }
-}
-
-/// `--report-checkpoints=1,3`: the seconds, ascending, each once.
-fn checkpoints(raw: &RawOptions) -> anyhow::Result<Vec<u64>> {
-    let mut at = Vec::new();
-    for x in raw.get("report_checkpoints").split(',').map(str::trim) {
-        if x.is_empty() {
-            continue;
-        }
-        match x.parse::<u64>() {
-            Ok(n) => at.push(n),
-            Err(_) => bail!("FATAL: Invalid value for --report-checkpoints: {x}"),
-        }
-    }
-    at.sort_unstable();
-    at.dedup();
-    Ok(at)
 }
 
 /// How a host test is printed: its options' lines in the header, its interval line and its

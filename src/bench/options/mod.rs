@@ -172,15 +172,26 @@ fn u32_opt(raw: &RawOptions, name: &str) -> Result<u32, OptionError> {
 }
 
 fn list<T: std::str::FromStr>(raw: &RawOptions, name: &str) -> Result<Vec<T>, OptionError> {
+    items(raw, name).map_err(|s| raw.bad(name, &format!("'{s}' is not valid here")))
+}
+
+/// A comma-separated option's items; Err names the first that does not parse.
+fn items<T: std::str::FromStr>(raw: &RawOptions, name: &str) -> Result<Vec<T>, String> {
     raw.get(name)
         .split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .map(|s| {
-            s.parse()
-                .map_err(|_| raw.bad(name, &format!("'{s}' is not valid here")))
-        })
+        .map(|s| s.parse().map_err(|_| s.to_string()))
         .collect()
+}
+
+/// `--report-checkpoints=1,3`: the seconds, ascending, each once; Err names the item that is
+/// not a number of seconds.
+pub(crate) fn checkpoints(raw: &RawOptions) -> Result<Vec<u64>, String> {
+    let mut at: Vec<u64> = items(raw, "report_checkpoints")?;
+    at.sort_unstable();
+    at.dedup();
+    Ok(at)
 }
 
 /// Types an option's value with the engine type's own check (`FromStr` / `TryFrom`), so the
@@ -233,9 +244,8 @@ pub fn build(workload: &str, raw: &RawOptions) -> Result<EngineConfig, OptionErr
             return Err(raw.bad(unsupported, "not supported by sweepbench yet"));
         }
     }
-    let mut checkpoints_s: Vec<u64> = list(raw, "report_checkpoints")?;
-    checkpoints_s.sort_unstable();
-    checkpoints_s.dedup();
+    let checkpoints_s = checkpoints(raw)
+        .map_err(|s| raw.bad("report_checkpoints", &format!("'{s}' is not valid here")))?;
     for name in ["time", "warmup_time", "report_interval"] {
         if raw.int(name) > MAX_SECONDS {
             return Err(raw.bad(name, "more than ten years"));
