@@ -144,6 +144,9 @@ pub struct Why {
     pub moved: Vec<Moved>,
     /// One line: "+23 % CPU µs/txn [15, 31], …" or "no counter moved".
     pub line: String,
+    /// The differential flame graph of the change, relative to the run directory, where
+    /// both points were profiled (report/profile.rs).
+    pub flame: Option<String>,
 }
 
 const SHOWN: usize = 5;
@@ -334,6 +337,7 @@ pub fn add(m: &mut ReportModel, records: &[PointRecord], rows: &[CostRow]) {
                     compared,
                     moved,
                     line,
+                    flame: None,
                 });
             }
         }

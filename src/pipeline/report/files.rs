@@ -86,6 +86,7 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
         m.paired = Some(v);
     }
     super::cost::add(&mut m, &points, &crate::pipeline::results::cost::load(run)?);
+    super::profile::attach(run, &mut m, &points);
     Ok(m)
 }
 

@@ -7,6 +7,7 @@ mod files;
 pub mod filters;
 pub mod host;
 mod model;
+pub mod profile;
 pub mod proxy;
 pub mod render;
 pub mod winners;
@@ -374,6 +375,7 @@ impl ReportModel {
             efficiency: Vec::new(),
             why: Vec::new(),
             cost_method: cost::METHOD,
+            profiles: None,
             starved_share: String::new(),
             series,
         }

@@ -172,4 +172,6 @@ pub struct ReportModel {
     pub efficiency: Vec<cost::EffSection>,
     pub why: Vec<cost::Why>,
     pub cost_method: &'static str,
+    /// On-CPU flame graphs where the sweep took them (`[run] profile = "perf"`).
+    pub profiles: Option<super::profile::Profiles>,
 }

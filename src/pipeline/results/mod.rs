@@ -8,6 +8,7 @@ pub mod host;
 pub mod import;
 mod manifest;
 pub mod nightly;
+pub mod profile;
 pub mod servers;
 
 pub use manifest::{load_host, load_manifest, Manifest, MergedPart, Shard, Summary};

@@ -6,6 +6,7 @@ pub mod design;
 pub mod distributed;
 mod filter;
 mod host;
+pub mod profile;
 pub mod quick;
 pub mod raw;
 mod sections;
@@ -132,6 +133,7 @@ pub struct RunSpec {
     pub clients: Vec<u32>,
     /// Sequential or paired, with the paired design's slice and budget.
     pub design: design::DesignSpec,
+    pub profile: profile::Profile,
 }
 
 impl RunSpec {
@@ -600,6 +602,7 @@ impl SweepSpec {
         let design = design::parse(cx, raw, &dur)?;
         Ok(RunSpec {
             design,
+            profile: profile::parse(cx, &r.profile)?,
             clients,
             workloads,
             host_tests,

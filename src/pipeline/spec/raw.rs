@@ -76,6 +76,8 @@ pub struct RawRun {
     /// Paired: "pairs" (each client worker and its connection's server thread on one CPU)
     /// or "none".
     pub pin: Option<Spanned<String>>,
+    /// "perf": an on-CPU profile of each managed server during one window per point.
+    pub profile: Option<Spanned<String>>,
 }
 
 /// `sla = { p99_ms = 10, threads = 32, max_steps = 8, resolution = 0.05 }`.

@@ -797,3 +797,19 @@ fn host_tests_in_workloads_are_kept_apart_from_the_servers() {
     assert!(s.run.workloads.is_empty());
     assert_eq!(s.run.host_tests, vec![HostKind::Cpu]);
 }
+
+#[test]
+fn profile_is_perf_or_off_and_a_wrong_word_names_its_place() {
+    use super::profile::Profile;
+    assert_eq!(parse(PAIRED).unwrap().run.profile, Profile::Off);
+    let with = |v: &str| PAIRED.replace("[[targets]]", &format!("profile = \"{v}\"\n[[targets]]"));
+    assert_eq!(parse(&with("perf")).unwrap().run.profile, Profile::Perf);
+    assert_eq!(parse(&with("off")).unwrap().run.profile, Profile::Off);
+    let e = err(&with("flame"));
+    assert_eq!(e.line, 8, "{e}");
+    assert!(
+        e.message
+            .contains("run.profile = 'flame': expected \"perf\""),
+        "{e}"
+    );
+}

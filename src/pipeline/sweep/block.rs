@@ -208,6 +208,15 @@ impl Block {
         };
         // The counters are read from the server itself, never through a proxy.
         b.costs.conn = b.conn.clone();
+        if spec.run.profile == crate::pipeline::spec::profile::Profile::Perf
+            && b.server_pid().is_some()
+        {
+            let dir = st
+                .servers_dir
+                .parent()
+                .map(|r| r.join(crate::pipeline::results::profile::DIR));
+            b.costs.profiler = dir.map(super::profile::Profiler::new);
+        }
         if proxied && b.error.is_none() {
             let max_threads = plan.connections.get(target).copied().unwrap_or(1);
             if let Err(e) = b.start_proxy(st, max_threads).await {
@@ -259,6 +268,16 @@ impl Block {
             Some(Live::Managed(s)) => s.pid(),
             _ => None,
         }
+    }
+
+    /// The counters at the start of the window of `point_id` (`cost::Reader::begin`): its
+    /// profile starts too where the sweep asks for one.
+    pub async fn window_start(
+        &mut self,
+        point_id: &str,
+    ) -> Option<crate::pipeline::results::cost::Sample> {
+        let pid = self.server_pid();
+        self.costs.begin(pid, point_id).await
     }
 
     /// The server's counters now (status, and /proc for a managed server); None where

@@ -21,6 +21,11 @@ pub struct Reader {
     /// When connecting last failed: a server that is down is not tried again for a minute,
     /// so its failing points do not each wait out a login deadline.
     failed_at: Option<std::time::Instant>,
+    /// `[run] profile = "perf"` on a managed server: the first window of each point is
+    /// profiled between `begin` and `keep`.
+    pub profiler: Option<super::profile::Profiler>,
+    /// What the profiler has to say (it could not start), for `keep` to say.
+    note: Option<String>,
 }
 
 impl Reader {
@@ -39,6 +44,16 @@ impl Reader {
             s.add_proc(&p);
         }
         (!s.values.is_empty()).then_some(s)
+    }
+
+    /// The counters at the start of the window of `point_id`, and its profile started if it
+    /// is one to profile.
+    pub async fn begin(&mut self, pid: Option<u32>, point_id: &str) -> Option<Sample> {
+        let s = self.sample(pid).await;
+        if let (Some(p), Some(pid)) = (self.profiler.as_mut(), pid) {
+            self.note = p.start(pid, point_id).or(self.note.take());
+        }
+        s
     }
 
     /// Opens the administrative connection now if it is not open, so that a reading due at
@@ -104,13 +119,20 @@ pub async fn keep(
     rec: &PointRecord,
     bar: &indicatif::ProgressBar,
 ) {
-    let Some(before) = before else {
-        return;
+    let failed = rec.status == crate::pipeline::results::PointStatus::Failed;
+    let after = match (&before, failed) {
+        (Some(_), false) => b.cost_sample().await,
+        _ => None,
     };
-    if rec.status == crate::pipeline::results::PointStatus::Failed {
-        return;
+    // After the reading: perf's writing its data is not the window's.
+    let stopped = match b.costs.profiler.as_mut() {
+        Some(p) => p.stop().await,
+        None => None,
+    };
+    if let Some(note) = b.costs.note.take().or(stopped) {
+        super::run::say(bar, format!("{}: {note}", rec.point_id));
     }
-    let Some(after) = b.cost_sample().await else {
+    let (Some(before), Some(after)) = (before, after) else {
         return;
     };
     let rows = cost::rows(

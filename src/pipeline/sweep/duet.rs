@@ -39,8 +39,8 @@ pub(super) async fn round(
         .map(|s| s.block.server_cpu_seconds())
         .collect();
     let mut cost0 = Vec::new();
-    for s in series.iter_mut() {
-        cost0.push(s.block.cost_sample().await);
+    for (s, p) in series.iter_mut().zip(&points) {
+        cost0.push(s.block.window_start(&p.id).await);
     }
     // Made before the slices start, so each record's started_at is the round's.
     let mut recs: Vec<PointRecord> = points

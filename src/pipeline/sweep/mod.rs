@@ -12,6 +12,7 @@ mod host;
 mod measure;
 mod paired;
 mod paired_setup;
+mod profile;
 mod record;
 mod run;
 mod sysbench_driver;

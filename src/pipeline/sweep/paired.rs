@@ -575,7 +575,7 @@ async fn slice(
     o.time_s = spec.run.design.slice_s;
     o.warmup_s = 0;
     let srv0 = b.server_cpu_seconds();
-    let cost0 = b.cost_sample().await;
+    let cost0 = b.window_start(&p.id).await;
     let cpu0 = crate::usage::self_cpu_seconds();
     match rig.run(&o, &mut Quiet).await {
         Err(e) => rec.set_error(&e),

@@ -505,7 +505,7 @@ async fn run_one(
         let window_start = async {
             workers_started.await.ok()?;
             tokio::time::sleep(std::time::Duration::from_secs(warmup)).await;
-            costs.sample(pid).await
+            costs.begin(pid, &p.id).await
         };
         let measuring = how.run(spec, p, rec, (&dir.run_id, &run_dir, keep_k8s), &mut obs);
         tokio::pin!(window_start, measuring);

@@ -68,8 +68,8 @@ pub(super) async fn round(
     // The counters around the whole round: between its turns a server is idle but for its
     // own background work, which its transactions of the round are charged with.
     let mut cost0 = Vec::new();
-    for s in series.iter_mut() {
-        cost0.push(s.block.cost_sample().await);
+    for (s, p) in series.iter_mut().zip(&points) {
+        cost0.push(s.block.window_start(&p.id).await);
     }
     let mut order = first.to_vec();
     'turns: for (k, ms) in turns(

@@ -1,0 +1,310 @@
+//! The report's flame graphs (`[run] profile = "perf"`): each profiled window's perf data
+//! folded into stacks and drawn, and for every decided change a differential flame graph of
+//! the candidate's stacks against the baseline's at that point. Files already made are kept,
+//! so a report rendered again (or on a machine without perf) reuses them.
+
+use super::{series_of, ReportModel};
+use crate::pipeline::results::profile::{self as files, DATA, DIR, FREQ_HZ, UNAVAILABLE};
+use crate::pipeline::results::PointRecord;
+use std::path::Path;
+
+/// One profiled window, drawn.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Graph {
+    pub series: String,
+    pub workload: String,
+    pub threads: u32,
+    /// The flame graph, relative to the run directory.
+    pub svg: String,
+    /// On-CPU samples of the server's threads in the window.
+    pub samples: u64,
+}
+
+/// The flame graphs of one point, a series each.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Row {
+    pub workload: String,
+    pub threads: u32,
+    pub graphs: Vec<Graph>,
+}
+
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Profiles {
+    /// Why there are none, or why some could not be drawn; said once.
+    pub note: Option<String>,
+    pub rows: Vec<Row>,
+    pub method: String,
+}
+
+/// Folds and draws what the run recorded, lists it in the model, and links each decided
+/// change's differential flame graph from its "why".
+pub fn attach(run: &Path, m: &mut ReportModel, points: &[PointRecord]) {
+    let dir = run.join(DIR);
+    if !dir.is_dir() {
+        return;
+    }
+    let mut notes: Vec<String> = Vec::new();
+    if let Ok(why) = std::fs::read_to_string(dir.join(UNAVAILABLE)) {
+        notes.push(format!("not taken: {}", why.trim()));
+    }
+    let mut graphs = Vec::new();
+    for r in points.iter().filter(|r| files::wants(&r.point_id)) {
+        let stem = files::stem(&r.point_id);
+        let folded = dir.join(format!("{stem}.folded"));
+        if let Err(e) = fold(&dir.join(format!("{stem}{DATA}")), &folded) {
+            notes.push(format!("{stem}: {e}"));
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&folded) else {
+            continue;
+        };
+        let svg = format!("{stem}.svg");
+        let title = format!(
+            "{}: {} at {} thread{}, the server on-CPU",
+            series_of(r),
+            r.workload,
+            r.threads,
+            if r.threads == 1 { "" } else { "s" }
+        );
+        if let Err(e) = draw(&dir.join(&svg), &title, &text) {
+            notes.push(format!("{svg}: {e}"));
+            continue;
+        }
+        graphs.push(Graph {
+            series: series_of(r),
+            workload: r.workload.clone(),
+            threads: r.threads,
+            svg: format!("{DIR}/{svg}"),
+            samples: samples(&text),
+        });
+    }
+    let base = m.baseline.clone();
+    for y in m.why.iter_mut() {
+        let at = |s: &str| {
+            graphs
+                .iter()
+                .find(|g| g.series == s && g.workload == y.workload && g.threads == y.threads)
+        };
+        let (Some(b), Some(c)) = (at(&base), at(&y.series)) else {
+            continue;
+        };
+        let name = format!(
+            "diff__{}__vs__{}.svg",
+            c.svg
+                .trim_start_matches(&format!("{DIR}/"))
+                .trim_end_matches(".svg"),
+            base.replace('/', "__")
+        );
+        let title = format!(
+            "{} against {}: {} at {} threads (red: a larger share of the server's samples, blue: smaller)",
+            y.series, base, y.workload, y.threads
+        );
+        match differential(run, &b.svg, &c.svg, &dir.join(&name), &title) {
+            Ok(()) => y.flame = Some(format!("{DIR}/{name}")),
+            Err(e) => notes.push(format!("{name}: {e}")),
+        }
+    }
+    let mut rows: Vec<Row> = Vec::new();
+    for g in graphs {
+        match rows
+            .iter_mut()
+            .find(|r| r.workload == g.workload && r.threads == g.threads)
+        {
+            Some(r) => r.graphs.push(g),
+            None => rows.push(Row {
+                workload: g.workload.clone(),
+                threads: g.threads,
+                graphs: vec![g],
+            }),
+        }
+    }
+    rows.sort_by(|a, b| (&a.workload, a.threads).cmp(&(&b.workload, b.threads)));
+    m.profiles = Some(Profiles {
+        note: (!notes.is_empty()).then(|| notes.join("; ")),
+        rows,
+        method: format!(
+            "perf record -g at {FREQ_HZ} Hz on the server's process during the first repeat or round of each point (every series in the same round); stacks folded by inferno. A differential graph is the candidate's stacks coloured by how their share of its samples changed from the baseline's (both normalised to the same total): it shows where the server's time went, not how much there was — the CPU per transaction is in the cost table."
+        ),
+    });
+}
+
+/// The folded stacks of a window's perf data (`perf script`, folded by inferno), made once.
+fn fold(data: &Path, folded: &Path) -> Result<(), String> {
+    use inferno::collapse::Collapse;
+    if folded.is_file() {
+        return Ok(());
+    }
+    if !data.is_file() {
+        return Err("no recorded samples".into());
+    }
+    let perf = files::perf_binary().map_err(|e| format!("{e}: its data is kept, not folded"))?;
+    let out = std::process::Command::new(perf)
+        // Without the period field each sample counts one, whatever the event's period.
+        .args([
+            "script",
+            "--no-inline",
+            "-F",
+            "comm,pid,tid,time,event,ip,sym,dso",
+            "-i",
+        ])
+        .arg(data)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("perf script: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("perf script exited with {}", out.status));
+    }
+    let mut stacks = Vec::new();
+    inferno::collapse::perf::Folder::default()
+        .collapse(&out.stdout[..], &mut stacks)
+        .map_err(|e| format!("folding: {e}"))?;
+    crate::pipeline::results::write_atomic(folded, &stacks).map_err(|e| format!("{e:#}"))
+}
+
+fn draw(svg: &Path, title: &str, folded: &str) -> Result<(), String> {
+    if svg.is_file() {
+        return Ok(());
+    }
+    if folded.trim().is_empty() {
+        return Err("no samples to draw".into());
+    }
+    let mut o = inferno::flamegraph::Options::default();
+    o.title = title.to_string();
+    o.count_name = "samples".into();
+    let mut out = Vec::new();
+    inferno::flamegraph::from_lines(&mut o, folded.lines(), &mut out)
+        .map_err(|e| format!("drawing: {e}"))?;
+    crate::pipeline::results::write_atomic(svg, &out).map_err(|e| format!("{e:#}"))
+}
+
+/// A differential flame graph of the candidate's stacks (`cand`, an svg path whose folded
+/// stacks lie beside it) against the baseline's.
+fn differential(run: &Path, base: &str, cand: &str, out: &Path, title: &str) -> Result<(), String> {
+    if out.is_file() {
+        return Ok(());
+    }
+    let read = |svg: &str| {
+        std::fs::read(run.join(svg.replace(".svg", ".folded"))).map_err(|e| format!("{svg}: {e}"))
+    };
+    let (b, c) = (read(base)?, read(cand)?);
+    let mut lines = Vec::new();
+    let opt = inferno::differential::Options {
+        normalize: true,
+        strip_hex: true,
+    };
+    inferno::differential::from_readers(opt, &b[..], &c[..], &mut lines)
+        .map_err(|e| format!("comparing stacks: {e}"))?;
+    draw(out, title, &String::from_utf8_lossy(&lines))
+}
+
+/// The samples in folded stacks: each line ends in its count.
+fn samples(folded: &str) -> u64 {
+    folded
+        .lines()
+        .filter_map(|l| l.rsplit_once(' ')?.1.trim().parse::<u64>().ok())
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folded_stacks_are_drawn_and_compared() {
+        let d = tempfile::tempdir().unwrap();
+        let base = "mariadbd;do_command;dispatch_command;mysql_execute_command 80\n\
+                    mariadbd;do_command;dispatch_command;ha_commit_trans;fsync 20\n";
+        let cand = "mariadbd;do_command;dispatch_command;mysql_execute_command 50\n\
+                    mariadbd;do_command;dispatch_command;ha_commit_trans;fsync 50\n";
+        assert_eq!(samples(base), 100);
+        std::fs::write(d.path().join("b.folded"), base).unwrap();
+        std::fs::write(d.path().join("c.folded"), cand).unwrap();
+        draw(&d.path().join("b.svg"), "base", base).unwrap();
+        let svg = std::fs::read_to_string(d.path().join("b.svg")).unwrap();
+        assert!(
+            svg.contains("mysql_execute_command") && svg.contains("<svg"),
+            "{svg}"
+        );
+        let out = d.path().join("diff.svg");
+        differential(d.path(), "b.svg", "c.svg", &out, "c against b").unwrap();
+        let diff = std::fs::read_to_string(&out).unwrap();
+        // The fsync frame grew from 20 % to 50 % of the samples: drawn, and said in its title.
+        assert!(diff.contains("fsync"), "{diff}");
+        assert!(
+            diff.contains("fsync (50 samples, 50.00%; +30.00%)"),
+            "{diff}"
+        );
+        // Nothing to draw is an error, not an empty picture.
+        assert!(draw(&d.path().join("e.svg"), "e", " \n").is_err());
+    }
+
+    #[test]
+    fn a_decided_change_links_its_differential_and_every_profiled_point_its_graph() {
+        use crate::pipeline::report::tests::rec;
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join(DIR);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut points = Vec::new();
+        for (config, fsync) in [("default", 10), ("durable", 60)] {
+            for r in 1..=2 {
+                points.push(rec("m", config, "oltp_write_only", 4, r, 1000.0, 5.0));
+            }
+            std::fs::write(
+                dir.join(format!("m__{config}__oltp_write_only__t4.folded")),
+                format!("mariadbd;dispatch_command 90\nmariadbd;ha_commit_trans;fsync {fsync}\n"),
+            )
+            .unwrap();
+        }
+        let mut m = ReportModel::build(
+            "s",
+            "r",
+            "",
+            &points,
+            Some("m/default"),
+            &Default::default(),
+            &Default::default(),
+        );
+        m.why = vec![super::super::cost::Why {
+            series: "m/durable".into(),
+            workload: "oltp_write_only".into(),
+            threads: 4,
+            verdict: "regressed",
+            compared: 3,
+            moved: vec![],
+            line: String::new(),
+            flame: None,
+        }];
+        attach(d.path(), &mut m, &points);
+        let p = m.profiles.as_ref().unwrap();
+        assert_eq!(p.note, None);
+        assert_eq!(p.rows.len(), 1);
+        let g = &p.rows[0].graphs;
+        assert_eq!(
+            g.iter()
+                .map(|g| (g.series.as_str(), g.samples))
+                .collect::<Vec<_>>(),
+            [("m/default", 100), ("m/durable", 150)]
+        );
+        assert!(d.path().join(&g[1].svg).is_file());
+        let flame = m.why[0].flame.as_deref().unwrap();
+        assert_eq!(
+            flame,
+            "profiles/diff__m__durable__oltp_write_only__t4__vs__m__default.svg"
+        );
+        let svg = std::fs::read_to_string(d.path().join(flame)).unwrap();
+        // fsync: 10 of 100 samples in the baseline, 60 of 150 here (40 %): +30 points.
+        assert!(svg.contains("fsync (60 samples, 40.00%; +30.00%)"), "{svg}");
+        // A point whose profile is missing is said, the rest still drawn.
+        std::fs::remove_file(dir.join("m__default__oltp_write_only__t4.folded")).unwrap();
+        std::fs::remove_file(dir.join("m__default__oltp_write_only__t4.svg")).unwrap();
+        attach(d.path(), &mut m, &points);
+        let p = m.profiles.as_ref().unwrap();
+        assert!(p
+            .note
+            .as_deref()
+            .unwrap()
+            .contains("m__default__oltp_write_only__t4: no recorded samples"));
+        assert_eq!(p.rows[0].graphs.len(), 1);
+    }
+}

@@ -1,0 +1,148 @@
+//! On-CPU profiles of a managed server (`[run] profile = "perf"`): `perf record` on its
+//! process during the first measured window of each point (repeat or round 1), kept as
+//! profiles/<point>.perf.data for the report to fold and draw (report/profile.rs).
+
+use crate::pipeline::results::profile::{self as files, DATA, FREQ_HZ, UNAVAILABLE};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+/// One block's profiler: at most one recording at a time, its server's.
+pub struct Profiler {
+    dir: PathBuf,
+    running: Option<(tokio::process::Child, PathBuf)>,
+    /// Profiling failed here once: not tried again for this block.
+    off: bool,
+}
+
+impl Profiler {
+    /// A profiler writing into `dir` (the run's profiles/).
+    pub fn new(dir: PathBuf) -> Profiler {
+        Profiler {
+            dir,
+            running: None,
+            off: false,
+        }
+    }
+
+    /// Starts recording process `pid` for the window of `point_id`, if that window is one
+    /// to profile. A note comes back when profiles cannot be taken (said once per block).
+    pub fn start(&mut self, pid: u32, point_id: &str) -> Option<String> {
+        if self.off || self.running.is_some() || !files::wants(point_id) {
+            return None;
+        }
+        let perf = match available().and_then(|perf| {
+            std::fs::create_dir_all(&self.dir)
+                .map(|()| perf)
+                .map_err(|e| format!("{}: {e}", self.dir.display()))
+        }) {
+            Ok(perf) => perf,
+            Err(why) => return self.give_up(why),
+        };
+        let out = self.dir.join(format!("{}{DATA}", files::stem(point_id)));
+        let child = tokio::process::Command::new(perf)
+            .args(["record", "-q", "-g", "-F", &FREQ_HZ.to_string(), "-p"])
+            .arg(pid.to_string())
+            .arg("-o")
+            .arg(&out)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn();
+        match child {
+            Ok(c) => {
+                self.running = Some((c, out));
+                None
+            }
+            Err(e) => self.give_up(format!("perf could not be started: {e}")),
+        }
+    }
+
+    /// Ends the recording under way, if any: perf is told to stop (SIGINT, as Ctrl-C) and
+    /// writes its data. A note comes back when it failed.
+    pub async fn stop(&mut self) -> Option<String> {
+        let (mut child, out) = self.running.take()?;
+        if let Some(id) = child.id() {
+            // SAFETY: kill(2) on our own child's pid, which `child` has not reaped.
+            unsafe { libc::kill(id as libc::pid_t, libc::SIGINT) };
+        }
+        let ended = tokio::time::timeout(std::time::Duration::from_secs(30), child.wait()).await;
+        let mut err = String::new();
+        if let Some(mut e) = child.stderr.take() {
+            use tokio::io::AsyncReadExt;
+            let _ = e.read_to_string(&mut err).await;
+        }
+        let written = std::fs::metadata(&out).is_ok_and(|m| m.len() > 0);
+        match ended {
+            Ok(Ok(status)) if written && (status.success() || status.code().is_none()) => None,
+            Ok(Ok(_)) | Err(_) => {
+                let _ = std::fs::remove_file(&out);
+                let said = err.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("");
+                let why = match ended {
+                    Err(_) => "perf did not stop within 30 s".to_string(),
+                    _ if said.is_empty() => "perf record wrote no samples".to_string(),
+                    _ => format!("perf record: {}", said.trim()),
+                };
+                self.give_up(why)
+            }
+            Ok(Err(e)) => self.give_up(format!("perf record: {e}")),
+        }
+    }
+
+    fn give_up(&mut self, why: String) -> Option<String> {
+        self.off = true;
+        note_unavailable(&self.dir, &why);
+        Some(format!("on-CPU profiles not taken: {why}"))
+    }
+}
+
+/// Keeps the first reason profiles could not be taken in this run, for the report.
+fn note_unavailable(dir: &Path, why: &str) {
+    use std::io::Write;
+    let _ = std::fs::create_dir_all(dir);
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(dir.join(UNAVAILABLE))
+    {
+        let _ = writeln!(f, "{why}");
+    }
+}
+
+/// Whether perf can record here: on PATH, and the kernel lets this user sample a process
+/// of its own (root always may; others while kernel.perf_event_paranoid ≤ 2).
+pub fn available() -> Result<PathBuf, String> {
+    let perf = files::perf_binary()?;
+    // SAFETY: geteuid(2) cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|s| s.trim().parse::<i32>().ok());
+    match paranoid {
+        Some(p) if p > 2 && !root => Err(format!(
+            "kernel.perf_event_paranoid = {p} forbids profiling without root \
+             (sysctl kernel.perf_event_paranoid=2 allows a user's own processes)"
+        )),
+        _ => Ok(perf),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_reason_is_kept_once() {
+        let d = tempfile::tempdir().unwrap();
+        let mut p = Profiler::new(d.path().join("profiles"));
+        assert!(p.give_up("first".into()).unwrap().contains("first"));
+        note_unavailable(&d.path().join("profiles"), "second");
+        let kept = std::fs::read_to_string(d.path().join("profiles").join(UNAVAILABLE)).unwrap();
+        assert_eq!(kept, "first\n");
+        // Given up: no later window starts perf.
+        assert!(p
+            .start(std::process::id(), "a/b/oltp_read_only/t1/r1")
+            .is_none());
+        assert!(p.running.is_none());
+    }
+}
