@@ -20,6 +20,9 @@ pub struct Run {
     pub variables: BTreeMap<String, BTreeMap<String, String>>,
     /// The server's counters per transaction by point id (status.csv).
     pub costs: HashMap<String, crate::pipeline::report::cost::PerTxn>,
+    /// The median run-to-run tps noise `calibrate` measured for this run's sweep on this
+    /// host (results/<sweep>/calibration.json), percent, and over how many points.
+    pub calibrated_noise: Option<(f64, usize)>,
 }
 
 impl Run {
@@ -32,6 +35,7 @@ impl Run {
             costs: crate::pipeline::report::cost::per_point(&crate::pipeline::results::cost::load(
                 dir,
             )?),
+            calibrated_noise: dir.parent().and_then(calibrated_noise),
         })
     }
 
@@ -41,6 +45,7 @@ impl Run {
         let mut out = Run::default();
         for (i, r) in runs.into_iter().enumerate() {
             out.host = r.host.clone();
+            out.calibrated_noise = r.calibrated_noise;
             out.variables = r.variables.clone();
             out.points.extend(r.points.into_iter().map(|p| PointRecord {
                 point_id: format!("{i}:{}", p.point_id),
@@ -238,8 +243,28 @@ fn pooled_of(rows: &[Row], threshold_pct: f64) -> Vec<Pooled> {
     pooled::answers(&questions, threshold_pct)
 }
 
-/// One line on the points the runs' own noise left undecided, and what would decide them.
-fn undecided_note(rows: &[Row]) -> Option<String> {
+/// The median tps noise of a sweep's calibration (`calibrate` keeps it beside the sweep's
+/// runs) and its point count; None without one. Read as JSON values: the file is
+/// sweep/calibrate.rs's, which uses this module.
+fn calibrated_noise(sweep_dir: &Path) -> Option<(f64, usize)> {
+    let text = std::fs::read_to_string(sweep_dir.join("calibration.json")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let mut noise: Vec<f64> = v["points"]
+        .as_array()?
+        .iter()
+        .filter_map(|p| p["tps_noise_pct"].as_f64())
+        .collect();
+    if noise.is_empty() {
+        return None;
+    }
+    noise.sort_by(f64::total_cmp);
+    let n = noise.len();
+    Some(((noise[(n - 1) / 2] + noise[n / 2]) / 2.0, n))
+}
+
+/// One line on the points the runs' own noise left undecided, how that noise compares with
+/// what `calibrate` measured on this host, and what would decide them.
+fn undecided_note(rows: &[Row], calibrated: Option<(f64, usize)>) -> Option<String> {
     let noise: Vec<f64> = rows
         .iter()
         .filter(|r| !r.is_host() && r.verdict == Verdict::Inconclusive)
@@ -250,8 +275,22 @@ fn undecided_note(rows: &[Row]) -> Option<String> {
     }
     let lo = noise.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = noise.iter().copied().fold(0.0, f64::max);
+    let mut mid = noise.clone();
+    mid.sort_by(f64::total_cmp);
+    let median = (mid[(mid.len() - 1) / 2] + mid[mid.len() / 2]) / 2.0;
+    let against = match calibrated {
+        Some((c, n)) if c > 0.0 => format!(
+            "; this host's calibration of the sweep measured {c:.1} % (median of {n} points), so these runs were {}",
+            match median / c {
+                x if x >= 1.5 => format!("{x:.1}× noisier than usual: run again at a quieter time"),
+                x if x <= 1.0 / 1.5 => format!("{:.1}× quieter than usual", 1.0 / x),
+                _ => "about as noisy as usual: more repeats would decide them".to_string(),
+            }
+        ),
+        _ => " (`sweepbench calibrate` measures what this host usually shows)".to_string(),
+    };
     Some(format!(
-        "{} point(s) undecided at a run-to-run noise of {lo:.1}–{hi:.1} % of tps (`sweepbench calibrate` measures what this host usually shows); a paired sweep (design = \"paired\") measures both sides in the same rounds, which takes most of that noise out, and decides what repeats a run apart cannot",
+        "{} point(s) undecided at a run-to-run noise of {lo:.1}–{hi:.1} % of tps (median {median:.1} %){against}; a paired sweep (design = \"paired\") measures both sides in the same rounds, which takes most of that noise out, and decides what repeats a run apart cannot",
         noise.len()
     ))
 }
@@ -427,7 +466,10 @@ pub fn compare(
     } else {
         Vec::new()
     };
-    notes.extend(undecided_note(&rows));
+    notes.extend(undecided_note(
+        &rows,
+        cand.calibrated_noise.or(base.calibrated_noise),
+    ));
     let pooled = pooled_of(&rows, threshold_pct);
     Ok(Comparison {
         base: String::new(),
@@ -507,6 +549,7 @@ pub fn within_run(run: &Run, baseline: &str, threshold_pct: f64) -> anyhow::Resu
         host: None,
         variables: BTreeMap::new(),
         costs: run.costs.clone(),
+        calibrated_noise: run.calibrated_noise,
     };
     let mut cand = Run {
         points: Vec::new(),
@@ -514,6 +557,7 @@ pub fn within_run(run: &Run, baseline: &str, threshold_pct: f64) -> anyhow::Resu
         host: None,
         variables: BTreeMap::new(),
         costs: run.costs.clone(),
+        calibrated_noise: run.calibrated_noise,
     };
     for (t, c) in &groups {
         let name = format!("{t}/{c}");

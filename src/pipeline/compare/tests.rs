@@ -25,6 +25,7 @@ fn run(points: Vec<PointRecord>) -> Run {
         host: None,
         variables: BTreeMap::new(),
         costs: HashMap::new(),
+        calibrated_noise: None,
     }
 }
 
@@ -383,4 +384,44 @@ fn a_decided_point_names_the_server_counters_that_moved_and_an_unchanged_one_non
     assert!(html(&cmp)
         .unwrap()
         .contains("server counters: Innodb_data_fsyncs"));
+}
+
+/// An undecided point's note compares the runs' noise with the host's calibration where the
+/// sweep has one, and says how to get one where it has not.
+#[test]
+fn the_undecided_note_holds_the_runs_noise_against_the_calibration() {
+    let (b, mut c) = noisy_runs(7, 1.0, 0.06);
+    let note = |c: &Run| {
+        compare(&b, c, 5.0, &[])
+            .unwrap()
+            .notes
+            .into_iter()
+            .find(|n| n.contains("undecided at a run-to-run noise"))
+            .expect("an A/A at 6 % noise leaves points undecided")
+    };
+    assert!(note(&c).contains("(`sweepbench calibrate` measures what this host usually shows)"));
+    c.calibrated_noise = Some((1.0, 6));
+    let n = note(&c);
+    assert!(
+        n.contains("this host's calibration of the sweep measured 1.0 % (median of 6 points), so these runs were"),
+        "{n}"
+    );
+    assert!(
+        n.contains("× noisier than usual: run again at a quieter time"),
+        "{n}"
+    );
+    c.calibrated_noise = Some((200.0, 6));
+    assert!(note(&c).contains("× quieter than usual"));
+}
+
+#[test]
+fn a_calibration_file_gives_its_median_tps_noise() {
+    let d = tempfile::tempdir().unwrap();
+    assert_eq!(super::calibrated_noise(d.path()), None);
+    std::fs::write(
+        d.path().join("calibration.json"),
+        r#"{"points":[{"tps_noise_pct":2.0},{"tps_noise_pct":null},{"tps_noise_pct":4.0},{"tps_noise_pct":9.0}]}"#,
+    )
+    .unwrap();
+    assert_eq!(super::calibrated_noise(d.path()), Some((4.0, 3)));
 }

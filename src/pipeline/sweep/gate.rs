@@ -166,6 +166,54 @@ pub fn control(
     )))
 }
 
+/// What the compared servers were told differently (SHOW GLOBAL VARIABLES of each), as the
+/// report ranks it: what moves performance first, then the rest; what differs between any two
+/// builds (versions, GTID positions, a variable one lacks) only counted; a changed default
+/// character set or collation called out as a confounder.
+fn variables_said(
+    baseline: &str,
+    vars: &std::collections::BTreeMap<String, crate::pipeline::results::Variables>,
+) -> String {
+    use crate::pipeline::results::servers::{charset_confounder, weight, Weight};
+    let Some(base) = vars.get(baseline) else {
+        return String::new();
+    };
+    let mut out = String::new();
+    for (series, other) in vars.iter().filter(|(k, _)| *k != baseline) {
+        let diffs = crate::pipeline::results::variable_diffs(&[base, other]);
+        let mut ranked: Vec<(Weight, String)> = Vec::new();
+        let mut always = 0;
+        for (n, values) in &diffs {
+            match weight(n, values) {
+                Weight::AlwaysDiffers => always += 1,
+                w => ranked.push((w, format!("  {n} {} → {}", values[0], values[1]))),
+            }
+        }
+        if ranked.is_empty() && always == 0 {
+            continue;
+        }
+        // Stable: within a weight, by name as variable_diffs gives them.
+        ranked.sort_by_key(|(w, _)| *w != Weight::MovesPerformance);
+        out.push_str(&format!(
+            "server variables of {series} that differ from {baseline} (what moves performance first):\n"
+        ));
+        for (_, l) in &ranked {
+            out.push_str(l);
+            out.push('\n');
+        }
+        if always > 0 {
+            out.push_str(&format!(
+                "  and {always} more that differ between any two versions or builds (version strings, GTID positions, variables one server lacks)\n"
+            ));
+        }
+        let pair = [baseline.to_string(), series.clone()];
+        if let Some(c) = charset_confounder(&diffs, &pair) {
+            out.push_str(&format!("  {c}\n"));
+        }
+    }
+    out
+}
+
 /// `--fail-on-regression` on a paired run: its own verdicts (verdicts.json), each candidate
 /// series against the baseline at every point. Prints them; returns what was compared and
 /// whether any point regressed.
@@ -173,23 +221,8 @@ pub fn paired(run: &Path, fail_on: FailOn) -> anyhow::Result<(String, bool)> {
     let v = crate::pipeline::judge::verdicts_file::load(run)?
         .context("the paired run wrote no verdicts.json: no point completed a round")?;
     print!("{}", crate::pipeline::judge::verdicts_file::markdown(&v));
-    // What the compared servers were told differently (SHOW GLOBAL VARIABLES of each).
     let vars = crate::pipeline::results::load_variables(run);
-    if let Some(base) = vars.get(&v.baseline) {
-        let mut lines = Vec::new();
-        for (series, other) in vars.iter().filter(|(k, _)| **k != v.baseline) {
-            for (n, values) in crate::pipeline::results::variable_diffs(&[base, other]) {
-                lines.push(format!("  {series}: {n} {} → {}", values[0], values[1]));
-            }
-        }
-        if !lines.is_empty() {
-            println!(
-                "server variables that differ from {}:\n{}",
-                v.baseline,
-                lines.join("\n")
-            );
-        }
-    }
+    print!("{}", variables_said(&v.baseline, &vars));
     Ok((
         format!(
             "each series against {} in the same rounds (paired design)",
@@ -279,5 +312,66 @@ pub fn keep_summary(run: &Path, summary: &str) {
     }
     if let Err(e) = crate::pipeline::results::write_atomic(&run.join("summary.txt"), s.as_bytes()) {
         eprintln!("sweepbench run: summary.txt not written: {e:#}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_paired_gate_ranks_the_variables_and_counts_what_always_differs() {
+        let v = |pairs: &[(&str, &str)]| {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<crate::pipeline::results::Variables>()
+        };
+        let mut vars = std::collections::BTreeMap::new();
+        vars.insert(
+            "m/10.11".to_string(),
+            v(&[
+                ("aria_sort_buffer_size", "1"),
+                ("character_set_server", "latin1"),
+                ("innodb_flush_log_at_trx_commit", "1"),
+                ("version", "10.11.19"),
+                ("gtid_binlog_pos", ""),
+            ]),
+        );
+        vars.insert(
+            "m/11.8".to_string(),
+            v(&[
+                ("aria_sort_buffer_size", "2"),
+                ("character_set_server", "utf8mb4"),
+                ("innodb_flush_log_at_trx_commit", "2"),
+                ("version", "11.8.9"),
+                ("gtid_binlog_pos", "0-1-5"),
+            ]),
+        );
+        let said = variables_said("m/10.11", &vars);
+        let lines: Vec<&str> = said.lines().collect();
+        assert_eq!(
+            lines[..4],
+            [
+                "server variables of m/11.8 that differ from m/10.11 (what moves performance first):",
+                "  character_set_server latin1 → utf8mb4",
+                "  innodb_flush_log_at_trx_commit 1 → 2",
+                "  aria_sort_buffer_size 1 → 2",
+            ],
+            "{said}"
+        );
+        assert!(
+            lines[4].starts_with("  and 2 more that differ between any two"),
+            "{said}"
+        );
+        assert!(
+            lines[5].contains("character_set_server (latin1 on m/10.11, utf8mb4 on m/11.8)"),
+            "{said}"
+        );
+        assert!(
+            lines[5].contains("vars = { character_set_server = \"latin1\" }"),
+            "{said}"
+        );
+        assert_eq!(variables_said("m/none", &vars), "");
     }
 }
