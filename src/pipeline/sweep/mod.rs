@@ -6,6 +6,7 @@ mod auto;
 mod block;
 pub mod calibrate;
 mod cost;
+mod data;
 mod duet;
 mod gate;
 mod host;
@@ -20,16 +21,17 @@ mod tally;
 mod turns;
 mod vars;
 
+use data::ensure_data;
 pub use run::run;
 
 use crate::engine::config::EngineConfig;
-use crate::engine::workload::{prepare, EventPlan};
+use crate::engine::workload::EventPlan;
 use crate::exit::Exit;
 use crate::pipeline::plan::{format_duration, Plan};
 use crate::pipeline::preflight::{self, Finding, Needs, OnCapacity, Severity};
 use crate::pipeline::spec::design;
 use crate::pipeline::spec::target::{ConnInfo, TargetKind};
-use crate::pipeline::spec::{Filter, PreparePolicy, SweepSpec};
+use crate::pipeline::spec::{Filter, SweepSpec};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -621,72 +623,6 @@ pub async fn check(a: &SweepArgs) -> anyhow::Result<Exit> {
         println!("all checks passed for {} point(s)", plan.len());
         Ok(Exit::Ok)
     }
-}
-
-/// An administrative connection to the benchmark database, created first when the server
-/// says it is missing.
-async fn data_conn(o: &crate::engine::config::EngineConfig) -> anyhow::Result<mysql_async::Conn> {
-    use crate::engine::db;
-    use mysql_async::prelude::Queryable;
-    match db::connect(&o.conn, 0).await {
-        Ok(c) => Ok(c),
-        Err(e) if e.to_string().contains("error 1049") => {
-            let mut c = db::open(&o.conn, db::opts_no_db(&o.conn))
-                .await
-                .map_err(|e| anyhow::anyhow!("cannot connect: {}", db::describe(&e)))?;
-            c.query_drop(format!("CREATE DATABASE IF NOT EXISTS `{}`", o.conn.db))
-                .await
-                .map_err(|e| {
-                    anyhow::anyhow!(
-                        "cannot create database '{}': {}",
-                        o.conn.db,
-                        db::describe(&e)
-                    )
-                })?;
-            if !o.quiet {
-                println!("Created database '{}'", o.conn.db);
-            }
-            let _ = c.disconnect().await;
-            db::connect(&o.conn, 0).await
-        }
-        Err(e) => Err(e),
-    }
-}
-
-/// Prepares the target's data when the policy asks (once per target per run).
-pub(crate) async fn ensure_data(spec: &SweepSpec, c: &ConnInfo, quiet: bool) -> anyhow::Result<()> {
-    let mut o = point_options(spec, spec.run.workloads[0], 1, c);
-    o.quiet = quiet;
-    let rows = crate::engine::watch::watched(
-        &o.conn,
-        "counting the rows of the tables",
-        async {
-            let mut conn = data_conn(&o).await?;
-            let rows = preflight::table_rows(&mut conn, &c.db, spec.data.tables).await?;
-            let _ = conn.disconnect().await;
-            Ok(rows)
-        },
-        || {},
-    )
-    .await?;
-    let ready = rows.iter().all(|r| *r == Some(spec.data.table_size as u64));
-    let must = match spec.data.prepare {
-        PreparePolicy::Never => return Ok(()),
-        PreparePolicy::Always => true,
-        PreparePolicy::Auto => !ready,
-    };
-    if !must {
-        return Ok(());
-    }
-    let mut o = point_options(spec, crate::engine::workload::WorkloadKind::ReadWrite, 1, c);
-    o.threads = 1;
-    o.quiet = quiet;
-    // Only what is there is dropped: a fresh server is not told of tables it never had.
-    if rows.iter().any(Option::is_some) {
-        prepare::cleanup(&o).await?;
-    }
-    prepare::prepare(&o).await?;
-    Ok(())
 }
 
 /// `sweepbench report RUN_DIR`: re-renders report.md and report.html from the files.

@@ -11,7 +11,12 @@
 pub mod changepoint;
 pub mod paired;
 pub mod pooled;
+mod samples;
 pub mod spending;
+mod words;
+
+pub use samples::{slow_start, within_run_var};
+pub use words::{fmt_change, fmt_pct, fmt_span, fmt_threshold, headline, parse_threshold};
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
@@ -31,15 +36,6 @@ pub const MAX_REPEATS: u32 = 50;
 /// VM (docs/statistics.md, "Thresholds"), so ±5 % on a tail asks for more than the machine
 /// can repeat; ±10 % is what `asv compare` asks of every benchmark by default.
 pub const TAIL_FACTOR: f64 = 2.0;
-
-/// "±5 %, p95 and p99 ±10 %": a threshold as every verdict states it.
-pub fn fmt_threshold(threshold_pct: f64) -> String {
-    format!(
-        "±{}, p95 and p99 ±{}",
-        fmt_pct(threshold_pct),
-        fmt_pct(threshold_pct * TAIL_FACTOR)
-    )
-}
 
 /// The method in one paragraph, printed with every comparison.
 pub const METHOD: &str = "Each run (repeat) of a point gives one figure per metric (tps; p95 and \
@@ -305,7 +301,7 @@ pub(crate) fn margins(pct: f64) -> (f64, f64) {
 }
 
 /// Mean and sample variance.
-fn mean_var(v: &[f64]) -> (f64, f64) {
+pub(super) fn mean_var(v: &[f64]) -> (f64, f64) {
     let n = v.len() as f64;
     let m = v.iter().sum::<f64>() / n;
     let var = if v.len() > 1 {
@@ -327,49 +323,6 @@ fn t_cdf(x: f64, df: f64) -> f64 {
     StudentsT::new(0.0, 1.0, df.max(1.0))
         .map(|t| t.cdf(x))
         .unwrap_or(0.5)
-}
-
-/// The variance of ln(mean) of one run from its per-second samples: the samples' squared
-/// coefficient of variation over their count, widened for lag-1 autocorrelation (checkpoints
-/// and flushes make neighbouring seconds alike). None with fewer than 3 samples.
-pub fn within_run_var(samples: &[f64]) -> Option<f64> {
-    let v: Vec<f64> = samples
-        .iter()
-        .copied()
-        .filter(|x| x.is_finite() && *x >= 0.0)
-        .collect();
-    if v.len() < 3 {
-        return None;
-    }
-    let (m, var) = mean_var(&v);
-    if m <= 0.0 {
-        return None;
-    }
-    let n = v.len() as f64;
-    let denom: f64 = v.iter().map(|x| (x - m).powi(2)).sum();
-    let rho = if denom > 0.0 {
-        v.windows(2).map(|w| (w[0] - m) * (w[1] - m)).sum::<f64>() / denom
-    } else {
-        0.0
-    }
-    .clamp(0.0, 0.9);
-    Some(var / (m * m) / n * (1.0 + rho) / (1.0 - rho))
-}
-
-/// Whether a run's first second stands out as slow against the rest (modified Z-score below
-/// −3.5, as Iglewicz and Hoaglin, and at least 10 % below their median): a sign that the
-/// warmup was too short. Outliers are reported, never dropped.
-pub fn slow_start(samples: &[f64]) -> bool {
-    let Some((&first, rest)) = samples.split_first() else {
-        return false;
-    };
-    if rest.len() < 3 {
-        return false;
-    }
-    let med = crate::engine::metrics::median(rest);
-    let dev: Vec<f64> = rest.iter().map(|x| (x - med).abs()).collect();
-    let mad = crate::engine::metrics::median(&dev) * 1.4826;
-    first < 0.9 * med && (mad == 0.0 || (first - med) / mad < -3.5)
 }
 
 /// What the interval of one question rests on.
@@ -656,13 +609,6 @@ fn bh_levels(p: &[Option<f64>], alpha: f64) -> Vec<f64> {
     level
 }
 
-/// The sizes of an interval (log scale) that excludes 0, as percentages without their sign,
-/// the smaller first: "3.4–12.1 %".
-pub fn fmt_span(lo: f64, hi: f64) -> String {
-    let (a, b) = (pct(lo).abs(), pct(hi).abs());
-    format!("{:.1}–{:.1} %", a.min(b), a.max(b))
-}
-
 /// tps, p95 and p99 of one point on one side, in Metric::ALL's order.
 pub type Sides = [Side; 3];
 
@@ -713,56 +659,6 @@ pub fn judge_points(points: &[(&Sides, &Sides)], m: &Method) -> Vec<PointJudgeme
             metrics: js.to_vec(),
         })
         .collect()
-}
-
-/// "5 %", "2.5 %".
-pub fn fmt_pct(x: f64) -> String {
-    format!("{} %", (x * 100.0).round() / 100.0)
-}
-
-/// A change in percent with its sign and one decimal ("+12.3"), or "unbounded" for one past
-/// what a printed number can say (a ratio's interval from two or three noisy runs can reach
-/// 10^20 %).
-pub fn fmt_change(x: f64) -> String {
-    if x.is_finite() && x.abs() < 1e5 {
-        format!("{x:+.1}")
-    } else if x < 0.0 {
-        "−unbounded".into()
-    } else {
-        "unbounded".into()
-    }
-}
-
-/// Counts of verdicts, for headlines: "unchanged at 6/8 points, inconclusive at 2".
-pub fn headline(verdicts: &[Verdict]) -> String {
-    let n = verdicts.len();
-    let mut parts = Vec::new();
-    for v in Verdict::ALL {
-        let k = verdicts.iter().filter(|x| **x == v).count();
-        if k > 0 {
-            if parts.is_empty() {
-                parts.push(format!("{v} at {k}/{n} points"));
-            } else {
-                parts.push(format!("{v} at {k}"));
-            }
-        }
-    }
-    if parts.is_empty() {
-        "no point to compare".to_string()
-    } else {
-        parts.join(", ")
-    }
-}
-
-/// "5%", "5" or "5 %" → 5.0: a threshold in percent, for clap.
-pub fn parse_threshold(s: &str) -> Result<f64, String> {
-    let t = s.trim().trim_end_matches('%').trim();
-    match t.parse::<f64>() {
-        Ok(v) if v > 0.0 && v < 100.0 => Ok(v),
-        _ => Err(format!(
-            "'{s}' is not a threshold: give a percentage between 0 and 100, such as 5%"
-        )),
-    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,74 @@
+//! A target's benchmark data: its database created when the server says it is missing, its
+//! tables counted, and prepared (or prepared again) as `[data] prepare` asks, once per run.
+
+use super::point_options;
+use crate::engine::workload::prepare;
+use crate::pipeline::preflight;
+use crate::pipeline::spec::target::ConnInfo;
+use crate::pipeline::spec::{PreparePolicy, SweepSpec};
+
+/// An administrative connection to the benchmark database, created first when the server
+/// says it is missing.
+async fn data_conn(o: &crate::engine::config::EngineConfig) -> anyhow::Result<mysql_async::Conn> {
+    use crate::engine::db;
+    use mysql_async::prelude::Queryable;
+    match db::connect(&o.conn, 0).await {
+        Ok(c) => Ok(c),
+        Err(e) if e.to_string().contains("error 1049") => {
+            let mut c = db::open(&o.conn, db::opts_no_db(&o.conn))
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot connect: {}", db::describe(&e)))?;
+            c.query_drop(format!("CREATE DATABASE IF NOT EXISTS `{}`", o.conn.db))
+                .await
+                .map_err(|e| {
+                    anyhow::anyhow!(
+                        "cannot create database '{}': {}",
+                        o.conn.db,
+                        db::describe(&e)
+                    )
+                })?;
+            if !o.quiet {
+                println!("Created database '{}'", o.conn.db);
+            }
+            let _ = c.disconnect().await;
+            db::connect(&o.conn, 0).await
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Prepares the target's data when the policy asks (once per target per run).
+pub(crate) async fn ensure_data(spec: &SweepSpec, c: &ConnInfo, quiet: bool) -> anyhow::Result<()> {
+    let mut o = point_options(spec, spec.run.workloads[0], 1, c);
+    o.quiet = quiet;
+    let rows = crate::engine::watch::watched(
+        &o.conn,
+        "counting the rows of the tables",
+        async {
+            let mut conn = data_conn(&o).await?;
+            let rows = preflight::table_rows(&mut conn, &c.db, spec.data.tables).await?;
+            let _ = conn.disconnect().await;
+            Ok(rows)
+        },
+        || {},
+    )
+    .await?;
+    let ready = rows.iter().all(|r| *r == Some(spec.data.table_size as u64));
+    let must = match spec.data.prepare {
+        PreparePolicy::Never => return Ok(()),
+        PreparePolicy::Always => true,
+        PreparePolicy::Auto => !ready,
+    };
+    if !must {
+        return Ok(());
+    }
+    let mut o = point_options(spec, crate::engine::workload::WorkloadKind::ReadWrite, 1, c);
+    o.threads = 1;
+    o.quiet = quiet;
+    // Only what is there is dropped: a fresh server is not told of tables it never had.
+    if rows.iter().any(Option::is_some) {
+        prepare::cleanup(&o).await?;
+    }
+    prepare::prepare(&o).await?;
+    Ok(())
+}
