@@ -180,8 +180,8 @@ pub fn load(run: &Path) -> anyhow::Result<Vec<CostRow>> {
     if !path.exists() {
         return Ok(Vec::new());
     }
-    let mut r =
-        csv::Reader::from_path(&path).with_context(|| format!("reading {}", path.display()))?;
+    let bytes = super::whole_lines(&path)?;
+    let mut r = csv::Reader::from_reader(&bytes[..]);
     let mut out = Vec::new();
     for (i, row) in r.deserialize().enumerate() {
         out.push(row.with_context(|| format!("{} line {}", path.display(), i + 2))?);

@@ -1,6 +1,6 @@
 //! The run directory: results/<sweep>/<UTC yyyymmddTHHMMSSZ>/ with the sweep file as run
-//! (passwords redacted), manifest.json, points.csv and intervals.csv (rewritten atomically as
-//! each point ends, so a crash loses only the point in progress), histograms/, servers/,
+//! (passwords redacted), manifest.json, points.csv and intervals.csv (a row appended as
+//! each point ends; a crash loses only the point in progress, whose torn row reading drops), histograms/, servers/,
 //! report.md / report.html, and results/<sweep>/latest.
 
 pub mod cost;
@@ -424,12 +424,23 @@ pub fn load_intervals(run: &Path) -> anyhow::Result<Vec<IntervalRow>> {
 /// Every row of a CSV file with a header, each error naming the file and row.
 /// Reads a CSV file of ours; `required` columns must be in its header (a header cut short by
 /// a crash or a full disk would otherwise read as a run with no points).
+/// A file of appended rows without a torn last one: a crash while a row was written leaves
+/// it without its newline, and that row (the point in progress) is dropped; a resumed run
+/// measures it again.
+pub(crate) fn whole_lines(path: &Path) -> anyhow::Result<Vec<u8>> {
+    let mut bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    if !bytes.ends_with(b"\n") {
+        bytes.truncate(bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1));
+    }
+    Ok(bytes)
+}
+
 fn read_csv<T: serde::de::DeserializeOwned>(
     path: &Path,
     required: &[&str],
 ) -> anyhow::Result<Vec<T>> {
-    let mut r =
-        csv::Reader::from_path(path).with_context(|| format!("reading {}", path.display()))?;
+    let bytes = whole_lines(path)?;
+    let mut r = csv::Reader::from_reader(&bytes[..]);
     let header = r
         .headers()
         .with_context(|| format!("reading {}", path.display()))?

@@ -1,6 +1,8 @@
 //! Writing a run directory as the sweep goes: `RunDir` creates results/<sweep>/<run>/, keeps
-//! the sweep file, manifest, points.csv, intervals.csv, histograms and gate files, each
-//! written atomically (`write_atomic`) so a crash loses only the point in progress.
+//! the sweep file, manifest, histograms and gate files, each written atomically
+//! (`write_atomic`), and appends each point's row to points.csv and its seconds to
+//! intervals.csv (a crash mid-row leaves a torn last line, which reading drops): a crash
+//! loses only the point in progress, and a long sweep does not rewrite its files per point.
 
 use super::*;
 
@@ -8,7 +10,43 @@ pub struct RunDir {
     pub path: PathBuf,
     pub run_id: String,
     points: Vec<PointRecord>,
-    intervals: Vec<IntervalRow>,
+}
+
+fn io_error(path: &Path, e: std::io::Error) -> anyhow::Error {
+    if e.raw_os_error() == Some(libc::ENOSPC) {
+        anyhow::anyhow!(
+            "no space left on the disk of {}: free space, or give --results-dir on another filesystem",
+            path.display()
+        )
+    } else {
+        anyhow::anyhow!("writing {}: {e}", path.display())
+    }
+}
+
+/// Appends CSV rows (no header) to `path`, written out before it returns; a write that
+/// fails is cut off again, so no torn row is left for the next one to follow.
+fn append_rows<T: serde::Serialize>(path: &Path, rows: &[T]) -> anyhow::Result<()> {
+    use std::io::Write;
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::new());
+    for r in rows {
+        w.serialize(r)?;
+    }
+    let bytes = w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .map_err(|e| io_error(path, e))?;
+    let before = f.metadata().map_err(|e| io_error(path, e))?.len();
+    if let Err(e) = f.write_all(&bytes).and_then(|()| f.sync_data()) {
+        let _ = f.set_len(before);
+        return Err(io_error(path, e));
+    }
+    Ok(())
 }
 
 /// Writes a file so that readers see the old or the new content, never a torn one.
@@ -19,14 +57,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     ));
     std::fs::write(&tmp, bytes).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
-        if e.raw_os_error() == Some(libc::ENOSPC) {
-            anyhow::anyhow!(
-                "no space left on the disk of {}: free space, or give --results-dir on another filesystem",
-                path.display()
-            )
-        } else {
-            anyhow::anyhow!("writing {}: {e}", tmp.display())
-        }
+        io_error(path, e)
     })?;
     std::fs::rename(&tmp, path).with_context(|| format!("replacing {}", path.display()))?;
     Ok(())
@@ -100,7 +131,8 @@ impl RunDir {
         RunDir::open(path, points, intervals)
     }
 
-    /// The directory named by its path, with these rows written out.
+    /// The directory named by its path, with these rows written out (whole, atomically:
+    /// later rows are appended).
     fn open(
         path: &Path,
         points: Vec<PointRecord>,
@@ -113,10 +145,15 @@ impl RunDir {
                 .map(|n| n.to_string_lossy().to_string())
                 .unwrap_or_default(),
             points,
-            intervals,
         };
-        d.flush_points()?;
-        d.flush_intervals()?;
+        write_atomic(
+            &d.path.join("points.csv"),
+            &csv_bytes(POINT_COLUMNS, &d.points)?,
+        )?;
+        write_atomic(
+            &d.path.join("intervals.csv"),
+            &csv_bytes(INTERVAL_COLUMNS, &intervals)?,
+        )?;
         Ok(d)
     }
 
@@ -126,20 +163,6 @@ impl RunDir {
             .with_context(|| format!("creating {}", path.display()))?;
         write_atomic(&path.join("sweep.toml"), sweep_text.as_bytes())?;
         RunDir::open(path, Vec::new(), Vec::new())
-    }
-
-    fn flush_points(&self) -> anyhow::Result<()> {
-        write_atomic(
-            &self.path.join("points.csv"),
-            &csv_bytes(POINT_COLUMNS, &self.points)?,
-        )
-    }
-
-    fn flush_intervals(&self) -> anyhow::Result<()> {
-        write_atomic(
-            &self.path.join("intervals.csv"),
-            &csv_bytes(INTERVAL_COLUMNS, &self.intervals)?,
-        )
     }
 
     /// results/<sweep>/latest → this run (relative, replaced atomically).
@@ -155,8 +178,10 @@ impl RunDir {
     }
 
     pub fn append_point(&mut self, r: &PointRecord) -> anyhow::Result<()> {
+        append_rows(&self.path.join("points.csv"), std::slice::from_ref(r))
+            .context("writing points.csv")?;
         self.points.push(r.clone());
-        self.flush_points().context("writing points.csv")
+        Ok(())
     }
 
     pub fn points(&self) -> &[PointRecord] {
@@ -168,9 +193,11 @@ impl RunDir {
         point_id: &str,
         series: &[IntervalStats],
     ) -> anyhow::Result<()> {
-        self.intervals
-            .extend(series.iter().map(|s| IntervalRow::new(point_id, s)));
-        self.flush_intervals().context("writing intervals.csv")
+        let rows: Vec<IntervalRow> = series
+            .iter()
+            .map(|s| IntervalRow::new(point_id, s))
+            .collect();
+        append_rows(&self.path.join("intervals.csv"), &rows).context("writing intervals.csv")
     }
 
     /// histograms/<point>.hlog: the point's latency histogram (nanoseconds) as an HdrHistogram

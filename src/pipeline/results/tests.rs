@@ -239,3 +239,34 @@ fn a_points_kind_comes_from_its_id_and_rate() {
     assert_eq!(step.kind(), PointKind::SlaStep { rate: 1200 });
     assert!(step.is_sla_step() && !rec("a/default/w/t4/r1", 500).is_sla_step());
 }
+
+/// Points are appended as they end: a crash while a row was written leaves it torn, and the
+/// run reads as the points before it; rows appended after a reopened run follow whole ones.
+#[test]
+fn a_torn_last_row_is_the_point_in_progress_and_is_dropped() {
+    let d = tempfile::tempdir().unwrap();
+    let mut dir = RunDir::create_at(&d.path().join("run"), "name = \"x\"\n").unwrap();
+    let rec = |i: u32| PointRecord {
+        point_id: format!("a/default/w/t{i}/r1"),
+        status: PointStatus::Ok,
+        ..PointRecord::default()
+    };
+    dir.append_point(&rec(1)).unwrap();
+    dir.append_point(&rec(2)).unwrap();
+    let path = dir.path.join("points.csv");
+    let whole = std::fs::read(&path).unwrap();
+    assert_eq!(
+        whole.iter().filter(|&&b| b == b'\n').count(),
+        3,
+        "header + 2 rows"
+    );
+    assert_eq!(load_points(&dir.path).unwrap().len(), 2);
+    // The second row cut in the middle, as a crash leaves it.
+    let cut = whole.len() - 10;
+    std::fs::write(&path, &whole[..cut]).unwrap();
+    let read = load_points(&dir.path).unwrap();
+    assert_eq!(
+        read.iter().map(|p| p.point_id.as_str()).collect::<Vec<_>>(),
+        ["a/default/w/t1/r1"]
+    );
+}
