@@ -147,6 +147,9 @@ pub struct Why {
     /// The differential flame graph of the change, relative to the run directory, where
     /// both points were profiled (report/profile.rs).
     pub flame: Option<String>,
+    /// Where the server's on-CPU time moved between the two profiled windows, most first
+    /// ("MYSQL_BIN_LOG::trx_group_commit_leader 0 → 20 %"); empty without profiles.
+    pub frames: Vec<String>,
 }
 
 const SHOWN: usize = 5;
@@ -338,6 +341,7 @@ pub fn add(m: &mut ReportModel, records: &[PointRecord], rows: &[CostRow]) {
                     moved,
                     line,
                     flame: None,
+                    frames: Vec::new(),
                 });
             }
         }

@@ -103,6 +103,13 @@ pub fn attach(run: &Path, m: &mut ReportModel, points: &[PointRecord]) {
             Ok(()) => y.flame = Some(format!("{DIR}/{name}")),
             Err(e) => notes.push(format!("{name}: {e}")),
         }
+        let read = |g: &Graph| std::fs::read_to_string(run.join(g.svg.replace(".svg", ".folded")));
+        if let (Ok(bf), Ok(cf)) = (read(b), read(c)) {
+            y.frames = shifts(&bf, &cf)
+                .iter()
+                .map(|(f, pb, pc)| format!("{f} {:.0} → {:.0} %", pb * 100.0, pc * 100.0))
+                .collect();
+        }
     }
     let mut rows: Vec<Row> = Vec::new();
     for g in graphs {
@@ -123,7 +130,7 @@ pub fn attach(run: &Path, m: &mut ReportModel, points: &[PointRecord]) {
         note: (!notes.is_empty()).then(|| notes.join("; ")),
         rows,
         method: format!(
-            "perf record -g at {FREQ_HZ} Hz on the server's process during the first repeat or round of each point (every series in the same round); stacks folded by inferno. A differential graph is the candidate's stacks coloured by how their share of its samples changed from the baseline's (both normalised to the same total): it shows where the server's time went, not how much there was — the CPU per transaction is in the cost table."
+            "perf record -g at {FREQ_HZ} Hz on the server's process during the first repeat or round of each point (every series in the same round); stacks folded by inferno. A differential graph is the candidate's stacks coloured by how their share of its samples changed from the baseline's (both normalised to the same total): it shows where the server's time went, not how much there was — the CPU per transaction is in the cost table. \"Why\" names the functions whose share of the samples (with what they called) moved most, by at least 5 points: one window per side, a few hundred samples each, so it says where to look, not a verdict."
         ),
     });
 }
@@ -196,6 +203,85 @@ fn differential(run: &Path, base: &str, cand: &str, out: &Path, title: &str) -> 
     inferno::differential::from_readers(opt, &b[..], &c[..], &mut lines)
         .map_err(|e| format!("comparing stacks: {e}"))?;
     draw(out, title, &String::from_utf8_lossy(&lines))
+}
+
+/// A shift in where the server's time went smaller than this share of its samples is not
+/// named: one window per side gives a few hundred samples, whose shares move by a few
+/// points between two windows of the same server.
+const MIN_SHIFT: f64 = 0.05;
+/// Frames named per change.
+const SHIFTS_SHOWN: usize = 3;
+
+/// The functions whose share of the on-CPU samples (inclusive: the function and what it
+/// called) moved most from the baseline's window to the candidate's, by at least
+/// `MIN_SHIFT`: (function, baseline share, candidate share). Frames without a name
+/// (`[unknown]`, a stripped binary's `[mariadbd]`) and the process itself are left out.
+pub fn shifts(base: &str, cand: &str) -> Vec<(String, f64, f64)> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut depth: BTreeMap<String, usize> = BTreeMap::new();
+    let mut shares = |folded: &str| -> BTreeMap<String, f64> {
+        let mut inclusive: BTreeMap<String, u64> = BTreeMap::new();
+        let mut total = 0;
+        for line in folded.lines() {
+            let Some((stack, n)) = line.rsplit_once(' ') else {
+                continue;
+            };
+            let Ok(n) = n.trim().parse::<u64>() else {
+                continue;
+            };
+            total += n;
+            for (d, f) in stack.split(';').enumerate() {
+                let e = depth.entry(f.to_string()).or_default();
+                *e = (*e).max(d);
+            }
+            // A function counts once per stack, however deep it recursed.
+            let frames: BTreeSet<&str> = stack.split(';').skip(1).collect();
+            for f in frames {
+                if !f.starts_with('[') && f != "[unknown]" {
+                    *inclusive.entry(f.to_string()).or_default() += n;
+                }
+            }
+        }
+        inclusive
+            .into_iter()
+            .map(|(f, n)| (f, n as f64 / total.max(1) as f64))
+            .collect()
+    };
+    let (b, c) = (shares(base), shares(cand));
+    let names: BTreeSet<&String> = b.keys().chain(c.keys()).collect();
+    let mut out: Vec<(String, f64, f64)> = names
+        .into_iter()
+        .map(|f| {
+            let (pb, pc) = (
+                b.get(f).copied().unwrap_or(0.0),
+                c.get(f).copied().unwrap_or(0.0),
+            );
+            (f.clone(), pb, pc)
+        })
+        .filter(|(_, pb, pc)| (pc - pb).abs() >= MIN_SHIFT)
+        .collect();
+    // Most moved first (to a point of the share), then the deeper: a caller and the one
+    // function under it that holds all of its change say one thing, and the deeper (more
+    // specific) is the one named.
+    let key = |t: &(String, f64, f64)| ((t.2 - t.1).abs() * 100.0).round() as i64;
+    out.sort_by(|x, y| {
+        key(y)
+            .cmp(&key(x))
+            .then(depth.get(&y.0).cmp(&depth.get(&x.0)))
+            .then(x.0.cmp(&y.0))
+    });
+    let mut shown: Vec<(String, f64, f64)> = Vec::new();
+    for s in out {
+        let same = |t: &(String, f64, f64)| (t.1 - s.1).abs() < 0.01 && (t.2 - s.2).abs() < 0.01;
+        if shown.iter().any(same) {
+            continue;
+        }
+        shown.push(s);
+        if shown.len() == SHIFTS_SHOWN {
+            break;
+        }
+    }
+    shown
 }
 
 /// The samples in folded stacks: each line ends in its count.
@@ -274,6 +360,7 @@ mod tests {
             moved: vec![],
             line: String::new(),
             flame: None,
+            frames: vec![],
         }];
         attach(d.path(), &mut m, &points);
         let p = m.profiles.as_ref().unwrap();
@@ -306,5 +393,29 @@ mod tests {
             .unwrap()
             .contains("m__default__oltp_write_only__t4: no recorded samples"));
         assert_eq!(p.rows[0].graphs.len(), 1);
+    }
+
+    #[test]
+    fn the_functions_whose_share_moved_are_named_the_deepest_first() {
+        let base = "mariadbd;do_command;mysql_parse;JOIN::exec 80\n\
+                    mariadbd;do_command;ha_commit_trans;[mariadbd] 20\n";
+        let cand = "mariadbd;do_command;mysql_parse;JOIN::exec 50\n\
+                    mariadbd;do_command;ha_commit_trans;MYSQL_BIN_LOG::trx_group_commit_leader;my_sync 48\n\
+                    mariadbd;do_command;ha_commit_trans;[mariadbd] 2\n";
+        let s = shifts(base, cand);
+        let named: Vec<String> = s
+            .iter()
+            .map(|(f, b, c)| format!("{f} {:.0}→{:.0}", b * 100.0, c * 100.0))
+            .collect();
+        // my_sync and its caller moved alike (0 → 48 %): the deeper is named; mysql_parse
+        // and JOIN::exec fell alike (80 → 50 %): JOIN::exec; then ha_commit_trans 20 → 50 %
+        // (as far, less deep).
+        assert_eq!(
+            named,
+            ["my_sync 0→48", "JOIN::exec 80→50", "ha_commit_trans 20→50"],
+            "{s:?}"
+        );
+        // The same profile twice: nothing moved.
+        assert!(shifts(cand, cand).is_empty());
     }
 }
