@@ -73,11 +73,12 @@ fn each_point_of_each_series_gets_one_flame_graph_from_its_first_repeat() {
     let (out, run, _d) = run(None);
     assert!(out.status.success(), "{}", text(&out));
     let files = names(&run.join("profiles"));
-    // Two series × two thread counts, repeat 1 only: recorded, folded, drawn.
+    // Two series × two thread counts, repeat 1 only: recorded (with the server's pid),
+    // folded, drawn.
     for series in ["local__default", "local__small-pool"] {
         for t in [1, 2] {
             let stem = format!("{series}__oltp_point_select__t{t}");
-            for ext in [".perf.data", ".folded", ".svg"] {
+            for ext in [".perf.data", ".pid", ".folded", ".svg"] {
                 assert!(
                     files.contains(&format!("{stem}{ext}")),
                     "{stem}{ext} missing: {files:?}"
@@ -98,7 +99,7 @@ fn each_point_of_each_series_gets_one_flame_graph_from_its_first_repeat() {
             );
         }
     }
-    assert_eq!(files.len(), 12, "only repeat 1 is profiled: {files:?}");
+    assert_eq!(files.len(), 16, "only repeat 1 is profiled: {files:?}");
     let md = std::fs::read_to_string(run.join("report.md")).unwrap();
     assert_eq!(md.matches("## On-CPU profiles").count(), 1, "{md}");
     assert!(

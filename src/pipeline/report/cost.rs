@@ -153,6 +153,10 @@ pub struct Why {
 }
 
 const SHOWN: usize = 5;
+/// The least relative change of a counter per transaction that is named, as a fraction.
+const MIN_MOVE: f64 = 0.01;
+/// The least difference per transaction named for a counter that is zero in some window.
+const MIN_DIFF: f64 = 0.0005;
 
 /// Counters that name a cause (a read the buffer pool missed, an fsync, a temporary table on
 /// disk, a lock wait) rather than a symptom (bytes, context switches, CPU): those that moved
@@ -487,14 +491,18 @@ fn judge_counter(
     };
     if positive {
         let (d, h) = interval(b, c, paired, alpha, f64::ln)?;
-        if (d - h) * (d + h) <= 0.0 || h == 0.0 && d == 0.0 {
+        // Moved, and by enough to matter: a counter that surely moved by less than 1 %
+        // (Bytes_received of the same statements) explains no change of throughput.
+        if (d - h) * (d + h) <= 0.0 || (d - h).abs().min((d + h).abs()) < MIN_MOVE.ln_1p() {
             return None;
         }
         let pct = |x: f64| (x.exp() - 1.0) * 100.0;
         (m.change_pct, m.lo_pct, m.hi_pct) = (Some(pct(d)), Some(pct(d - h)), Some(pct(d + h)));
         m.rank = (d - h).abs().min((d + h).abs());
     } else {
-        if dlo * dhi <= 0.0 {
+        // Sure to differ by at least what the report can print (0.001 per transaction):
+        // a lock wait in one transaction of ten thousand is not a reason.
+        if dlo * dhi <= 0.0 || dlo.abs().min(dhi.abs()) < MIN_DIFF {
             return None;
         }
         // From (or to) zero: as far as a doubling, at least, when the interval is clear.
@@ -640,5 +648,31 @@ mod tests {
         let (n, m) = moved(&refs(&a), &refs(&b), false);
         assert_eq!(n, 2);
         assert_eq!(m[0].counter, "server CPU µs");
+    }
+
+    /// A counter that surely moved, but by less than matters, is not named: the same bytes
+    /// per statement +0.2 % with no noise, a lock wait in one transaction of 10,000.
+    #[test]
+    fn a_sure_but_negligible_move_is_not_a_reason() {
+        let a = side(1, 8, 100.0, 1.0, 0.001);
+        let mut b = side(2, 8, 100.0, 1.0, 0.001);
+        let mut a = a;
+        for ((_, pa), (_, pb)) in a.iter_mut().zip(&mut b) {
+            pa.insert(("status".into(), "Bytes_received".into()), 800.0);
+            pb.insert(("status".into(), "Bytes_received".into()), 801.6);
+            pa.insert(("status".into(), "Innodb_row_lock_waits".into()), 0.0);
+            pb.insert(("status".into(), "Innodb_row_lock_waits".into()), 0.0001);
+        }
+        let (n, m) = moved(&refs(&a), &refs(&b), true);
+        assert_eq!(n, 5, "both compared");
+        assert!(m.is_empty(), "{m:?}");
+        // The same counters moved by 3 % and 0.01 per transaction are named.
+        for (_, pb) in &mut b {
+            pb.insert(("status".into(), "Bytes_received".into()), 824.0);
+            pb.insert(("status".into(), "Innodb_row_lock_waits".into()), 0.01);
+        }
+        let (_, m) = moved(&refs(&a), &refs(&b), true);
+        let names: Vec<&str> = m.iter().map(|m| m.counter.as_str()).collect();
+        assert_eq!(names, ["Innodb_row_lock_waits", "Bytes_received"]);
     }
 }

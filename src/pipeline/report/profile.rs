@@ -4,7 +4,7 @@
 //! so a report rendered again (or on a machine without perf) reuses them.
 
 use super::{series_of, ReportModel};
-use crate::pipeline::results::profile::{self as files, DATA, DIR, FREQ_HZ, UNAVAILABLE};
+use crate::pipeline::results::profile::{self as files, DATA, DIR, FREQ_HZ, PID, UNAVAILABLE};
 use crate::pipeline::results::PointRecord;
 use std::path::Path;
 
@@ -51,7 +51,10 @@ pub fn attach(run: &Path, m: &mut ReportModel, points: &[PointRecord]) {
     for r in points.iter().filter(|r| files::wants(&r.point_id)) {
         let stem = files::stem(&r.point_id);
         let folded = dir.join(format!("{stem}.folded"));
-        if let Err(e) = fold(&dir.join(format!("{stem}{DATA}")), &folded) {
+        let pid = std::fs::read_to_string(dir.join(format!("{stem}{PID}")))
+            .ok()
+            .and_then(|p| p.trim().parse::<u32>().ok());
+        if let Err(e) = fold(&dir.join(format!("{stem}{DATA}")), pid, &folded) {
             notes.push(format!("{stem}: {e}"));
             continue;
         }
@@ -130,13 +133,13 @@ pub fn attach(run: &Path, m: &mut ReportModel, points: &[PointRecord]) {
         note: (!notes.is_empty()).then(|| notes.join("; ")),
         rows,
         method: format!(
-            "perf record -g at {FREQ_HZ} Hz on the server's process during the first repeat or round of each point (every series in the same round); stacks folded by inferno. A differential graph is the candidate's stacks coloured by how their share of its samples changed from the baseline's (both normalised to the same total): it shows where the server's time went, not how much there was — the CPU per transaction is in the cost table. \"Why\" names the functions whose share of the samples (with what they called) moved most, by at least 5 points: one window per side, a few hundred samples each, so it says where to look, not a verdict."
+            "perf record -a -g at {FREQ_HZ} Hz (every CPU, the server's process picked out) during the first repeat or round of each point (every series in the same round; a sequential point's warmup too); stacks folded by inferno. A differential graph is the candidate's stacks coloured by how their share of its samples changed from the baseline's (both normalised to the same total): it shows where the server's time went, not how much there was — the CPU per transaction is in the cost table. \"Why\" names the functions whose share of the samples (with what they called) moved most, by at least 5 points: one window per side, a few hundred samples each, so it says where to look, not a verdict."
         ),
     });
 }
 
 /// The folded stacks of a window's perf data (`perf script`, folded by inferno), made once.
-fn fold(data: &Path, folded: &Path) -> Result<(), String> {
+fn fold(data: &Path, pid: Option<u32>, folded: &Path) -> Result<(), String> {
     use inferno::collapse::Collapse;
     if folded.is_file() {
         return Ok(());
@@ -145,6 +148,9 @@ fn fold(data: &Path, folded: &Path) -> Result<(), String> {
         return Err("no recorded samples".into());
     }
     let perf = files::perf_binary().map_err(|e| format!("{e}: its data is kept, not folded"))?;
+    let Some(pid) = pid else {
+        return Err("the server's process id was not kept beside its samples".into());
+    };
     let out = std::process::Command::new(perf)
         // Without the period field each sample counts one, whatever the event's period.
         .args([
@@ -152,8 +158,9 @@ fn fold(data: &Path, folded: &Path) -> Result<(), String> {
             "--no-inline",
             "-F",
             "comm,pid,tid,time,event,ip,sym,dso",
-            "-i",
         ])
+        .arg(format!("--pid={pid}"))
+        .arg("-i")
         .arg(data)
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -161,6 +168,11 @@ fn fold(data: &Path, folded: &Path) -> Result<(), String> {
         .map_err(|e| format!("perf script: {e}"))?;
     if !out.status.success() {
         return Err(format!("perf script exited with {}", out.status));
+    }
+    if out.stdout.iter().all(u8::is_ascii_whitespace) {
+        return Err(
+            "perf recorded no samples in the window (still attaching when it ended?)".into(),
+        );
     }
     let mut stacks = Vec::new();
     inferno::collapse::perf::Folder::default()

@@ -1,5 +1,6 @@
 //! The run directory's profiles/: one on-CPU profile per profiled window
-//! (`<point stem>.perf.data`, as perf recorded it), its folded stacks (`.folded`) and flame
+//! (`<point stem>.perf.data`, as perf recorded it on every CPU, and `.pid`, the server's process
+//! id), the server's folded stacks (`.folded`) and flame
 //! graph (`.svg`), differential flame graphs (`diff__<candidate>__vs__<baseline>.svg`), and
 //! the reason profiles could not be taken (`unavailable.txt`).
 
@@ -8,8 +9,10 @@ use std::path::PathBuf;
 pub const DIR: &str = "profiles";
 /// The first reason profiles could not be taken in the run, a line.
 pub const UNAVAILABLE: &str = "unavailable.txt";
-/// A window's samples as `perf record` wrote them.
+/// A window's samples as `perf record` wrote them (every CPU).
 pub const DATA: &str = ".perf.data";
+/// The server's process id in that window, whose samples are its profile.
+pub const PID: &str = ".pid";
 /// Samples per second and CPU: about a thousand stacks over a 2 s slice on two busy cores.
 pub const FREQ_HZ: u32 = 499;
 

@@ -49,11 +49,24 @@ impl Reader {
     /// The counters at the start of the window of `point_id`, and its profile started if it
     /// is one to profile.
     pub async fn begin(&mut self, pid: Option<u32>, point_id: &str) -> Option<Sample> {
-        let s = self.sample(pid).await;
-        if let (Some(p), Some(pid)) = (self.profiler.as_mut(), pid) {
-            self.note = p.start(pid, point_id).or(self.note.take());
+        // perf reads the process's threads and maps before it samples: on a loaded host
+        // that once took longer than a 2 s slice. The counters are read after the wait, so
+        // it is in no window.
+        if self.start_profile(pid, point_id) {
+            tokio::time::sleep(super::profile::ATTACH).await;
         }
-        s
+        self.sample(pid).await
+    }
+
+    /// Starts the profile of `point_id`'s window if it is one to profile (a sequential
+    /// point's, as its warmup starts, so perf has attached when the window does); true when
+    /// one started.
+    pub fn start_profile(&mut self, pid: Option<u32>, point_id: &str) -> bool {
+        let (Some(p), Some(pid)) = (self.profiler.as_mut(), pid) else {
+            return false;
+        };
+        self.note = p.start(pid, point_id).or(self.note.take());
+        p.recording()
     }
 
     /// Opens the administrative connection now if it is not open, so that a reading due at

@@ -501,11 +501,12 @@ async fn run_one(
     // measurement that never says its workers started (the sysbench binary, a model) keeps
     // none: the reading is given up when the measurement ends.
     costs.ready().await;
+    costs.start_profile(pid, &p.id);
     let (measured, cost0) = {
         let window_start = async {
             workers_started.await.ok()?;
             tokio::time::sleep(std::time::Duration::from_secs(warmup)).await;
-            costs.begin(pid, &p.id).await
+            costs.sample(pid).await
         };
         let measuring = how.run(spec, p, rec, (&dir.run_id, &run_dir, keep_k8s), &mut obs);
         tokio::pin!(window_start, measuring);
