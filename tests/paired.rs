@@ -271,7 +271,7 @@ fn a_duet_measures_every_series_in_the_same_seconds() {
     assert!(matches!(out.status.code(), Some(0) | Some(3)), "{t}");
     assert!(t.contains("all at once"), "{t}");
     assert!(
-        t.contains("server variables that differ from local/a:\n  local/b: max_heap_table_size 16777216 → 33554432"),
+        t.contains("server variables of local/b that differ from local/a (what moves performance first):\n  max_heap_table_size 16777216 → 33554432"),
         "{t}"
     );
     let run_dir = latest(dir.path());
