@@ -538,8 +538,12 @@ fn a_point_that_cannot_be_written_keeps_its_figures_and_the_summary_counts_every
         assert!(std::time::Instant::now() < until, "no point was written");
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
-    std::fs::create_dir(run.join("points.csv.tmp")).unwrap();
+    // Rows are appended: a directory where the file was fails the next append.
+    std::fs::rename(run.join("points.csv"), run.join("points.kept")).unwrap();
+    std::fs::create_dir(run.join("points.csv")).unwrap();
     let out = child.wait_with_output().unwrap();
+    std::fs::remove_dir(run.join("points.csv")).unwrap();
+    std::fs::rename(run.join("points.kept"), run.join("points.csv")).unwrap();
     let t = text(&out);
     assert_eq!(out.status.code(), Some(1), "{t}");
     assert_eq!(points(&run).len(), 1, "{t}");
