@@ -509,8 +509,8 @@ fn a_killed_runs_work_directory_is_reaped_by_the_next_run() {
     );
 }
 
-/// When results stop being writable mid-run (a full disk; here: points.csv's temp file
-/// cannot be created), the point that measured keeps its figures (printed, the only copy),
+/// When results stop being writable mid-run (a full disk; here: points.csv cannot be
+/// appended to), the point that measured keeps its figures (printed, the only copy),
 /// the summary accounts for every planned point, and the run exits 1. On a synthetic target
 /// paced in real time: what is tested is the run directory, not the server.
 #[test]

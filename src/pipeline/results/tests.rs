@@ -270,3 +270,21 @@ fn a_torn_last_row_is_the_point_in_progress_and_is_dropped() {
         ["a/default/w/t1/r1"]
     );
 }
+
+#[test]
+fn a_full_disk_while_appending_a_point_is_a_clear_error() {
+    let d = tempfile::tempdir().unwrap();
+    let mut dir = RunDir::create_at(&d.path().join("run"), "name = \"x\"\n").unwrap();
+    let path = dir.path.join("points.csv");
+    std::fs::remove_file(&path).unwrap();
+    std::os::unix::fs::symlink("/dev/full", &path).unwrap();
+    let e = format!(
+        "{:#}",
+        dir.append_point(&PointRecord::default()).unwrap_err()
+    );
+    assert!(e.contains("no space left on the disk of"), "{e}");
+    assert!(
+        dir.points().is_empty(),
+        "a point not written is not kept as written"
+    );
+}
