@@ -1,6 +1,7 @@
-//! On-CPU profiles of a managed server (`[run] profile = "perf"`): `perf record` on its
-//! process during the first measured window of each point (repeat or round 1), kept as
-//! profiles/<point>.perf.data for the report to fold and draw (report/profile.rs).
+//! On-CPU profiles of a managed server (`[run] profile = "perf"`): `perf record` on every CPU
+//! around the first measured window of each point (repeat or round 1), kept as
+//! profiles/<point>.perf.data with the server's pid beside it, for the report to pick the
+//! server's samples out, fold and draw (report/profile.rs).
 
 use crate::pipeline::results::profile::{self as files, DATA, FREQ_HZ, PID, UNAVAILABLE};
 use std::path::{Path, PathBuf};
