@@ -9,6 +9,8 @@
 #   (scripts/unpack-*.sh; downloaded into target/, never installed);
 # - openssl: a TLS test makes an X.509 version 1 certificate, which rcgen cannot;
 # - chromium: the HTML report is checked in a real browser;
+# - perf (linux-perf): `[run] profile = "perf"` is tested on a real server (tests/profiles.rs;
+#   it samples every CPU, so the tests need root or kernel.perf_event_paranoid <= 0);
 # - kubernetes-validate (PyPI, in a virtual environment under target/, nothing system-wide):
 #   the rendered Kubernetes manifests are checked against the schema;
 # - rustfmt and clippy: the gates.
@@ -27,6 +29,7 @@ have curl || need+=(curl)
 have xz || need+=(xz-utils)
 have python3 || need+=(python3)
 have openssl || need+=(openssl)
+have perf || need+=(linux-perf)
 [ -x /usr/bin/chromium ] || need+=(chromium)
 
 # Installs Debian packages $@ as root, or says the one command that would.
