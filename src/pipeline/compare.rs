@@ -249,17 +249,12 @@ fn pooled_of(rows: &[Row], threshold_pct: f64) -> Vec<Pooled> {
 fn calibrated_noise(sweep_dir: &Path) -> Option<(f64, usize)> {
     let text = std::fs::read_to_string(sweep_dir.join("calibration.json")).ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    let mut noise: Vec<f64> = v["points"]
+    let noise: Vec<f64> = v["points"]
         .as_array()?
         .iter()
         .filter_map(|p| p["tps_noise_pct"].as_f64())
         .collect();
-    if noise.is_empty() {
-        return None;
-    }
-    noise.sort_by(f64::total_cmp);
-    let n = noise.len();
-    Some(((noise[(n - 1) / 2] + noise[n / 2]) / 2.0, n))
+    (!noise.is_empty()).then(|| (crate::engine::metrics::median(&noise), noise.len()))
 }
 
 /// One line on the points the runs' own noise left undecided, how that noise compares with
@@ -275,9 +270,7 @@ fn undecided_note(rows: &[Row], calibrated: Option<(f64, usize)>) -> Option<Stri
     }
     let lo = noise.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = noise.iter().copied().fold(0.0, f64::max);
-    let mut mid = noise.clone();
-    mid.sort_by(f64::total_cmp);
-    let median = (mid[(mid.len() - 1) / 2] + mid[mid.len() / 2]) / 2.0;
+    let median = crate::engine::metrics::median(&noise);
     let against = match calibrated {
         Some((c, n)) if c > 0.0 => format!(
             "; this host's calibration of the sweep measured {c:.1} % (median of {n} points), so these runs were {}",

@@ -240,15 +240,13 @@ impl ReportModel {
                 series.iter().map(|s| &variables[s]).collect();
             let diffs = crate::pipeline::results::variable_diffs(&sides);
             confounders.extend(servers::charset_confounder(&diffs, &series));
-            for (name, values) in diffs {
-                let weight = servers::weight(&name, &values);
+            for (name, values, weight) in servers::ranked(diffs) {
                 var_diffs.push(VarDiff {
                     name,
                     values,
                     weight,
                 });
             }
-            var_diffs.sort_by(|a, b| (a.weight, &a.name).cmp(&(b.weight, &b.name)));
         }
         let var_always = var_diffs
             .iter()

@@ -18,6 +18,11 @@ pub struct Graph {
     pub svg: String,
     /// On-CPU samples of the server's threads in the window.
     pub samples: u64,
+    /// The point's file stem in profiles/ and its folded stacks, for its differentials.
+    #[serde(skip)]
+    stem: String,
+    #[serde(skip)]
+    folded: String,
 }
 
 /// The flame graphs of one point, a series each.
@@ -79,6 +84,8 @@ pub fn attach(run: &Path, m: &mut ReportModel, points: &[PointRecord]) {
             threads: r.threads,
             svg: format!("{DIR}/{svg}"),
             samples: samples(&text),
+            stem,
+            folded: text,
         });
     }
     let base = m.baseline.clone();
@@ -91,28 +98,19 @@ pub fn attach(run: &Path, m: &mut ReportModel, points: &[PointRecord]) {
         let (Some(b), Some(c)) = (at(&base), at(&y.series)) else {
             continue;
         };
-        let name = format!(
-            "diff__{}__vs__{}.svg",
-            c.svg
-                .trim_start_matches(&format!("{DIR}/"))
-                .trim_end_matches(".svg"),
-            base.replace('/', "__")
-        );
+        let name = format!("diff__{}__vs__{}.svg", c.stem, base.replace('/', "__"));
         let title = format!(
             "{} against {}: {} at {} threads (red: a larger share of the server's samples, blue: smaller)",
             y.series, base, y.workload, y.threads
         );
-        match differential(run, &b.svg, &c.svg, &dir.join(&name), &title) {
+        match differential(&b.folded, &c.folded, &dir.join(&name), &title) {
             Ok(()) => y.flame = Some(format!("{DIR}/{name}")),
             Err(e) => notes.push(format!("{name}: {e}")),
         }
-        let read = |g: &Graph| std::fs::read_to_string(run.join(g.svg.replace(".svg", ".folded")));
-        if let (Ok(bf), Ok(cf)) = (read(b), read(c)) {
-            y.frames = shifts(&bf, &cf)
-                .iter()
-                .map(|(f, pb, pc)| format!("{f} {:.0} → {:.0} %", pb * 100.0, pc * 100.0))
-                .collect();
-        }
+        y.frames = shifts(&b.folded, &c.folded)
+            .iter()
+            .map(|(f, pb, pc)| format!("{f} {:.0} → {:.0} %", pb * 100.0, pc * 100.0))
+            .collect();
     }
     let mut rows: Vec<Row> = Vec::new();
     for g in graphs {
@@ -197,22 +195,17 @@ fn draw(svg: &Path, title: &str, folded: &str) -> Result<(), String> {
     crate::pipeline::results::write_atomic(svg, &out).map_err(|e| format!("{e:#}"))
 }
 
-/// A differential flame graph of the candidate's stacks (`cand`, an svg path whose folded
-/// stacks lie beside it) against the baseline's.
-fn differential(run: &Path, base: &str, cand: &str, out: &Path, title: &str) -> Result<(), String> {
+/// A differential flame graph of the candidate's folded stacks against the baseline's.
+fn differential(base: &str, cand: &str, out: &Path, title: &str) -> Result<(), String> {
     if out.is_file() {
         return Ok(());
     }
-    let read = |svg: &str| {
-        std::fs::read(run.join(svg.replace(".svg", ".folded"))).map_err(|e| format!("{svg}: {e}"))
-    };
-    let (b, c) = (read(base)?, read(cand)?);
     let mut lines = Vec::new();
     let opt = inferno::differential::Options {
         normalize: true,
         strip_hex: true,
     };
-    inferno::differential::from_readers(opt, &b[..], &c[..], &mut lines)
+    inferno::differential::from_readers(opt, base.as_bytes(), cand.as_bytes(), &mut lines)
         .map_err(|e| format!("comparing stacks: {e}"))?;
     draw(out, title, &String::from_utf8_lossy(&lines))
 }
@@ -316,8 +309,6 @@ mod tests {
         let cand = "mariadbd;do_command;dispatch_command;mysql_execute_command 50\n\
                     mariadbd;do_command;dispatch_command;ha_commit_trans;fsync 50\n";
         assert_eq!(samples(base), 100);
-        std::fs::write(d.path().join("b.folded"), base).unwrap();
-        std::fs::write(d.path().join("c.folded"), cand).unwrap();
         draw(&d.path().join("b.svg"), "base", base).unwrap();
         let svg = std::fs::read_to_string(d.path().join("b.svg")).unwrap();
         assert!(
@@ -325,7 +316,7 @@ mod tests {
             "{svg}"
         );
         let out = d.path().join("diff.svg");
-        differential(d.path(), "b.svg", "c.svg", &out, "c against b").unwrap();
+        differential(base, cand, &out, "c against b").unwrap();
         let diff = std::fs::read_to_string(&out).unwrap();
         // The fsync frame grew from 20 % to 50 % of the samples: drawn, and said in its title.
         assert!(diff.contains("fsync"), "{diff}");

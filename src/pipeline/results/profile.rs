@@ -19,10 +19,7 @@ pub const FREQ_HZ: u32 = 499;
 /// The file stem of a profiled point: its id without the repeat, '/' as "__"
 /// (`local__default__oltp_read_write__t4`).
 pub fn stem(point_id: &str) -> String {
-    point_id
-        .strip_suffix("/r1")
-        .unwrap_or(point_id)
-        .replace('/', "__")
+    super::file_stem(point_id.strip_suffix("/r1").unwrap_or(point_id))
 }
 
 /// Whether a window of `point_id` is profiled: the first repeat or round of each point.

@@ -186,6 +186,20 @@ pub fn weight(name: &str, values: &[String]) -> Weight {
     }
 }
 
+/// Differences with their weights, in the order every view lists them: what moves
+/// performance first, what always differs last, by name within each.
+pub fn ranked(diffs: Vec<(String, Vec<String>)>) -> Vec<(String, Vec<String>, Weight)> {
+    let mut out: Vec<(String, Vec<String>, Weight)> = diffs
+        .into_iter()
+        .map(|(n, v)| {
+            let w = weight(&n, &v);
+            (n, v, w)
+        })
+        .collect();
+    out.sort_by(|a, b| (a.2, &a.0).cmp(&(b.2, &b.0)));
+    out
+}
+
 /// The character-set and collation defaults that differ between `series` (values in series
 /// order), as one sentence that calls them a confounder and says how to pin them; None when
 /// they agree.

@@ -174,40 +174,34 @@ fn variables_said(
     baseline: &str,
     vars: &std::collections::BTreeMap<String, crate::pipeline::results::Variables>,
 ) -> String {
-    use crate::pipeline::results::servers::{charset_confounder, weight, Weight};
+    use crate::pipeline::results::servers::{charset_confounder, ranked, Weight};
     let Some(base) = vars.get(baseline) else {
         return String::new();
     };
     let mut out = String::new();
     for (series, other) in vars.iter().filter(|(k, _)| *k != baseline) {
         let diffs = crate::pipeline::results::variable_diffs(&[base, other]);
-        let mut ranked: Vec<(Weight, String)> = Vec::new();
-        let mut always = 0;
-        for (n, values) in &diffs {
-            match weight(n, values) {
-                Weight::AlwaysDiffers => always += 1,
-                w => ranked.push((w, format!("  {n} {} → {}", values[0], values[1]))),
-            }
-        }
-        if ranked.is_empty() && always == 0 {
+        if diffs.is_empty() {
             continue;
         }
-        // Stable: within a weight, by name as variable_diffs gives them.
-        ranked.sort_by_key(|(w, _)| *w != Weight::MovesPerformance);
+        let pair = [baseline.to_string(), series.clone()];
+        let confounder = charset_confounder(&diffs, &pair);
         out.push_str(&format!(
             "server variables of {series} that differ from {baseline} (what moves performance first):\n"
         ));
-        for (_, l) in &ranked {
-            out.push_str(l);
-            out.push('\n');
+        let mut always = 0;
+        for (n, values, w) in ranked(diffs) {
+            match w {
+                Weight::AlwaysDiffers => always += 1,
+                _ => out.push_str(&format!("  {n} {} → {}\n", values[0], values[1])),
+            }
         }
         if always > 0 {
             out.push_str(&format!(
                 "  and {always} more that differ between any two versions or builds (version strings, GTID positions, variables one server lacks)\n"
             ));
         }
-        let pair = [baseline.to_string(), series.clone()];
-        if let Some(c) = charset_confounder(&diffs, &pair) {
+        if let Some(c) = confounder {
             out.push_str(&format!("  {c}\n"));
         }
     }
