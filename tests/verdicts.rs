@@ -224,6 +224,97 @@ fn every_view_of_an_unpaired_run_gives_a_point_the_gates_verdict() {
             .any(|w| w == gate_words.as_slice()),
         "html cells {html_cells:?}, gate {gate_words:?}"
     );
+    // Judged once, as the run ended: verdicts.json holds each point's verdict, the gate's.
+    let kept = run_dir.join("verdicts.json");
+    let mut stored: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&kept).unwrap()).unwrap();
+    assert_eq!(stored["design"], "sequential");
+    assert_eq!(stored["baseline"], "local/lazy");
+    let points = stored["points"].as_array().unwrap().clone();
+    assert_eq!(points.len(), 2, "{stored}");
+    for (threads, words) in &gate {
+        let p = points
+            .iter()
+            .find(|p| p["threads"] == *threads)
+            .unwrap_or_else(|| panic!("no stored point at t{threads}: {stored}"));
+        assert_eq!(p["series"], "local/durable");
+        assert_eq!(p["verdict"].as_str(), Some(words[0]), "t{threads}: {p}");
+    }
+    // The report opens with the run's pooled answer for the workload.
+    let pooled = stored["pooled"].as_array().unwrap();
+    assert_eq!(pooled.len(), 1, "{stored}");
+    let head = md.split("Transactions per second").next().unwrap();
+    assert!(
+        head.contains("local/durable") && head.contains("for oltp_write_only"),
+        "{head}"
+    );
+    // The report reads the stored verdicts and never judges them again: a verdict changed in
+    // the file is what a re-rendered report shows.
+    for p in stored["points"].as_array_mut().unwrap() {
+        p["verdict"] = "improved".into();
+    }
+    std::fs::write(&kept, stored.to_string()).unwrap();
+    let again = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+        .args(["report", run_dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(again.status.success(), "{}", text(&again));
+    let md = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
+    let table = md
+        .split("Transactions per second (Δ")
+        .nth(1)
+        .and_then(|t| t.split("Queries per second").next())
+        .unwrap();
+    for (threads, _) in &gate {
+        let row = table
+            .lines()
+            .find(|l| l.starts_with(&format!("| {threads} |")))
+            .unwrap();
+        assert_eq!(
+            words_in(row.split('|').nth(3).unwrap()),
+            ["improved"],
+            "t{threads}: {row}"
+        );
+    }
+}
+
+/// `--threshold` reaches the report too: a gate at ±30 % and the report of the same run give
+/// each point one verdict (the report once judged at its own fixed ±5 %).
+#[test]
+fn the_report_of_a_gated_run_judges_at_the_gates_threshold() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(dir.path(), "flush", &two_configs(0.67));
+    let out = run(dir.path(), &f, &["--threshold", "30"]);
+    let t = text(&out);
+    let run_dir = std::fs::canonicalize(dir.path().join("results/flush/latest")).unwrap();
+    let md = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
+    let stored: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("verdicts.json")).unwrap())
+            .unwrap();
+    assert_eq!(stored["threshold_pct"], 30.0, "{stored}");
+    let table = md
+        .split("Transactions per second (Δ")
+        .nth(1)
+        .and_then(|t| t.split("Queries per second").next())
+        .unwrap();
+    for l in rows(&t) {
+        let threads: u32 = l
+            .split_whitespace()
+            .next()
+            .and_then(|p| p.rsplit("/t").next())
+            .and_then(|n| n.parse().ok())
+            .unwrap();
+        let row = table
+            .lines()
+            .find(|r| r.starts_with(&format!("| {threads} |")))
+            .unwrap();
+        assert_eq!(
+            words_in(row.split('|').nth(3).unwrap()),
+            words_in(l),
+            "t{threads}: gate {l}, report {row}"
+        );
+    }
+    assert!(md.contains("±30 %"), "{md}");
 }
 
 /// The answer first, on a model with a known −7 % config measured in paired rounds (#32): the

@@ -1,6 +1,7 @@
-//! verdicts.json: a paired run's verdicts per point — rounds, looks, why it stopped, each
-//! candidate against the baseline — written as each point ends, read by the report and the
-//! regression gate.
+//! verdicts.json: a run's verdicts per point, judged once and read by the report, the
+//! regression gate and `history` — a paired run's (rounds, looks, why it stopped, each candidate
+//! against the baseline) written as each point ends, an unpaired run's with several series
+//! (`Unpaired`) when it ends.
 
 use crate::pipeline::judge::verdict::paired::PairedJudgement;
 use crate::pipeline::judge::verdict::pooled::{PointChange, Pooled};
@@ -141,10 +142,79 @@ fn is_zero(v: &u64) -> bool {
     *v == 0
 }
 
-/// The run's verdicts.json, if it has one.
+/// An unpaired run's verdicts (a sequential design with several series): each candidate
+/// series' points against the baseline's at the same thread count, every metric of every point
+/// one family (verdict's method), with the pooled answers — judged once when the run ended.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Unpaired {
+    /// Always "sequential": what tells this file from a paired run's.
+    pub design: String,
+    pub method: String,
+    pub baseline: String,
+    pub threshold_pct: f64,
+    pub points: Vec<UnpairedPoint>,
+    pub pooled: Vec<Pooled>,
+}
+
+/// One candidate point's verdict against the baseline's, with one judgement per metric.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct UnpairedPoint {
+    pub series: String,
+    pub workload: String,
+    pub threads: u32,
+    pub verdict: Verdict,
+    pub metrics: Vec<crate::pipeline::judge::verdict::Judgement>,
+}
+
+/// The design an unpaired run's verdicts.json names.
+pub const UNPAIRED: &str = "sequential";
+
+impl Unpaired {
+    /// The stored verdict of `series` at (workload, threads), if it was judged.
+    pub fn point(&self, series: &str, workload: &str, threads: u32) -> Option<&UnpairedPoint> {
+        self.points
+            .iter()
+            .find(|p| p.series == series && p.workload == workload && p.threads == threads)
+    }
+}
+
+/// Keeps an unpaired run's verdicts as its verdicts.json.
+pub fn write_unpaired(run: &Path, v: &Unpaired) -> anyhow::Result<()> {
+    crate::pipeline::results::write_atomic(
+        &run.join("verdicts.json"),
+        serde_json::to_string_pretty(v)?.as_bytes(),
+    )
+}
+
+/// The design a run's verdicts.json names, without reading the rest.
+fn design_of(text: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Design {
+        design: String,
+    }
+    serde_json::from_str::<Design>(text).ok().map(|d| d.design)
+}
+
+/// An unpaired run's verdicts.json, if it has one (None for a paired run's).
+pub fn load_unpaired(run: &Path) -> anyhow::Result<Option<Unpaired>> {
+    let path = run.join("verdicts.json");
+    match std::fs::read_to_string(&path) {
+        Ok(text) if design_of(&text).as_deref() == Some(UNPAIRED) => {
+            serde_json::from_str::<Unpaired>(&text)
+                .map(Some)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+        }
+        Ok(_) => Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(anyhow::anyhow!("{}: {e}", path.display())),
+    }
+}
+
+/// The run's paired verdicts.json, if it has one (None for an unpaired run's).
 pub fn load(run: &Path) -> anyhow::Result<Option<Verdicts>> {
     let path = run.join("verdicts.json");
     match std::fs::read_to_string(&path) {
+        Ok(text) if design_of(&text).as_deref() == Some(UNPAIRED) => Ok(None),
         Ok(text) => serde_json::from_str::<Verdicts>(&text)
             .map(|mut v| {
                 if v.pooled.is_empty() {

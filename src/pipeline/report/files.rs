@@ -84,10 +84,56 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
         m.threshold_pct = v.threshold_pct;
         m.threshold = crate::pipeline::judge::verdict::fmt_threshold(v.threshold_pct);
         m.paired = Some(v);
+    } else if let Some(u) = crate::pipeline::judge::verdicts_file::load_unpaired(run)? {
+        unpaired_cells(&mut m, &u);
     }
     super::cost::add(&mut m, &points, &crate::pipeline::results::cost::load(run)?);
     super::profile::attach(run, &mut m, &points);
     Ok(m)
+}
+
+/// An unpaired run's cells show the verdicts judged once when it ended (verdicts.json, the
+/// gate's too), and the report opens with their pooled answers. Where the report compares
+/// other series than the run did (`report --baseline`, a cell the run did not judge), its own
+/// judgement of every cell stands.
+fn unpaired_cells(m: &mut ReportModel, u: &crate::pipeline::judge::verdicts_file::Unpaired) {
+    let series = m.series.clone();
+    if series.first() != Some(&u.baseline) {
+        return;
+    }
+    let compared = |m: &ReportModel| {
+        m.workloads.iter().all(|sec| {
+            sec.rows.iter().all(|row| {
+                row.cells.iter().enumerate().skip(1).all(|(i, c)| {
+                    c.is_none() || u.point(&series[i], &sec.workload, row.threads).is_some()
+                })
+            })
+        })
+    };
+    if !compared(m) {
+        return;
+    }
+    let mut per_series = vec![Vec::new(); series.len()];
+    for sec in &mut m.workloads {
+        for row in &mut sec.rows {
+            for (i, cell) in row.cells.iter_mut().enumerate().skip(1) {
+                let Some(c) = cell.as_mut() else { continue };
+                if let Some(p) = u.point(&series[i], &sec.workload, row.threads) {
+                    super::set_verdict(c, p.verdict, &p.metrics);
+                    per_series[i].push(p.verdict);
+                }
+            }
+        }
+    }
+    m.headlines = u
+        .pooled
+        .iter()
+        .map(|p| crate::pipeline::judge::verdict::pooled::sentence(p, &u.baseline, u.threshold_pct))
+        .chain(super::headlines(&series, &per_series))
+        .collect();
+    m.threshold_pct = u.threshold_pct;
+    m.threshold = crate::pipeline::judge::verdict::fmt_threshold(u.threshold_pct);
+    m.winners = super::winners::table(&m.workloads, &m.series, u.threshold_pct);
 }
 
 /// Every table cell of a paired run shows its point's paired verdict, change and interval

@@ -83,19 +83,38 @@ fn judge_cells(sections: &mut [WorkloadSection], series: &[String]) -> Vec<Strin
         let Some(c) = sections[w].rows[r].cells[i].as_mut() else {
             continue;
         };
-        let j = &p.metrics;
         per_series[i].push(p.verdict);
-        c.verdict = p.verdict.as_str();
-        c.tps_verdict = j[0].verdict.as_str();
-        c.p95_verdict = j[1].verdict.as_str();
-        (c.tps_lo_pct, c.tps_hi_pct) = (j[0].lo_pct, j[0].hi_pct);
-        (c.p95_lo_pct, c.p95_hi_pct) = (j[1].lo_pct, j[1].hi_pct);
-        c.verdict_note = j
-            .iter()
-            .find(|x| !x.note.is_empty())
-            .map(|x| format!("{}: {}", x.metric.name(), x.note))
-            .unwrap_or_default();
+        set_verdict(c, p.verdict, &p.metrics);
     }
+    headlines(series, &per_series)
+}
+
+/// A cell's verdict, its tps and p95 verdicts and intervals, and the first note a metric has.
+pub(crate) fn set_verdict(c: &mut Cell, v: Verdict, metrics: &[verdict::Judgement]) {
+    use verdict::Metric;
+    c.verdict = v.as_str();
+    for j in metrics {
+        match j.metric {
+            Metric::Tps => {
+                c.tps_verdict = j.verdict.as_str();
+                (c.tps_lo_pct, c.tps_hi_pct) = (j.lo_pct, j.hi_pct);
+            }
+            Metric::P95 => {
+                c.p95_verdict = j.verdict.as_str();
+                (c.p95_lo_pct, c.p95_hi_pct) = (j.lo_pct, j.hi_pct);
+            }
+            Metric::P99 => {}
+        }
+    }
+    c.verdict_note = metrics
+        .iter()
+        .find(|x| !x.note.is_empty())
+        .map(|x| format!("{}: {}", x.metric.name(), x.note))
+        .unwrap_or_default();
+}
+
+/// "candidate vs baseline: regressed at 1/6 points, …" per compared series.
+pub(crate) fn headlines(series: &[String], per_series: &[Vec<Verdict>]) -> Vec<String> {
     series
         .iter()
         .enumerate()

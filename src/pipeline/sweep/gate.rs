@@ -48,16 +48,9 @@ fn run_names(runs: &[PathBuf]) -> Vec<String> {
         .collect()
 }
 
-/// What was compared, in words, and the comparison; None when there is nothing to compare
-/// with yet (the first run of a one-series sweep).
-pub fn judge(
-    spec: &SweepSpec,
-    dir: &RunDir,
-    threshold: f64,
-    against: &Against,
-) -> anyhow::Result<Option<(String, Comparison)>> {
-    let this = Run::load(&dir.path)?;
-    let mut series: Vec<(&str, &str)> = this
+/// The series of a run's points, the host's tests left out.
+fn series_of(run: &Run) -> Vec<(&str, &str)> {
+    let mut series: Vec<(&str, &str)> = run
         .points
         .iter()
         .filter(|r| !r.is_host())
@@ -65,11 +58,81 @@ pub fn judge(
         .collect();
     series.sort();
     series.dedup();
-    if series.len() > 1 {
-        let baseline = spec
-            .baseline
-            .clone()
-            .unwrap_or_else(|| format!("{}/{}", spec.targets[0].name, spec.configs[0].name));
+    series
+}
+
+/// The sweep's baseline series, "target/config".
+fn baseline_of(spec: &SweepSpec) -> String {
+    spec.baseline
+        .clone()
+        .unwrap_or_else(|| format!("{}/{}", spec.targets[0].name, spec.configs[0].name))
+}
+
+/// An unpaired run with several series, judged once as it ends: each series against the
+/// baseline (compare's within-run comparison, one family), kept as its verdicts.json, which
+/// the report reads; the gate takes the same comparison. None for a paired run (its points
+/// were judged as they ended) or a run of one series.
+pub fn judge_unpaired(
+    spec: &SweepSpec,
+    dir: &RunDir,
+    threshold: f64,
+) -> anyhow::Result<Option<Comparison>> {
+    use crate::pipeline::judge::verdicts_file::{self, Unpaired, UnpairedPoint};
+    if spec.run.design.paired() {
+        return Ok(None);
+    }
+    let this = Run::load(&dir.path)?;
+    if series_of(&this).len() < 2 {
+        return Ok(None);
+    }
+    let baseline = baseline_of(spec);
+    let cmp = compare::within_run(&this, &baseline, threshold)?;
+    let kept = Unpaired {
+        design: verdicts_file::UNPAIRED.to_string(),
+        method: cmp.method.to_string(),
+        baseline,
+        threshold_pct: threshold,
+        points: cmp
+            .rows
+            .iter()
+            .filter(|r| !r.is_host())
+            .map(|r| UnpairedPoint {
+                series: if r.config.is_empty() {
+                    r.target.clone()
+                } else {
+                    format!("{}/{}", r.target, r.config)
+                },
+                workload: r.workload.clone(),
+                threads: r.threads,
+                verdict: r.verdict,
+                metrics: r.metrics.clone(),
+            })
+            .collect(),
+        pooled: cmp.pooled.clone(),
+    };
+    verdicts_file::write_unpaired(&dir.path, &kept)?;
+    Ok(Some(cmp))
+}
+
+/// What was compared, in words, and the comparison; None when there is nothing to compare
+/// with yet (the first run of a one-series sweep). `within` is the run's own comparison of
+/// its series (`judge_unpaired`), judged once.
+pub fn judge(
+    spec: &SweepSpec,
+    dir: &RunDir,
+    threshold: f64,
+    against: &Against,
+    within: Option<Comparison>,
+) -> anyhow::Result<Option<(String, Comparison)>> {
+    let baseline = baseline_of(spec);
+    if let Some(cmp) = within {
+        return Ok(Some((
+            format!("each series of this run against the baseline {baseline}"),
+            cmp,
+        )));
+    }
+    let this = Run::load(&dir.path)?;
+    if series_of(&this).len() > 1 {
         let cmp = compare::within_run(&this, &baseline, threshold)?;
         return Ok(Some((
             format!("each series of this run against the baseline {baseline}"),
@@ -137,7 +200,9 @@ pub fn control(
                 _ => 1,
             };
             // Finished runs of this sweep that were paired against the control.
-            let last = earlier_runs(&dir.path, n, |r| r.join("verdicts.json").is_file())?;
+            let last = earlier_runs(&dir.path, n, |r| {
+                crate::pipeline::judge::verdicts_file::load(r).is_ok_and(|v| v.is_some())
+            })?;
             if last.is_empty() {
                 return Ok(None);
             }
@@ -242,6 +307,7 @@ pub fn apply(
     dir: &RunDir,
     (threshold, against): (f64, &Against),
     fail_on: FailOn,
+    within: Option<Comparison>,
 ) -> anyhow::Result<(String, bool)> {
     let flag = gate_flag(fail_on);
     let first = |what: &str| {
@@ -270,7 +336,7 @@ pub fn apply(
         return Ok((text, failing));
     } else {
         let Some((what, cmp)) =
-            judge(spec, dir, threshold, against).context("--fail-on-regression")?
+            judge(spec, dir, threshold, against, within).context("--fail-on-regression")?
         else {
             return first("");
         };

@@ -117,7 +117,7 @@ fn default_paired(spec: &mut SweepSpec, plan: &Plan, a: &SweepArgs) {
         return design.fall_back("--shard measures the series apart");
     }
     if let Some(dir) = &a.resume {
-        if !dir.join("verdicts.json").exists() {
+        if !crate::pipeline::judge::verdicts_file::load(dir).is_ok_and(|v| v.is_some()) {
             return design.fall_back("--resume continues a sequential run");
         }
     }

@@ -187,6 +187,15 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
     if let Err(e) = dir.write_manifest(&end) {
         eprintln!("sweepbench run: {e:#}");
     }
+    // Several series measured apart: judged once here, kept for the report and the gate.
+    let within = if t.interrupted {
+        None
+    } else {
+        super::gate::judge_unpaired(&spec, &dir, threshold).unwrap_or_else(|e| {
+            eprintln!("sweepbench run: judging the series against the baseline failed: {e:#}");
+            None
+        })
+    };
     let (report, why) = match crate::pipeline::report::write(&dir.path, None) {
         Ok(m) => (
             format!("; report: {}", dir.path.join("report.html").display()),
@@ -201,7 +210,7 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
     print!("{summary}");
     let mut regressed = false;
     if let (Some((th, against)), false) = (&a.fail_on_regression, t.interrupted) {
-        let (text, failing) = super::gate::apply(&spec, &dir, (*th, against), a.fail_on)?;
+        let (text, failing) = super::gate::apply(&spec, &dir, (*th, against), a.fail_on, within)?;
         summary.push_str(&format!("\n{text}"));
         regressed = failing;
     }

@@ -239,7 +239,7 @@ pub struct Question<'a> {
 }
 
 /// The answer to one question, with everything it rests on.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Judgement {
     pub metric: Metric,
     pub verdict: Verdict,
