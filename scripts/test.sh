@@ -9,6 +9,8 @@ cd "$(dirname "$0")/.."
 source scripts/setup.sh
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
+# The build without Kubernetes support (`--no-default-features`) compiles and lints clean too.
+cargo clippy --no-default-features --lib --bins -- -D warnings
 log=target/test-output.log
 status=0
 cargo test --no-fail-fast 2>&1 | tee "$log" || status=$?

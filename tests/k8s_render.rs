@@ -2,6 +2,7 @@
 //! PyPI; .ci/run installs it) accepts the manifests of a two-client point and of a 20-part
 //! sharded sweep, and refuses a manifest with a field Kubernetes does not know; and the pods'
 //! side, agents taking their task by index and their start from a file, run as processes.
+#![cfg(feature = "k8s")]
 
 mod common;
 use common::text;

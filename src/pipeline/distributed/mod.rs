@@ -4,5 +4,9 @@
 //! docs/distributed.md.
 
 pub mod clients;
+#[cfg(feature = "k8s")]
+pub mod k8s;
+#[cfg(not(feature = "k8s"))]
+#[path = "k8s_absent.rs"]
 pub mod k8s;
 pub mod merge;

@@ -17,6 +17,9 @@ pub enum Executor {
     Kubernetes(Box<Kube>),
 }
 
+/// What a build without the `k8s` feature says where Kubernetes was asked for.
+pub const K8S_ABSENT: &str = "this sweepbench was built without Kubernetes support (cargo's `k8s` feature, on by default): build it with `cargo build --release --features k8s`";
+
 /// `[executor] kind = "kubernetes"`: what the Job's pods need.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -271,6 +274,9 @@ impl SweepSpec {
         match e.kind.as_str() {
             "local" if e.rest.is_empty() => Ok(Executor::Local),
             "local" => Err(bad("kind = \"local\" takes no other keys".into())),
+            "kubernetes" if cfg!(not(feature = "k8s")) => {
+                Err(bad(format!("kind = \"kubernetes\": {K8S_ABSENT}")))
+            }
             "kubernetes" => {
                 let k: Kube = toml::Value::Table(e.rest)
                     .try_into()
