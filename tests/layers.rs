@@ -146,3 +146,23 @@ fn layers_use_only_the_ones_below() {
         wrong.join("\n")
     );
 }
+
+/// One administrative client behind one module (#33): only src/engine/admin.rs names
+/// mysql_async; everything else talks to the server through `engine::admin::Admin`.
+#[test]
+fn only_the_admin_module_uses_mysql_async() {
+    let mut files = Vec::new();
+    rs_files(&src(), &mut files);
+    let users: Vec<String> = files
+        .iter()
+        .filter(|p| {
+            std::fs::read_to_string(p).is_ok_and(|t| {
+                t.lines()
+                    .filter(|l| !l.trim_start().starts_with("//"))
+                    .any(|l| l.contains("mysql_async"))
+            })
+        })
+        .map(|p| p.strip_prefix(src()).unwrap().display().to_string())
+        .collect();
+    assert_eq!(users, ["engine/admin.rs"], "{users:?}");
+}

@@ -199,11 +199,14 @@ fn caching_sha2_paths(m: &Mysql) {
         .unwrap();
     rt.block_on(async {
         for path in ["full", "fast"] {
-            let c = db::connect(&m.admin(pw), 0).await;
+            let c = sweepbench::engine::admin::Admin::connect(&m.admin(pw), 0).await;
             assert!(c.is_ok(), "mysql_async {path} path: {}", c.err().unwrap());
-            let _ = c.unwrap().disconnect().await;
+            c.unwrap().close().await;
         }
-        let e = db::connect(&m.admin("nope"), 0).await.err().unwrap();
+        let e = sweepbench::engine::admin::Admin::connect(&m.admin("nope"), 0)
+            .await
+            .err()
+            .unwrap();
         assert!(e.to_string().contains("error 1045"), "{e}");
     });
 }

@@ -350,9 +350,9 @@ fn an_ed25519_user_logs_in() {
         .unwrap();
     rt.block_on(async {
         for i in 0..1200 {
-            let c = sweepbench::engine::db::connect(&admin, 0).await;
+            let c = sweepbench::engine::admin::Admin::connect(&admin, 0).await;
             assert!(c.is_ok(), "administrative login {i}: {}", c.err().unwrap());
-            let _ = c.unwrap().disconnect().await;
+            c.unwrap().close().await;
         }
     });
 }

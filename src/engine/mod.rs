@@ -1,9 +1,10 @@
 //! The engine: sysbench's workloads on our own MySQL client. `config` says what to run,
 //! `workload` what each event sends, `wire` how it goes over the socket, `exec` who runs the
 //! events and when, `metrics` what was measured, `db` where connections go and how they log
-//! in (administration runs on mysql_async, the workload on `wire`). Nothing here knows about
-//! sweeps, sweep files or sysbench's command line.
+//! in, `admin` the administrative client (on mysql_async; the workload runs on `wire`).
+//! Nothing here knows about sweeps, sweep files or sysbench's command line.
 
+pub mod admin;
 pub mod config;
 pub mod db;
 pub mod exec;

@@ -5,8 +5,6 @@
 //! answering pings, so no fixed limit is put on the work itself.
 
 use crate::engine::config::ConnOptions;
-use crate::engine::db;
-use mysql_async::prelude::Queryable;
 use std::time::Duration;
 
 /// How often the second connection pings.
@@ -81,30 +79,28 @@ async fn ping_until_silent(
     every: Duration,
     no_answer: Duration,
 ) {
-    let mut conn: Option<mysql_async::Conn> = None;
+    let mut conn: Option<crate::engine::admin::Admin> = None;
     let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     loop {
         tick.tick().await;
         let answered = tokio::time::timeout(no_answer, async {
             if conn.is_none() {
-                conn = Some(db::open(&c, db::opts(&c, 1)).await?);
+                conn = Some(crate::engine::admin::Admin::open(&c, 1).await?);
             }
             match conn.as_mut() {
-                Some(k) => k.query_drop("DO 1").await,
+                Some(k) => k.exec("DO 1").await,
                 None => Ok(()),
             }
         })
         .await;
-        // A login that timed out (took the connection, never greeted: db::open's deadline)
+        // A login that timed out (took the connection, never greeted: the admin login's deadline)
         // is silence too; a refused or reset one is the work's to report.
         match answered {
             Err(_) => {
                 let _ = dead.send(());
                 return;
             }
-            Ok(Err(mysql_async::Error::Io(mysql_async::IoError::Io(x))))
-                if x.kind() == std::io::ErrorKind::TimedOut =>
-            {
+            Ok(Err(e)) if e.timed_out() => {
                 let _ = dead.send(());
                 return;
             }

@@ -2,11 +2,10 @@
 //! version, privileges and limits, and says for each problem the variable, its value, what
 //! the sweep needs and how to fix it.
 
+use crate::engine::admin::{quote, Admin};
 use crate::engine::config::ConnOptions;
 use crate::engine::db;
 use crate::pipeline::spec::{DataSpec, PreparePolicy};
-use mysql_async::prelude::Queryable;
-use mysql_async::Conn;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -61,28 +60,33 @@ pub struct ServerFacts {
     pub log_bin: bool,
 }
 
-async fn var(c: &mut Conn, q: &str) -> anyhow::Result<u64> {
-    let v: Option<u64> = c.query_first(q).await?;
-    Ok(v.unwrap_or(0))
+async fn var(c: &mut Admin, q: &str) -> anyhow::Result<u64> {
+    Ok(c.value(q).await?.and_then(|v| v.parse().ok()).unwrap_or(0))
 }
 
-async fn status(c: &mut Conn, name: &str) -> anyhow::Result<u64> {
-    let row: Option<(String, String)> = c
-        .query_first(format!("SHOW GLOBAL STATUS LIKE '{name}'"))
-        .await?;
-    Ok(row.and_then(|r| r.1.parse().ok()).unwrap_or(0))
+async fn status(c: &mut Admin, name: &str) -> anyhow::Result<u64> {
+    let row = c.first(format!("SHOW GLOBAL STATUS LIKE '{name}'")).await?;
+    Ok(row
+        .and_then(|r| r.get(1).cloned().flatten())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0))
 }
 
-pub async fn read_facts(c: &mut Conn) -> anyhow::Result<ServerFacts> {
+pub async fn read_facts(c: &mut Admin) -> anyhow::Result<ServerFacts> {
     Ok(ServerFacts {
-        version: c.query_first("SELECT VERSION()").await?.unwrap_or_default(),
+        version: c.value("SELECT VERSION()").await?.unwrap_or_default(),
         max_connections: var(c, "SELECT @@max_connections").await?,
         max_user_connections: var(c, "SELECT @@max_user_connections").await?,
         max_prepared_stmt_count: var(c, "SELECT @@max_prepared_stmt_count").await?,
         threads_connected: status(c, "Threads_connected").await?,
         prepared_stmt_count: status(c, "Prepared_stmt_count").await?,
-        datadir: c.query_first("SELECT @@datadir").await?.unwrap_or_default(),
-        grants: c.query("SHOW GRANTS").await?,
+        datadir: c.value("SELECT @@datadir").await?.unwrap_or_default(),
+        grants: c
+            .rows("SHOW GRANTS")
+            .await?
+            .into_iter()
+            .filter_map(|r| r.into_iter().next().flatten())
+            .collect(),
         log_bin: var(c, "SELECT @@log_bin").await? != 0,
     })
 }
@@ -300,23 +304,26 @@ pub fn free_bytes(path: &str) -> Option<u64> {
 }
 
 /// Row counts of sbtest1..N (None for a missing table).
-pub async fn table_rows(c: &mut Conn, db: &str, tables: u32) -> anyhow::Result<Vec<Option<u64>>> {
+pub async fn table_rows(c: &mut Admin, db: &str, tables: u32) -> anyhow::Result<Vec<Option<u64>>> {
     let present: Vec<String> = c
-        .exec(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_name LIKE 'sbtest%'",
-            (db,),
-        )
-        .await?;
+        .rows(format!(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = {} AND table_name LIKE 'sbtest%'",
+            quote(db)
+        ))
+        .await?
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().flatten())
+        .collect();
     // A table locked by someone else must not hang the check.
-    c.query_drop("SET SESSION lock_wait_timeout = 10").await?;
+    c.exec("SET SESSION lock_wait_timeout = 10").await?;
     let mut out = Vec::new();
     for t in 1..=tables {
         let name = format!("sbtest{t}");
         if present.iter().any(|p| p.eq_ignore_ascii_case(&name)) {
-            let n: Option<u64> = c
-                .query_first(format!("SELECT COUNT(*) FROM `{db}`.`{name}`"))
+            let n = c
+                .value(format!("SELECT COUNT(*) FROM `{db}`.`{name}`"))
                 .await?;
-            out.push(n);
+            out.push(n.and_then(|v| v.parse().ok()));
         } else {
             out.push(None);
         }
@@ -340,7 +347,7 @@ pub async fn check_target(
         message,
         max_threads: None,
     };
-    let mut c = match db::open(conn, db::opts_no_db(conn)).await {
+    let mut c = match Admin::open_no_db(conn).await {
         Ok(c) => c,
         Err(e) => {
             out.push(finding(
@@ -350,14 +357,14 @@ pub async fn check_target(
                     "cannot connect to {} as '{}': {}. Remedy: {}",
                     db::endpoint(conn, 0),
                     conn.user,
-                    db::describe(&e),
-                    db::connect_remedy(db::error_code(&e))
+                    e,
+                    db::connect_remedy(e.code())
                 ),
             ));
             return (out, None);
         }
     };
-    // The workload logs in with its own client (src/wire), not with mysql_async: prove that
+    // The workload logs in with its own client (src/wire), not with the administrative client: prove that
     // one can log in too (another auth plugin, a socket it cannot open…), before any data is
     // touched. Without a database: it may not exist before the first prepare.
     let no_db = ConnOptions {
@@ -417,10 +424,7 @@ pub async fn check_target(
     if on_capacity == OnCapacity::Raise {
         if let Some(i) = cap.iter().position(|f| f.check == "max_connections") {
             let want = recommended_max_connections(&facts, needs);
-            match c
-                .query_drop(format!("SET GLOBAL max_connections = {want}"))
-                .await
-            {
+            match c.exec(format!("SET GLOBAL max_connections = {want}")).await {
                 Ok(()) => {
                     cap[i] = finding(
                         Severity::Info,
@@ -433,16 +437,16 @@ pub async fn check_target(
                 }
                 Err(e) => cap[i]
                     .message
-                    .push_str(&format!(" (raising it failed: {})", db::describe(&e))),
+                    .push_str(&format!(" (raising it failed: {e})")),
             }
         }
     }
     out.extend(cap);
     let db_exists: Option<String> = c
-        .exec_first(
-            "SELECT schema_name FROM information_schema.schemata WHERE schema_name = ?",
-            (conn.db.as_str(),),
-        )
+        .value(format!(
+            "SELECT schema_name FROM information_schema.schemata WHERE schema_name = {}",
+            quote(&conn.db)
+        ))
         .await
         .unwrap_or(None);
     let rows = if db_exists.is_some() {
@@ -486,7 +490,7 @@ pub async fn check_target(
             }
         }
     }
-    let _ = c.disconnect().await;
+    c.close().await;
     (out, Some(facts))
 }
 

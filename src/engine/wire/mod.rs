@@ -1,7 +1,7 @@
 //! The workload's own MySQL client: a blocking connection per worker thread that speaks just
 //! what the measured loop needs (COM_QUERY, COM_STMT_PREPARE/EXECUTE, COM_QUIT) and drains
 //! results without building rows, so a query costs one write, usually one read and no
-//! allocation. Administrative work (preflight, prepare, variables) stays on mysql_async.
+//! allocation. Administrative statements (preflight, variables, status) go through `engine::admin`.
 
 mod auth;
 mod packet;

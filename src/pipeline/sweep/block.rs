@@ -584,20 +584,13 @@ async fn record_server(
     c: &ConnInfo,
     cnf: Option<&str>,
 ) -> anyhow::Result<()> {
-    use mysql_async::prelude::Queryable;
     let o = c.conn_options();
-    let mut conn = crate::engine::db::open(&o, crate::engine::db::opts_no_db(&o))
+    let mut conn = crate::engine::admin::Admin::open_no_db(&o)
         .await
-        .map_err(|e| {
-            anyhow::anyhow!(
-                "connecting to {}: {}",
-                c.redacted(),
-                crate::engine::db::describe(&e)
-            )
-        })?;
-    let version: Option<String> = conn.query_first("SELECT VERSION()").await?;
-    let rows: Vec<(String, Option<String>)> = conn.query("SHOW GLOBAL VARIABLES").await?;
-    let _ = conn.disconnect().await;
+        .map_err(|e| anyhow::anyhow!("connecting to {}: {e}", c.redacted()))?;
+    let version = conn.value("SELECT VERSION()").await?;
+    let rows = conn.pairs("SHOW GLOBAL VARIABLES").await?;
+    conn.close().await;
     let vars: Vec<(String, String)> = rows
         .into_iter()
         .map(|(k, v)| (k, v.unwrap_or_default()))

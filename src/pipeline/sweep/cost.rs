@@ -2,11 +2,9 @@
 //! connection of its own (never a workload connection, never through a proxy) and its
 //! process's /proc counters, just before the window and just after it.
 
-use crate::engine::db;
 use crate::pipeline::results::cost::{self, Sample};
 use crate::pipeline::results::PointRecord;
 use crate::pipeline::spec::target::ConnInfo;
-use mysql_async::prelude::Queryable;
 use std::path::Path;
 
 /// A block's reader of its server's counters; the connection is opened at the first reading
@@ -15,7 +13,7 @@ use std::path::Path;
 pub struct Reader {
     /// Where the server is (None: a synthetic target, nothing to read).
     pub conn: Option<ConnInfo>,
-    admin: Option<mysql_async::Conn>,
+    admin: Option<crate::engine::admin::Admin>,
     /// The server is MariaDB, whose readings' own cost `cost::rows` takes off.
     mariadb: bool,
     /// When connecting last failed: a server that is down is not tried again for a minute,
@@ -85,11 +83,11 @@ impl Reader {
         let Some(c) = self.conn.as_ref().map(ConnInfo::conn_options) else {
             return;
         };
-        self.admin = db::open(&c, db::opts_no_db(&c)).await.ok();
+        self.admin = crate::engine::admin::Admin::open_no_db(&c).await.ok();
         match self.admin.as_mut() {
             None => self.failed_at = Some(std::time::Instant::now()),
             Some(a) => {
-                let v: Option<String> = a.query_first("SELECT VERSION()").await.ok().flatten();
+                let v = a.value("SELECT VERSION()").await.ok().flatten();
                 self.mariadb = v.is_some_and(|v| v.contains("MariaDB"));
             }
         }
@@ -101,10 +99,7 @@ impl Reader {
                 self.connect().await;
             }
             let conn = self.admin.as_mut()?;
-            match conn
-                .query::<(String, Option<String>), _>("SHOW GLOBAL STATUS")
-                .await
-            {
+            match conn.pairs("SHOW GLOBAL STATUS").await {
                 Ok(rows) => {
                     return Some(
                         rows.into_iter()

@@ -9,31 +9,28 @@ use crate::pipeline::spec::{PreparePolicy, SweepSpec};
 
 /// An administrative connection to the benchmark database, created first when the server
 /// says it is missing.
-async fn data_conn(o: &crate::engine::config::EngineConfig) -> anyhow::Result<mysql_async::Conn> {
-    use crate::engine::db;
-    use mysql_async::prelude::Queryable;
-    match db::connect(&o.conn, 0).await {
+async fn data_conn(
+    o: &crate::engine::config::EngineConfig,
+) -> anyhow::Result<crate::engine::admin::Admin> {
+    use crate::engine::admin::Admin;
+    use crate::engine::db::cannot_connect;
+    match Admin::open(&o.conn, 0).await {
         Ok(c) => Ok(c),
-        Err(e) if e.to_string().contains("error 1049") => {
-            let mut c = db::open(&o.conn, db::opts_no_db(&o.conn))
+        // ER_BAD_DB_ERROR: the database does not exist yet.
+        Err(e) if e.code() == Some(1049) => {
+            let mut c = Admin::open_no_db(&o.conn)
                 .await
-                .map_err(|e| anyhow::anyhow!("cannot connect: {}", db::describe(&e)))?;
-            c.query_drop(format!("CREATE DATABASE IF NOT EXISTS `{}`", o.conn.db))
+                .map_err(|e| cannot_connect(&o.conn, 0, e.code(), &e))?;
+            c.exec(format!("CREATE DATABASE IF NOT EXISTS `{}`", o.conn.db))
                 .await
-                .map_err(|e| {
-                    anyhow::anyhow!(
-                        "cannot create database '{}': {}",
-                        o.conn.db,
-                        db::describe(&e)
-                    )
-                })?;
+                .map_err(|e| anyhow::anyhow!("cannot create database '{}': {e}", o.conn.db))?;
             if !o.quiet {
                 println!("Created database '{}'", o.conn.db);
             }
-            let _ = c.disconnect().await;
-            db::connect(&o.conn, 0).await
+            c.close().await;
+            Admin::connect(&o.conn, 0).await
         }
-        Err(e) => Err(e),
+        Err(e) => Err(cannot_connect(&o.conn, 0, e.code(), &e)),
     }
 }
 
@@ -47,7 +44,7 @@ pub(crate) async fn ensure_data(spec: &SweepSpec, c: &ConnInfo, quiet: bool) -> 
         async {
             let mut conn = data_conn(&o).await?;
             let rows = preflight::table_rows(&mut conn, &c.db, spec.data.tables).await?;
-            let _ = conn.disconnect().await;
+            conn.close().await;
             Ok(rows)
         },
         || {},

@@ -4,10 +4,8 @@
 //! the sweep's journal (results/<sweep>/.vars-journal.json) before the variable changes, so a
 //! run killed in between leaves the next run what to put back (`recover`).
 
-use crate::engine::db;
 use crate::pipeline::spec::target::ConnInfo;
 use anyhow::Context;
-use mysql_async::prelude::Queryable;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -118,7 +116,7 @@ impl Journal {
                 );
             };
             let o = c.conn_options();
-            let mut conn = within("connecting", db::open(&o, db::opts_no_db(&o)))
+            let mut conn = within("connecting", crate::engine::admin::Admin::open_no_db(&o))
                 .await
                 .map_err(|e| {
                     anyhow::anyhow!(
@@ -129,11 +127,11 @@ impl Journal {
             for (name, old) in vars.iter().rev() {
                 let lit = literal(old);
                 let sql = format!("SET GLOBAL {name} = {lit}");
-                within(&sql, conn.query_drop(&sql))
+                within(&sql, conn.exec(&sql))
                     .await
                     .map_err(|e| anyhow::anyhow!("putting back {e:#} on '{target}': {remedy}"))?;
             }
-            let _ = conn.disconnect().await;
+            conn.close().await;
             self.clear(target)?;
             done.push(format!(
                 "{target}: put back {listed} (left changed by a run that was killed)"
@@ -158,8 +156,8 @@ fn no_answer(what: &str) -> anyhow::Error {
 
 /// `fut` within ADMIN_DEADLINE: Err(()) when the server did not answer in time.
 async fn timed<T>(
-    fut: impl std::future::Future<Output = Result<T, mysql_async::Error>>,
-) -> Result<Result<T, mysql_async::Error>, ()> {
+    fut: impl std::future::Future<Output = Result<T, crate::engine::admin::Error>>,
+) -> Result<Result<T, crate::engine::admin::Error>, ()> {
     tokio::time::timeout(ADMIN_DEADLINE, fut)
         .await
         .map_err(|_| ())
@@ -168,11 +166,11 @@ async fn timed<T>(
 /// `fut`, or an error naming `what` when it failed or the server has not answered in time.
 async fn within<T>(
     what: &str,
-    fut: impl std::future::Future<Output = Result<T, mysql_async::Error>>,
+    fut: impl std::future::Future<Output = Result<T, crate::engine::admin::Error>>,
 ) -> anyhow::Result<T> {
     match timed(fut).await {
         Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(anyhow::anyhow!("{what}: {}", db::describe(&e))),
+        Ok(Err(e)) => Err(anyhow::anyhow!("{what}: {e}")),
         Err(()) => Err(no_answer(what)),
     }
 }
@@ -187,7 +185,7 @@ fn literal(old: &str) -> String {
 }
 
 pub struct Applied {
-    conn: Option<mysql_async::Conn>,
+    conn: Option<crate::engine::admin::Admin>,
     old: Vec<(String, String)>,
     target: String,
     journal: Option<Journal>,
@@ -212,21 +210,22 @@ impl Applied {
             version: String::new(),
         };
         let o = c.conn_options();
-        let mut conn = match within("connecting", db::open(&o, db::opts_no_db(&o))).await {
+        let mut conn = match within("connecting", crate::engine::admin::Admin::open_no_db(&o)).await
+        {
             Ok(x) => x,
             Err(e) => {
                 a.error = Some(format!("cannot connect to {}: {e:#}", c.redacted()));
                 return a;
             }
         };
-        a.version = within("SELECT VERSION()", conn.query_first("SELECT VERSION()"))
+        a.version = within("SELECT VERSION()", conn.value("SELECT VERSION()"))
             .await
             .ok()
             .flatten()
             .unwrap_or_default();
         for (name, value) in vars {
             let sql = format!("SELECT @@GLOBAL.{name}");
-            let old: anyhow::Result<Option<String>> = within(&sql, conn.query_first(&sql)).await;
+            let old: anyhow::Result<Option<String>> = within(&sql, conn.value(&sql)).await;
             let old = match old {
                 Ok(v) => v.unwrap_or_default(),
                 Err(e) => {
@@ -241,7 +240,7 @@ impl Applied {
                 break;
             }
             let set = format!("SET GLOBAL {name} = {value}");
-            let Ok(done) = timed(conn.query_drop(&set)).await else {
+            let Ok(done) = timed(conn.exec(&set)).await else {
                 // It may yet take effect: the journal holds the original for the next run.
                 a.old.push((name.clone(), old));
                 a.error = Some(format!("{:#}", no_answer(&set)));
@@ -249,14 +248,14 @@ impl Applied {
             };
             match done {
                 Ok(()) => a.old.push((name.clone(), old)),
-                Err(e) if db::error_code(&e) == Some(1238) => {
+                Err(e) if e.code() == Some(1238) => {
                     a.error = Some(format!(
                         "server variable {name} is read-only at run time (static): it needs a server restart, so this config needs a managed server (server = {{…}}), not an external target"
                     ));
                     break;
                 }
                 Err(e) => {
-                    a.error = Some(format!("SET GLOBAL {name} = {value}: {}", db::describe(&e)));
+                    a.error = Some(format!("SET GLOBAL {name} = {value}: {e}"));
                     break;
                 }
             }
@@ -273,10 +272,10 @@ impl Applied {
         let mut first_err = None;
         for (name, old) in self.old.iter().rev() {
             let sql = format!("SET GLOBAL {name} = {}", literal(old));
-            match timed(conn.query_drop(&sql)).await {
+            match timed(conn.exec(&sql)).await {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => {
-                    first_err.get_or_insert(anyhow::anyhow!("{sql}: {}", db::describe(&e)));
+                    first_err.get_or_insert(anyhow::anyhow!("{sql}: {e}"));
                 }
                 // A server that does not answer will not answer the next one either.
                 Err(()) => {
@@ -286,7 +285,7 @@ impl Applied {
             }
         }
         if first_err.is_none() {
-            let _ = tokio::time::timeout(ADMIN_DEADLINE, conn.disconnect()).await;
+            let _ = tokio::time::timeout(ADMIN_DEADLINE, conn.close()).await;
             if let Some(j) = &self.journal {
                 j.clear(&self.target)?;
             }
