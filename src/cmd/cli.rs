@@ -181,7 +181,7 @@ pub enum Command {
         #[arg(long, default_value = "results")]
         results_dir: PathBuf,
         /// The change a comparison should resolve, e.g. 5%.
-        #[arg(long, default_value = "5%", value_parser = crate::pipeline::judge::verdict::parse_threshold)]
+        #[arg(long, default_value = crate::pipeline::judge::verdict::DEFAULT_THRESHOLD, value_parser = crate::pipeline::judge::verdict::parse_threshold)]
         threshold: f64,
     },
     /// Check that every target can take the sweep (connect, privileges, limits, tables, disk).
@@ -216,7 +216,7 @@ pub enum Command {
         #[arg(long, value_enum)]
         fail_on: Option<crate::pipeline::judge::verdict::FailOn>,
         /// Smallest change that matters for --fail-on-regression, e.g. 5%.
-        #[arg(long, default_value = "5%", value_parser = crate::pipeline::judge::verdict::parse_threshold)]
+        #[arg(long, default_value = crate::pipeline::judge::verdict::DEFAULT_THRESHOLD, value_parser = crate::pipeline::judge::verdict::parse_threshold)]
         threshold: f64,
         /// What a one-series sweep is compared with: `previous` (the newest finished run of
         /// the sweep before this one), `last-N` (the repeats of the last N runs pooled), or a
@@ -240,7 +240,7 @@ pub enum Command {
         candidate: PathBuf,
         /// Smallest change that matters, e.g. 5%: a point regressed when the interval of its
         /// change lies wholly beyond it.
-        #[arg(long, default_value = "5%", value_parser = crate::pipeline::judge::verdict::parse_threshold)]
+        #[arg(long, default_value = crate::pipeline::judge::verdict::DEFAULT_THRESHOLD, value_parser = crate::pipeline::judge::verdict::parse_threshold)]
         threshold: f64,
         /// Output format.
         #[arg(long, value_enum, default_value_t = CompareFormat::Text)]

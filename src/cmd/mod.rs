@@ -38,7 +38,7 @@ fn sweep_args(
     sweep::SweepArgs {
         resume: None,
         budget_s: None,
-        threshold_pct: 5.0,
+        threshold_pct: crate::pipeline::judge::verdict::DEFAULT_THRESHOLD_PCT,
         fail_on_regression: None,
         fail_on: Default::default(),
         keep_k8s: false,

@@ -20,8 +20,9 @@ use crate::pipeline::judge::verdict::{self, Method, Sides, Verdict};
 use crate::pipeline::results::{PointRecord, PointStatus};
 use std::collections::{BTreeMap, HashMap};
 
-/// The smallest change a report calls regressed or improved, percent.
-pub const THRESHOLD_PCT: f64 = 5.0;
+/// The smallest change a report calls regressed or improved, percent, where the run kept no
+/// verdicts of its own (verdicts.json carries the run's threshold).
+pub const THRESHOLD_PCT: f64 = verdict::DEFAULT_THRESHOLD_PCT;
 
 pub use crate::pipeline::results::{client_cpu_pct, CLIENT_BOUND_PCT};
 

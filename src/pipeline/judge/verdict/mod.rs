@@ -16,7 +16,10 @@ pub mod spending;
 mod words;
 
 pub use samples::{slow_start, within_run_var};
-pub use words::{fmt_change, fmt_pct, fmt_span, fmt_threshold, headline, parse_threshold};
+pub use words::{
+    fmt_change, fmt_pct, fmt_span, fmt_threshold, headline, parse_threshold, DEFAULT_THRESHOLD,
+    DEFAULT_THRESHOLD_PCT,
+};
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 

@@ -58,6 +58,12 @@ pub fn headline(verdicts: &[Verdict]) -> String {
     }
 }
 
+/// The smallest change that matters unless the user says otherwise (`--threshold`): the
+/// command line's default, the report's for a run that stored no verdicts, a sweep's gate.
+pub const DEFAULT_THRESHOLD: &str = "5%";
+/// `DEFAULT_THRESHOLD` in percent.
+pub const DEFAULT_THRESHOLD_PCT: f64 = 5.0;
+
 /// "5%", "5" or "5 %" → 5.0: a threshold in percent, for clap.
 pub fn parse_threshold(s: &str) -> Result<f64, String> {
     let t = s.trim().trim_end_matches('%').trim();
@@ -66,5 +72,16 @@ pub fn parse_threshold(s: &str) -> Result<f64, String> {
         _ => Err(format!(
             "'{s}' is not a threshold: give a percentage between 0 and 100, such as 5%"
         )),
+    }
+}
+
+#[cfg(test)]
+mod default_tests {
+    #[test]
+    fn the_default_threshold_is_one_number() {
+        assert_eq!(
+            super::parse_threshold(super::DEFAULT_THRESHOLD),
+            Ok(super::DEFAULT_THRESHOLD_PCT)
+        );
     }
 }
