@@ -2,6 +2,7 @@
 //! and thread count; tps and p95), the shifts in each series, and a verdict on the newest run.
 
 use crate::engine::metrics::median;
+use crate::pipeline::judge::trend::{self, Newest};
 use crate::pipeline::judge::verdict::changepoint::{self, Shift};
 use crate::pipeline::judge::verdict::ALPHA;
 use crate::pipeline::results::nightly::runs;
@@ -36,16 +37,6 @@ impl Key {
 struct Trend {
     key: Key,
     values: Vec<Option<f64>>,
-}
-
-/// The newest run of one series against the runs since its last shift.
-#[derive(Debug, Clone)]
-struct Newest {
-    change_pct: f64,
-    lo_pct: f64,
-    hi_pct: f64,
-    worse: bool,
-    better: bool,
 }
 
 pub struct Outcome {
@@ -251,7 +242,9 @@ pub fn history(
             .filter_map(|(i, v)| v.map(|v| (i, v)))
             .collect();
         let xs: Vec<f64> = present.iter().map(|p| p.1).collect();
-        let found: Vec<Shift> = changepoint::shifts(&xs, changepoint::MAX_P);
+        let newest_ran = t.values[newest].is_some();
+        let (found, verdict): (Vec<Shift>, Option<Newest>) =
+            trend::judge(&xs, newest_ran, t.key.metric, threshold_pct, level);
         for sh in &found {
             let run = &ids[present[sh.at].0];
             shifts_text.push_str(&format!(
@@ -265,35 +258,10 @@ pub fn history(
         let Some(last) = t.values[newest] else {
             continue;
         };
-        // The runs since the last shift before the newest one.
-        let since = found
-            .iter()
-            .map(|sh| sh.at)
-            .filter(|&a| a < xs.len() - 1)
-            .max()
-            .unwrap_or(0);
-        let earlier = &xs[since..xs.len() - 1];
-        let verdict = changepoint::newest_outside(earlier, last, level).map(|(d, lo, hi, out)| {
-            let higher_better = t.key.metric.starts_with("tps");
-            let beyond = d.abs() > threshold_of(t.key.metric, threshold_pct);
-            Newest {
-                change_pct: d,
-                lo_pct: lo,
-                hi_pct: hi,
-                worse: out && beyond && ((d < 0.0) == higher_better),
-                better: out && beyond && ((d > 0.0) == higher_better),
-            }
-        });
         let verdict = verdict.or_else(|| early_ratio(early.as_ref()?, &t.key));
-        let (delta, interval, word) = match &verdict {
-            None => (
-                String::new(),
-                String::new(),
-                format!(
-                    "not judged: needs {} earlier runs",
-                    changepoint::MIN_HISTORY
-                ),
-            ),
+        let word = trend::word(verdict.as_ref(), t.key.metric, threshold_pct, host);
+        let (delta, interval) = match &verdict {
+            None => (String::new(), String::new()),
             Some(n) => (
                 format!(
                     "{}%",
@@ -304,19 +272,6 @@ pub fn history(
                     crate::pipeline::judge::verdict::fmt_change(n.lo_pct),
                     crate::pipeline::judge::verdict::fmt_change(n.hi_pct)
                 ),
-                if n.worse && host {
-                    "worse: the machine (not counted)".to_string()
-                } else if n.worse {
-                    "WORSE".to_string()
-                } else if n.better {
-                    "better".to_string()
-                } else if (n.change_pct.abs() > threshold_of(t.key.metric, threshold_pct))
-                    && !n.worse
-                {
-                    "within the noise".to_string()
-                } else {
-                    "steady".to_string()
-                },
             ),
         };
         if verdict.as_ref().is_some_and(|n| n.worse) {
@@ -461,17 +416,6 @@ fn page(
     cx.insert("max_p", &changepoint::MAX_P);
     t.render("history.html", &cx)
         .map_err(|e| anyhow::anyhow!("rendering the history page: {e:?}"))
-}
-
-/// The threshold a history metric ("tps", "p95", "p95/control", …) is judged at.
-fn threshold_of(metric: &str, threshold_pct: f64) -> f64 {
-    use crate::pipeline::judge::verdict::Metric;
-    let m = if metric.starts_with("tps") {
-        Metric::Tps
-    } else {
-        Metric::P95
-    };
-    m.threshold_pct(threshold_pct)
 }
 
 #[cfg(test)]
