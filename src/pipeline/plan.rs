@@ -2,7 +2,7 @@
 
 use crate::engine::host::{HostKind, HOST_CONFIG, HOST_TARGET};
 use crate::engine::workload::WorkloadKind;
-use crate::pipeline::spec::{Filter, Order, SweepSpec};
+use crate::pipeline::spec::{Filter, LoadDriver, Order, SweepSpec};
 use std::collections::BTreeMap;
 
 /// One measurement: a workload at a thread count on one target × config. With
@@ -18,8 +18,7 @@ pub struct Point {
     pub threads: u32,
     /// 1-based.
     pub repeat: u32,
-    /// "native" or "sysbench".
-    pub driver: String,
+    pub driver: LoadDriver,
     /// Open-loop arrivals per second of an SLA search's point; 0 otherwise.
     pub rate: u64,
     pub slot: Slot,
@@ -130,7 +129,7 @@ impl Plan {
                                     workload: w,
                                     threads: n,
                                     repeat: r,
-                                    driver: d.clone(),
+                                    driver: *d,
                                     rate: 0,
                                     slot: if n == AUTO {
                                         Slot::AutoThreads
@@ -143,7 +142,7 @@ impl Plan {
                         }
                         // The SLA search of each native series, once its closed-loop points of
                         // repeat 1 have given it a peak.
-                        let native = drivers.iter().any(|d| d == "native");
+                        let native = drivers.contains(&LoadDriver::Native);
                         if r == 1
                             && spec.run.sla.is_some()
                             && native
@@ -168,7 +167,7 @@ impl Plan {
                                     workload: w,
                                     threads: AUTO,
                                     repeat: 1,
-                                    driver: "native".into(),
+                                    driver: LoadDriver::Native,
                                     rate: 0,
                                     slot: Slot::Sla,
                                     clients: k,

@@ -64,6 +64,15 @@ pub enum Driver {
     Log(String),
 }
 
+impl From<crate::pipeline::spec::LoadDriver> for Driver {
+    fn from(d: crate::pipeline::spec::LoadDriver) -> Self {
+        match d {
+            crate::pipeline::spec::LoadDriver::Native => Driver::Native,
+            crate::pipeline::spec::LoadDriver::Sysbench => Driver::Sysbench,
+        }
+    }
+}
+
 impl std::fmt::Display for Driver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {

@@ -342,7 +342,7 @@ pub(super) fn check(
 /// Why a sweep of several series cannot be measured in rounds of slices, with the remedy;
 /// None when it can.
 fn unfit(run: &RunSpec, local: bool, targets: &[Target], configs: &[Config]) -> Option<String> {
-    if run.drivers != ["native"] {
+    if run.driver_in_ids() {
         return Some("is measured by sysbench too, and slices are measured by the native engine only (remove \"sysbench\" from run.drivers)".into());
     }
     if run.clients != [1] {

@@ -226,7 +226,7 @@ impl SweepSpec {
             return Ok(());
         }
         let span = raw.run.clients.as_ref().map_or(0..0, |c| c.span());
-        if run.drivers.iter().any(|d| d == "sysbench") {
+        if run.uses_sysbench() {
             return Err(cx.err(span, "run.clients: several client processes per point run the native engine only; remove \"sysbench\" from run.drivers or use clients = 1"));
         }
         // A thread count below a client count is left out of the plan for it; a client count

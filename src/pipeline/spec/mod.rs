@@ -131,8 +131,8 @@ pub struct RunSpec {
     pub order: Order,
     /// How long a point may run past its duration before it is ended as hung, seconds.
     pub point_timeout_s: u64,
-    /// Load generators: "native" (the engine) and/or "sysbench" (the sysbench binary).
-    pub drivers: Vec<String>,
+    /// Load generators: the native engine and/or the sysbench binary, in the file's order.
+    pub drivers: Vec<LoadDriver>,
     /// Client processes each point's threads are split over; ascending (an axis).
     pub clients: Vec<u32>,
     /// Sequential or paired, with the paired design's slice and budget.
@@ -143,7 +143,38 @@ pub struct RunSpec {
 impl RunSpec {
     /// True when points name their driver (anything but the native engine alone).
     pub fn driver_in_ids(&self) -> bool {
-        self.drivers != ["native"]
+        self.drivers != [LoadDriver::Native]
+    }
+
+    /// Whether the sysbench binary measures points too.
+    pub fn uses_sysbench(&self) -> bool {
+        self.drivers.contains(&LoadDriver::Sysbench)
+    }
+}
+
+/// What generates a point's load (`[run] drivers`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LoadDriver {
+    /// The native engine.
+    Native,
+    /// The sysbench binary on this host.
+    Sysbench,
+}
+
+impl LoadDriver {
+    /// The name in sweep files, point ids and points.csv.
+    pub fn name(self) -> &'static str {
+        match self {
+            LoadDriver::Native => "native",
+            LoadDriver::Sysbench => "sysbench",
+        }
+    }
+}
+
+impl std::fmt::Display for LoadDriver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -534,19 +565,19 @@ impl SweepSpec {
             order,
             point_timeout_s: dur(&r.point_timeout, "point_timeout", (duration_s / 2).max(30))?,
             drivers: match &r.drivers {
-                None => vec!["native".to_string()],
+                None => vec![LoadDriver::Native],
                 Some(list) => {
-                    let mut out: Vec<String> = Vec::new();
+                    let mut out: Vec<LoadDriver> = Vec::new();
                     for d in list.get_ref() {
-                        match d.get_ref().as_str() {
-                            "native" | "sysbench" => {
-                                if !out.contains(d.get_ref()) {
-                                    out.push(d.get_ref().clone());
-                                }
-                            }
+                        let driver = match d.get_ref().as_str() {
+                            "native" => LoadDriver::Native,
+                            "sysbench" => LoadDriver::Sysbench,
                             other => {
                                 return Err(cx.err(d.span(), format!("run.drivers: unknown driver '{other}': expected \"native\" or \"sysbench\"")))
                             }
+                        };
+                        if !out.contains(&driver) {
+                            out.push(driver);
                         }
                     }
                     if out.is_empty() {

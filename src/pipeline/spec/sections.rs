@@ -223,7 +223,7 @@ impl SweepSpec {
             .as_ref()
             .map_or(raw.targets[i].name.span(), |s| s.span());
         let name = &targets[i].name;
-        let why = if run.drivers.iter().any(|d| d == "sysbench") {
+        let why = if run.uses_sysbench() {
             Some("the sysbench driver needs a server: remove \"sysbench\" from run.drivers")
         } else if run.clients.iter().any(|&k| k > 1) {
             Some("its points are computed in this process: use clients = 1")
@@ -262,7 +262,7 @@ impl SweepSpec {
         targets: &[Target],
         run: &super::RunSpec,
     ) -> Result<(), SpecError> {
-        if !run.drivers.iter().any(|d| d == "sysbench") {
+        if !run.uses_sysbench() {
             return Ok(());
         }
         for (t, r) in targets.iter().zip(&raw.targets) {

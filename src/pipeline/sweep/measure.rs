@@ -10,6 +10,7 @@ use crate::pipeline::plan::Point;
 use crate::pipeline::results::PointRecord;
 use crate::pipeline::spec::distributed::{Executor, Kube};
 use crate::pipeline::spec::target::ConnInfo;
+use crate::pipeline::spec::LoadDriver;
 use crate::pipeline::spec::SweepSpec;
 use std::path::Path;
 
@@ -47,8 +48,8 @@ impl<'a> Measure<'a> {
             return Some(Measure::Synthetic(s));
         }
         let c = b.conn.as_ref()?;
-        Some(match (p.driver.as_str(), p.clients > 1, &spec.executor) {
-            ("sysbench", _, _) => Measure::Sysbench(c),
+        Some(match (p.driver, p.clients > 1, &spec.executor) {
+            (LoadDriver::Sysbench, _, _) => Measure::Sysbench(c),
             (_, false, _) => Measure::Native(c),
             (_, true, Executor::Local) => Measure::LocalClients(c),
             (_, true, Executor::Kubernetes(k)) => Measure::Kubernetes(c, k),

@@ -47,7 +47,7 @@ pub(super) fn record(run_id: &str, p: &Point, version: &str) -> PointRecord {
         point_id: p.id.clone(),
         target: p.target.clone(),
         config: p.config.clone(),
-        driver: p.driver.parse().unwrap_or_default(),
+        driver: p.driver.into(),
         server_version: version.to_string(),
         workload: p.workload.name().into(),
         threads: p.threads,
