@@ -403,6 +403,7 @@ fn a_nightly_with_a_control_judges_the_ratio_night_over_night() {
         "{t}"
     );
     assert!(!t.contains("REGRESSED"), "{t}");
+    assert!(t.contains("--fail-on-regression: passed\n"), "{t}");
     assert_eq!(
         t.matches("candidate/default/oltp_read_write/t").count(),
         3,
@@ -420,6 +421,10 @@ fn a_nightly_with_a_control_judges_the_ratio_night_over_night() {
     let s = summary();
     assert!(s.starts_with("sweep 'nightly': "), "{s}");
     assert!(s.contains("REGRESSED: candidate/default is slower"), "{s}");
+    assert!(
+        s.trim_end().ends_with("--fail-on-regression: FAILED"),
+        "{s}"
+    );
     let run_dir = std::fs::canonicalize(dir.path().join("results/nightly/latest")).unwrap();
     let gate: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(run_dir.join("gate.json")).unwrap()).unwrap();

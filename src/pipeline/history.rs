@@ -101,6 +101,7 @@ fn early_ratio(o: &crate::pipeline::judge::control::Outcome, key: &Key) -> Optio
         hi_pct: c.hi_pct,
         worse: c.verdict == Verdict::Regressed,
         better: c.verdict == Verdict::Improved,
+        verdict: Some(c.verdict),
     })
 }
 

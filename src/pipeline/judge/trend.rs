@@ -14,6 +14,9 @@ pub struct Newest {
     pub hi_pct: f64,
     pub worse: bool,
     pub better: bool,
+    /// Judged against the earlier runs' own paired intervals (too few runs for a prediction
+    /// interval): that judgement's verdict, said as it is (slower, inconclusive, …).
+    pub verdict: Option<crate::pipeline::judge::verdict::Verdict>,
 }
 
 /// A history metric ("tps", "p95", "tps/control", …) as a verdict's metric: what its
@@ -63,6 +66,7 @@ pub fn judge(
             hi_pct: hi,
             worse: out && beyond && ((d < 0.0) == higher_better),
             better: out && beyond && ((d > 0.0) == higher_better),
+            verdict: None,
         }
     });
     (shifts, newest)
@@ -80,6 +84,9 @@ pub fn word(n: Option<&Newest>, metric: &str, threshold_pct: f64, host: bool) ->
         Some(n) if n.worse && host => "worse: the machine (not counted)".to_string(),
         Some(n) if n.worse => "WORSE".to_string(),
         Some(n) if n.better => "better".to_string(),
+        Some(Newest {
+            verdict: Some(v), ..
+        }) => v.as_str().to_string(),
         Some(n) if n.change_pct.abs() > threshold_of(metric, threshold_pct) => {
             "within the noise".to_string()
         }
@@ -115,5 +122,16 @@ mod tests {
         assert_eq!(judge(&fell, false, "tps", 10.0, 0.01).1, None);
         assert_eq!(judge(&[1000.0, 700.0], true, "tps", 10.0, 0.01).1, None);
         assert!(word(None, "tps", 10.0, false).starts_with("not judged"));
+        // A ratio judged by its paired intervals is said in that judgement's words: a fall
+        // whose interval excludes no change but not the threshold is slower, not noise.
+        let early = Newest {
+            change_pct: -41.4,
+            lo_pct: -64.3,
+            hi_pct: -3.7,
+            worse: false,
+            better: false,
+            verdict: Some(crate::pipeline::judge::verdict::Verdict::Slower),
+        };
+        assert_eq!(word(Some(&early), "tps/control", 5.0, false), "slower");
     }
 }

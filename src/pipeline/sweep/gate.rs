@@ -322,9 +322,15 @@ pub fn apply(
         let Some((what, o)) = control(dir, threshold, against)? else {
             return first(" paired with its control");
         };
-        let text = format!("{flag}: compared {}", o.text(&what));
-        let json = serde_json::json!({"compared": what, "control": o});
         let failing = o.failing(fail_on);
+        // The outcome last, as the paired gate says it: the line a reader of summary.txt
+        // looks for.
+        let text = format!(
+            "{flag}: compared {}{flag}: {}\n",
+            o.text(&what),
+            if failing { "FAILED" } else { "passed" }
+        );
+        let json = serde_json::json!({"compared": what, "control": o});
         (text, json, failing)
     } else if spec.run.design.paired() {
         let (what, failing) = paired(&dir.path, fail_on)?;
