@@ -146,6 +146,32 @@ const VERDICTS: [&str; 6] = [
 ];
 
 /// The verdict words in `s`.
+/// report.md's transactions-per-second table.
+fn tps_table(md: &str) -> &str {
+    md.split("Transactions per second (Δ")
+        .nth(1)
+        .and_then(|t| t.split("Queries per second").next())
+        .unwrap()
+}
+
+/// The row of `table` at `threads`.
+fn row_at(table: &str, threads: u32) -> &str {
+    table
+        .lines()
+        .find(|l| l.starts_with(&format!("| {threads} |")))
+        .unwrap_or_else(|| panic!("no row for t{threads}: {table}"))
+}
+
+/// The thread count of a gate row ("local/durable/oltp_write_only/t4 …").
+fn threads_of(gate_row: &str) -> u32 {
+    gate_row
+        .split_whitespace()
+        .next()
+        .and_then(|p| p.rsplit("/t").next())
+        .and_then(|n| n.parse().ok())
+        .unwrap()
+}
+
 fn words_in(s: &str) -> Vec<&'static str> {
     VERDICTS.into_iter().filter(|w| s.contains(w)).collect()
 }
@@ -162,15 +188,7 @@ fn every_view_of_an_unpaired_run_gives_a_point_the_gates_verdict() {
     let t = text(&out);
     let gate: Vec<(u32, Vec<&str>)> = rows(&t)
         .into_iter()
-        .map(|l| {
-            let threads = l
-                .split_whitespace()
-                .next()
-                .and_then(|p| p.rsplit("/t").next())
-                .and_then(|n| n.parse().ok())
-                .unwrap();
-            (threads, words_in(l))
-        })
+        .map(|l| (threads_of(l), words_in(l)))
         .collect();
     assert_eq!(gate.len(), 2, "{t}");
     let run_dir = std::fs::canonicalize(dir.path().join("results/flush/latest")).unwrap();
@@ -182,21 +200,14 @@ fn every_view_of_an_unpaired_run_gives_a_point_the_gates_verdict() {
         .unwrap();
     assert!(json.status.success(), "{}", text(&json));
     let model: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
-    let table = md
-        .split("Transactions per second (Δ")
-        .nth(1)
-        .and_then(|t| t.split("Queries per second").next())
-        .unwrap();
+    let table = tps_table(&md);
     for (threads, words) in &gate {
         assert_eq!(
             words.len(),
             1,
             "one verdict in the gate's row at t{threads}: {t}"
         );
-        let row = table
-            .lines()
-            .find(|l| l.starts_with(&format!("| {threads} |")))
-            .unwrap_or_else(|| panic!("no row for t{threads}: {md}"));
+        let row = row_at(table, *threads);
         assert_eq!(
             &words_in(row.split('|').nth(3).unwrap()),
             words,
@@ -260,16 +271,9 @@ fn every_view_of_an_unpaired_run_gives_a_point_the_gates_verdict() {
         .unwrap();
     assert!(again.status.success(), "{}", text(&again));
     let md = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
-    let table = md
-        .split("Transactions per second (Δ")
-        .nth(1)
-        .and_then(|t| t.split("Queries per second").next())
-        .unwrap();
+    let table = tps_table(&md);
     for (threads, _) in &gate {
-        let row = table
-            .lines()
-            .find(|l| l.starts_with(&format!("| {threads} |")))
-            .unwrap();
+        let row = row_at(table, *threads);
         assert_eq!(
             words_in(row.split('|').nth(3).unwrap()),
             ["improved"],
@@ -292,22 +296,10 @@ fn the_report_of_a_gated_run_judges_at_the_gates_threshold() {
         serde_json::from_str(&std::fs::read_to_string(run_dir.join("verdicts.json")).unwrap())
             .unwrap();
     assert_eq!(stored["threshold_pct"], 30.0, "{stored}");
-    let table = md
-        .split("Transactions per second (Δ")
-        .nth(1)
-        .and_then(|t| t.split("Queries per second").next())
-        .unwrap();
+    let table = tps_table(&md);
     for l in rows(&t) {
-        let threads: u32 = l
-            .split_whitespace()
-            .next()
-            .and_then(|p| p.rsplit("/t").next())
-            .and_then(|n| n.parse().ok())
-            .unwrap();
-        let row = table
-            .lines()
-            .find(|r| r.starts_with(&format!("| {threads} |")))
-            .unwrap();
+        let threads = threads_of(l);
+        let row = row_at(table, threads);
         assert_eq!(
             words_in(row.split('|').nth(3).unwrap()),
             words_in(l),
