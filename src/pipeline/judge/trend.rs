@@ -4,7 +4,7 @@
 //! noise". Pure; `pipeline::history` reads the runs and prints.
 
 use crate::pipeline::judge::verdict::changepoint::{self, Shift};
-use crate::pipeline::judge::verdict::Metric;
+use crate::pipeline::judge::verdict::{Metric, Verdict};
 
 /// The newest run of one series against the runs before it.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,7 +16,7 @@ pub struct Newest {
     pub better: bool,
     /// Judged against the earlier runs' own paired intervals (too few runs for a prediction
     /// interval): that judgement's verdict, said as it is (slower, inconclusive, …).
-    pub verdict: Option<crate::pipeline::judge::verdict::Verdict>,
+    pub verdict: Option<Verdict>,
 }
 
 /// A history metric ("tps", "p95", "tps/control", …) as a verdict's metric: what its
@@ -84,9 +84,10 @@ pub fn word(n: Option<&Newest>, metric: &str, threshold_pct: f64, host: bool) ->
         Some(n) if n.worse && host => "worse: the machine (not counted)".to_string(),
         Some(n) if n.worse => "WORSE".to_string(),
         Some(n) if n.better => "better".to_string(),
+        // Within ±threshold is history's "steady"; the rest in the paired judgement's words.
         Some(Newest {
             verdict: Some(v), ..
-        }) => v.as_str().to_string(),
+        }) if *v != Verdict::Unchanged => v.as_str().to_string(),
         Some(n) if n.change_pct.abs() > threshold_of(metric, threshold_pct) => {
             "within the noise".to_string()
         }
@@ -130,8 +131,16 @@ mod tests {
             hi_pct: -3.7,
             worse: false,
             better: false,
-            verdict: Some(crate::pipeline::judge::verdict::Verdict::Slower),
+            verdict: Some(Verdict::Slower),
         };
         assert_eq!(word(Some(&early), "tps/control", 5.0, false), "slower");
+        let same = Newest {
+            change_pct: 0.5,
+            lo_pct: -2.9,
+            hi_pct: 4.1,
+            verdict: Some(Verdict::Unchanged),
+            ..early
+        };
+        assert_eq!(word(Some(&same), "tps/control", 5.0, false), "steady");
     }
 }
