@@ -55,6 +55,11 @@ pub fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\\', "\\\\").replace('\'', "''"))
 }
 
+/// A row's columns as text.
+fn row_text(r: &mysql_async::Row) -> Row {
+    (0..r.len()).map(|i| r.as_ref(i).and_then(text)).collect()
+}
+
 /// A column's text: the text protocol sends every value as bytes.
 fn text(v: &mysql_async::Value) -> Option<String> {
     match v {
@@ -93,16 +98,23 @@ impl Admin {
     /// Every row of a query's result.
     pub async fn rows(&mut self, sql: impl AsRef<str>) -> Result<Vec<Row>, Error> {
         let rows: Vec<mysql_async::Row> = self.0.query(sql.as_ref()).await?;
-        Ok(rows
-            .iter()
-            .map(|r| (0..r.len()).map(|i| r.as_ref(i).and_then(text)).collect())
-            .collect())
+        Ok(rows.iter().map(row_text).collect())
     }
 
     /// The first row of a query's result, if it has one.
     pub async fn first(&mut self, sql: impl AsRef<str>) -> Result<Option<Row>, Error> {
         let row: Option<mysql_async::Row> = self.0.query_first(sql.as_ref()).await?;
-        Ok(row.map(|r| (0..r.len()).map(|i| r.as_ref(i).and_then(text)).collect()))
+        Ok(row.as_ref().map(row_text))
+    }
+
+    /// The first column of every row, NULLs left out (SHOW GRANTS, a list of names).
+    pub async fn column(&mut self, sql: impl AsRef<str>) -> Result<Vec<String>, Error> {
+        Ok(self
+            .rows(sql)
+            .await?
+            .into_iter()
+            .filter_map(|r| r.into_iter().next().flatten())
+            .collect())
     }
 
     /// The first column of the first row (None for no row or NULL).

@@ -81,12 +81,7 @@ pub async fn read_facts(c: &mut Admin) -> anyhow::Result<ServerFacts> {
         threads_connected: status(c, "Threads_connected").await?,
         prepared_stmt_count: status(c, "Prepared_stmt_count").await?,
         datadir: c.value("SELECT @@datadir").await?.unwrap_or_default(),
-        grants: c
-            .rows("SHOW GRANTS")
-            .await?
-            .into_iter()
-            .filter_map(|r| r.into_iter().next().flatten())
-            .collect(),
+        grants: c.column("SHOW GRANTS").await?,
         log_bin: var(c, "SELECT @@log_bin").await? != 0,
     })
 }
@@ -305,15 +300,12 @@ pub fn free_bytes(path: &str) -> Option<u64> {
 
 /// Row counts of sbtest1..N (None for a missing table).
 pub async fn table_rows(c: &mut Admin, db: &str, tables: u32) -> anyhow::Result<Vec<Option<u64>>> {
-    let present: Vec<String> = c
-        .rows(format!(
+    let present = c
+        .column(format!(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = {} AND table_name LIKE 'sbtest%'",
             quote(db)
         ))
-        .await?
-        .into_iter()
-        .filter_map(|r| r.into_iter().next().flatten())
-        .collect();
+        .await?;
     // A table locked by someone else must not hang the check.
     c.exec("SET SESSION lock_wait_timeout = 10").await?;
     let mut out = Vec::new();
@@ -364,9 +356,9 @@ pub async fn check_target(
             return (out, None);
         }
     };
-    // The workload logs in with its own client (src/wire), not with the administrative client: prove that
-    // one can log in too (another auth plugin, a socket it cannot open…), before any data is
-    // touched. Without a database: it may not exist before the first prepare.
+    // The workload logs in with its own client (src/wire), not with the administrative
+    // client: prove that one can log in too (another auth plugin, a socket it cannot open…),
+    // before any data is touched. Without a database: it may not exist before the first prepare.
     let no_db = ConnOptions {
         db: String::new(),
         ..conn.clone()

@@ -195,12 +195,13 @@ fn design_of(text: &str) -> Option<String> {
     serde_json::from_str::<Design>(text).ok().map(|d| d.design)
 }
 
-/// An unpaired run's verdicts.json, if it has one (None for a paired run's).
-pub fn load_unpaired(run: &Path) -> anyhow::Result<Option<Unpaired>> {
+/// The run's verdicts.json parsed as `T` when its design is (`unpaired`) or is not an
+/// unpaired run's; None when the run has none or it is the other kind.
+fn read<T: serde::de::DeserializeOwned>(run: &Path, unpaired: bool) -> anyhow::Result<Option<T>> {
     let path = run.join("verdicts.json");
     match std::fs::read_to_string(&path) {
-        Ok(text) if design_of(&text).as_deref() == Some(UNPAIRED) => {
-            serde_json::from_str::<Unpaired>(&text)
+        Ok(text) if (design_of(&text).as_deref() == Some(UNPAIRED)) == unpaired => {
+            serde_json::from_str::<T>(&text)
                 .map(Some)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
         }
@@ -210,22 +211,24 @@ pub fn load_unpaired(run: &Path) -> anyhow::Result<Option<Unpaired>> {
     }
 }
 
+/// An unpaired run's verdicts.json, if it has one (None for a paired run's).
+pub fn load_unpaired(run: &Path) -> anyhow::Result<Option<Unpaired>> {
+    read(run, true)
+}
+
 /// The run's paired verdicts.json, if it has one (None for an unpaired run's).
 pub fn load(run: &Path) -> anyhow::Result<Option<Verdicts>> {
-    let path = run.join("verdicts.json");
-    match std::fs::read_to_string(&path) {
-        Ok(text) if design_of(&text).as_deref() == Some(UNPAIRED) => Ok(None),
-        Ok(text) => serde_json::from_str::<Verdicts>(&text)
-            .map(|mut v| {
-                if v.pooled.is_empty() {
-                    v.pooled = pool(&v.points, v.threshold_pct);
-                }
-                Some(v)
-            })
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(anyhow::anyhow!("{}: {e}", path.display())),
-    }
+    Ok(read::<Verdicts>(run, false)?.map(|mut v| {
+        if v.pooled.is_empty() {
+            v.pooled = pool(&v.points, v.threshold_pct);
+        }
+        v
+    }))
+}
+
+/// Whether the run was paired and kept its verdicts (a readable paired verdicts.json).
+pub fn is_paired(run: &Path) -> bool {
+    load(run).is_ok_and(|v| v.is_some())
 }
 
 /// "−12.3 % [−15.0, −9.4]", or "unbounded" past what a printed number can say.

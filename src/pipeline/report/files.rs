@@ -101,16 +101,16 @@ fn unpaired_cells(m: &mut ReportModel, u: &crate::pipeline::judge::verdicts_file
     if series.first() != Some(&u.baseline) {
         return;
     }
-    let compared = |m: &ReportModel| {
-        m.workloads.iter().all(|sec| {
-            sec.rows.iter().all(|row| {
-                row.cells.iter().enumerate().skip(1).all(|(i, c)| {
-                    c.is_none() || u.point(&series[i], &sec.workload, row.threads).is_some()
-                })
+    // All of the run's verdicts or none: a report judging some cells itself would hold two
+    // families.
+    let all_judged = m.workloads.iter().all(|sec| {
+        sec.rows.iter().all(|row| {
+            row.cells.iter().enumerate().skip(1).all(|(i, c)| {
+                c.is_none() || u.point(&series[i], &sec.workload, row.threads).is_some()
             })
         })
-    };
-    if !compared(m) {
+    });
+    if !all_judged {
         return;
     }
     let mut per_series = vec![Vec::new(); series.len()];

@@ -200,9 +200,11 @@ pub fn control(
                 _ => 1,
             };
             // Finished runs of this sweep that were paired against the control.
-            let last = earlier_runs(&dir.path, n, |r| {
-                crate::pipeline::judge::verdicts_file::load(r).is_ok_and(|v| v.is_some())
-            })?;
+            let last = earlier_runs(
+                &dir.path,
+                n,
+                crate::pipeline::judge::verdicts_file::is_paired,
+            )?;
             if last.is_empty() {
                 return Ok(None);
             }

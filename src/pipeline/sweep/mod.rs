@@ -117,7 +117,7 @@ fn default_paired(spec: &mut SweepSpec, plan: &Plan, a: &SweepArgs) {
         return design.fall_back("--shard measures the series apart");
     }
     if let Some(dir) = &a.resume {
-        if !crate::pipeline::judge::verdicts_file::load(dir).is_ok_and(|v| v.is_some()) {
+        if !crate::pipeline::judge::verdicts_file::is_paired(dir) {
             return design.fall_back("--resume continues a sequential run");
         }
     }
