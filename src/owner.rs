@@ -1,6 +1,6 @@
 //! The mark of a directory in use: an `.owner` file its process keeps locked (flock) for
-//! its life. Process-wide (the engine's TLS relay and the pipeline's work directories both
-//! mark theirs); `pipeline::server::workdir` reaps the directories nobody holds.
+//! its life; `pipeline::server::workdir` marks the work directories with it and reaps the
+//! ones nobody holds.
 
 use std::fs::File;
 use std::os::fd::AsRawFd;

@@ -154,7 +154,7 @@ fn required_tls() -> Option<sweepbench::engine::wire::tls::Tls> {
     db::wire_tls(&c).unwrap()
 }
 
-/// The workload's client and mysql_async log a caching_sha2_password user in by every path
+/// The workload's client and the administrative one log a caching_sha2_password user in by every path
 /// MySQL has, and a wrong password is refused with 1045 on each.
 fn caching_sha2_paths(m: &Mysql) {
     let pw = "cs pw'\"\\";
@@ -191,7 +191,7 @@ fn caching_sha2_paths(m: &Mysql) {
     assert_eq!(e.code, 2059);
     assert!(e.message.contains("needs TLS"), "{e}");
 
-    // The administrative client (mysql_async): full path over TCP, then the fast path.
+    // The administrative client (`Admin`, tokio's blocking pool): full path over TCP, then the fast path.
     m.forget_logins();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -200,7 +200,7 @@ fn caching_sha2_paths(m: &Mysql) {
     rt.block_on(async {
         for path in ["full", "fast"] {
             let c = sweepbench::engine::admin::Admin::connect(&m.admin(pw), 0).await;
-            assert!(c.is_ok(), "mysql_async {path} path: {}", c.err().unwrap());
+            assert!(c.is_ok(), "Admin {path} path: {}", c.err().unwrap());
             c.unwrap().close().await;
         }
         let e = sweepbench::engine::admin::Admin::connect(&m.admin("nope"), 0)

@@ -167,8 +167,7 @@ fn openssl(d: &std::path::Path, args: &str) {
 /// `--mysql-ssl=on` encrypted and unverified (a REQUIRE SSL user logs in), VERIFY_CA when
 /// the CA signed it; it refuses another CA, an impostor CA of the same name (the
 /// signature is checked, not the name), and VERIFY_IDENTITY (no subjectAltName), saying why.
-/// A sweep takes it the same way: its administrative connections (mysql_async, which cannot
-/// read it) go through the TLS relay, with the same checks.
+/// A sweep takes it the same way: its administrative connections are the same client.
 #[test]
 fn a_version_1_certificate_is_taken_as_the_mysql_client_takes_it() {
     let p = pki();
@@ -239,8 +238,8 @@ fn a_version_1_certificate_is_taken_as_the_mysql_client_takes_it() {
         .arg(&res)
         .output()
         .unwrap();
-    // A sweep's administrative connections go through the in-process TLS relay: the REQUIRE
-    // SSL user prepares, sets nothing and measures over TLS.
+    // A sweep's administrative connections take the version 1 certificate as the workload's
+    // do: the REQUIRE SSL user prepares, sets nothing and measures over TLS.
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(text(&out).contains("3 ok, 0 failed"), "{}", text(&out));
     let url = |m: &str, ca: &std::path::Path| {

@@ -1,7 +1,7 @@
 //! The engine: sysbench's workloads on our own MySQL client. `config` says what to run,
 //! `workload` what each event sends, `wire` how it goes over the socket, `exec` who runs the
 //! events and when, `metrics` what was measured, `db` where connections go and how they log
-//! in, `admin` the administrative client (on mysql_async; the workload runs on `wire`).
+//! in, `admin` the administrative client (statements as text on `wire`, the workload's client).
 //! Nothing here knows about sweeps, sweep files or sysbench's command line.
 
 pub mod admin;
@@ -11,7 +11,6 @@ pub mod exec;
 pub mod fatal;
 pub mod host;
 pub mod metrics;
-pub mod tls_relay;
 pub mod watch;
 pub mod wire;
 pub mod workload;

@@ -356,32 +356,6 @@ pub async fn check_target(
             return (out, None);
         }
     };
-    // The workload logs in with its own client (src/wire), not with the administrative
-    // client: prove that one can log in too (another auth plugin, a socket it cannot open…),
-    // before any data is touched. Without a database: it may not exist before the first prepare.
-    let no_db = ConnOptions {
-        db: String::new(),
-        ..conn.clone()
-    };
-    match tokio::task::spawn_blocking(move || db::wire_connect(&no_db, 0, false).map(drop)).await
-    {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => out.push(finding(
-            Severity::Blocking,
-            "connect",
-            format!(
-                "the administrative client logged in to {} as '{}', but the workload's client cannot: {e}. Remedy: {}",
-                db::endpoint(conn, 0),
-                conn.user,
-                db::connect_remedy(Some(e.code))
-            ),
-        )),
-        Err(e) => out.push(finding(
-            Severity::Blocking,
-            "connect",
-            format!("the workload client's login check did not finish: {e}"),
-        )),
-    }
     let facts = match read_facts(&mut c).await {
         Ok(f) => f,
         Err(e) => {

@@ -88,11 +88,13 @@ pub fn bench_json(words: &str, conn: &[String]) -> serde_json::Value {
 }
 
 /// Root over the server's socket, optionally in database `db`.
-pub fn root_opts(s: &ManagedServer, db: Option<&str>) -> mysql_async::OptsBuilder {
-    mysql_async::OptsBuilder::default()
-        .socket(Some(s.socket().to_string_lossy().to_string()))
-        .user(Some("root"))
-        .db_name(db.map(str::to_string))
+pub fn root_opts(s: &ManagedServer, db: Option<&str>) -> sweepbench::engine::config::ConnOptions {
+    sweepbench::engine::config::ConnOptions {
+        sockets: vec![s.socket().to_string_lossy().to_string()],
+        user: "root".into(),
+        db: db.unwrap_or_default().to_string(),
+        ..Default::default()
+    }
 }
 
 /// Runs a query as root on the shared server; returns the last column of each row as text.
@@ -101,31 +103,19 @@ pub fn query_col(sql: &str) -> Vec<String> {
 }
 
 pub fn query_col_on(s: &ManagedServer, sql: &str) -> Vec<String> {
-    use mysql_async::prelude::Queryable;
+    use sweepbench::engine::admin::Admin;
     let opts = root_opts(s, None);
-    let sql = sql.to_string();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     rt.block_on(async move {
-        let mut c = mysql_async::Conn::new(opts).await.unwrap();
-        let rows: Vec<mysql_async::Row> = c.query(sql.as_str()).await.unwrap();
-        let out = rows
-            .into_iter()
-            .map(|r| {
-                let v: Option<mysql_async::Value> = r.get(r.len() - 1);
-                match v {
-                    Some(mysql_async::Value::Bytes(b)) => String::from_utf8_lossy(&b).to_string(),
-                    Some(mysql_async::Value::Int(i)) => i.to_string(),
-                    Some(mysql_async::Value::UInt(i)) => i.to_string(),
-                    Some(other) => format!("{other:?}"),
-                    None => String::new(),
-                }
-            })
-            .collect();
-        let _ = c.disconnect().await;
-        out
+        let mut c = Admin::open(&opts, 0).await.unwrap();
+        let rows = c.rows(sql).await.unwrap();
+        c.close().await;
+        rows.into_iter()
+            .map(|r| r.last().cloned().flatten().unwrap_or_default())
+            .collect()
     })
 }
 
@@ -156,7 +146,7 @@ pub fn hold_lock(
     statements: &[&str],
     hold: std::time::Duration,
 ) -> std::thread::JoinHandle<()> {
-    use mysql_async::prelude::Queryable;
+    use sweepbench::engine::admin::Admin;
     let opts = root_opts(s, Some(db));
     let stmts: Vec<String> = statements.iter().map(|x| x.to_string()).collect();
     let (tx, rx) = std::sync::mpsc::channel();
@@ -166,15 +156,15 @@ pub fn hold_lock(
             .build()
             .unwrap();
         rt.block_on(async move {
-            let mut c = mysql_async::Conn::new(opts).await.unwrap();
+            let mut c = Admin::open(&opts, 0).await.unwrap();
             for st in &stmts {
-                c.query_drop(st.as_str()).await.unwrap();
+                c.exec(st).await.unwrap();
             }
             tx.send(()).unwrap();
             tokio::time::sleep(hold).await;
-            let _ = c.query_drop("ROLLBACK").await;
-            let _ = c.query_drop("UNLOCK TABLES").await;
-            let _ = c.disconnect().await;
+            let _ = c.exec("ROLLBACK").await;
+            let _ = c.exec("UNLOCK TABLES").await;
+            c.close().await;
         });
     });
     rx.recv().expect("lock taken");

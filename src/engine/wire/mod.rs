@@ -1,10 +1,12 @@
 //! The workload's own MySQL client: a blocking connection per worker thread that speaks just
 //! what the measured loop needs (COM_QUERY, COM_STMT_PREPARE/EXECUTE, COM_QUIT) and drains
 //! results without building rows, so a query costs one write, usually one read and no
-//! allocation. Administrative statements (preflight, variables, status) go through `engine::admin`.
+//! allocation. Administrative statements (preflight, variables, status) go through `engine::admin`,
+//! on this same client with rows read as text (`rows`).
 
 mod auth;
 mod packet;
+mod rows;
 pub mod tls;
 mod tls_v1;
 
@@ -14,6 +16,8 @@ use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::time::Duration;
+
+pub use rows::TextRow;
 
 /// Where a connection goes: a unix socket, or host and port.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -283,7 +287,8 @@ impl Conn {
                 Error::client(
                     2013,
                     format!(
-                        "Lost connection to MySQL server at 'reading initial communication packet' (no answer within {timeout:?})"
+                        "Lost connection to MySQL server at 'reading initial communication packet' (no answer within {} s)",
+                        timeout.as_secs_f64()
                     ),
                 )
             } else {

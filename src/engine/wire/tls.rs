@@ -36,7 +36,7 @@ pub struct Tls {
 
 /// A TLS failure in words a DBA can act on: rustls names a version 1 certificate only by an
 /// enum's name, and it reaches here only under VERIFY_IDENTITY (REQUIRED and VERIFY_CA take
-/// one: `tls_v1` for the workload's client, `tls_relay` for the administrative ones).
+/// one: `tls_v1`).
 pub fn explain(why: &str) -> String {
     if why.contains("UnsupportedCertVersion") {
         format!("{why}: the server's certificate is X.509 version 1, which carries no subjectAltName for VERIFY_IDENTITY to check the host against; give the server a version 3 certificate naming the host (ssl_cert, ssl_key), or use VERIFY_CA or REQUIRED, which take version 1 certificates")

@@ -9,7 +9,8 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// Name prefixes of the directories sweepbench creates under TMPDIR.
+/// Name prefixes of the directories sweepbench creates under TMPDIR ("sweepbench-relay-":
+/// the TLS relay's of earlier builds, reaped when one was left behind).
 pub const PREFIXES: [&str; 3] = ["sweepbench-run-", "sweepbench-srv-", "sweepbench-relay-"];
 
 /// Server pid files below `dir` (a server's own directory, or a run's with servers inside).
