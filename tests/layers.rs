@@ -185,3 +185,215 @@ fn statements_go_through_the_admin_module() {
         "Cargo.toml names mysql_async"
     );
 }
+
+/// A file's module path: `pipeline/sweep/run.rs` → ["pipeline", "sweep", "run"]; a mod.rs
+/// is its directory's module.
+fn module_of(rel: &Path) -> Vec<String> {
+    let mut m: Vec<String> = rel
+        .with_extension("")
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    if m.last()
+        .is_some_and(|l| l == "mod" || l == "lib" || l == "main")
+    {
+        m.pop();
+    }
+    m
+}
+
+/// `a::{b, c::{d, e}}` → a::b, a::c::d, a::c::e (spaces and `as` renames dropped).
+fn expand_use(s: &str) -> Vec<String> {
+    let s: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out = Vec::new();
+    fn rec(prefix: &str, rest: &str, out: &mut Vec<String>) {
+        let Some(open) = rest.find('{') else {
+            let path = rest.split(" as ").next().unwrap_or(rest).replace(' ', "");
+            out.push(format!("{prefix}{path}"));
+            return;
+        };
+        let head = rest[..open].replace(' ', "");
+        let (mut depth, mut item, mut items) = (0, String::new(), Vec::new());
+        for ch in rest[open + 1..].chars() {
+            match ch {
+                '{' => depth += 1,
+                '}' if depth == 0 => break,
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    items.push(std::mem::take(&mut item));
+                    continue;
+                }
+                _ => {}
+            }
+            item.push(ch);
+        }
+        items.push(item);
+        for it in items.iter().map(|i| i.trim()).filter(|i| !i.is_empty()) {
+            rec(&format!("{prefix}{head}"), it, out);
+        }
+    }
+    rec("", &s, &mut out);
+    out
+}
+
+/// Every path a file's code names: its `use` items expanded, `crate::`/`super::`/`self::`
+/// paths, and a module file's own children named bare (`run::Runner` after `mod run;`).
+fn named_paths(text: &str) -> Vec<String> {
+    let text: String = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == ':';
+    let mut out = Vec::new();
+    let mut rest = text.as_str();
+    while let Some(i) = rest.find("use ") {
+        let before = rest[..i].chars().last();
+        rest = &rest[i + 4..];
+        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+            continue;
+        }
+        if let Some(end) = rest.find(';') {
+            out.extend(expand_use(&rest[..end]));
+        }
+    }
+    let children: Vec<String> = text
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let l = l.strip_prefix("pub ").unwrap_or(l);
+            let l = l.strip_prefix("pub(crate) ").unwrap_or(l);
+            l.strip_prefix("mod ")?
+                .strip_suffix(';')
+                .map(str::to_string)
+        })
+        .collect();
+    let mut roots: Vec<String> = ["crate::", "super::", "self::"].map(String::from).to_vec();
+    roots.extend(children.iter().map(|c| format!("{c}::")));
+    for root in &roots {
+        for (i, _) in text.match_indices(root.as_str()) {
+            if text[..i].chars().last().is_some_and(ident) {
+                continue;
+            }
+            let path: String = text[i..].chars().take_while(|&c| ident(c)).collect();
+            let path = path.trim_end_matches(':');
+            out.push(if root.starts_with("crate") || root.starts_with("s") {
+                path.to_string()
+            } else {
+                format!("self::{path}")
+            });
+        }
+    }
+    out
+}
+
+/// File-level imports between the modules of src/ (`super::` and bare children included,
+/// a re-export followed to the file that defines the item). A module's file using its own
+/// submodules (mod.rs, or `compare.rs` with `mod render;`) is its entry point declaring and
+/// dispatching to them, not an import, and is left out; a submodule using its parent's
+/// items, or a sibling's, is an import.
+fn file_edges(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut files = Vec::new();
+    rs_files(src, &mut files);
+    let mut modules: BTreeMap<Vec<String>, String> = BTreeMap::new();
+    for p in &files {
+        let Some(text) = code(p) else { continue };
+        modules.insert(module_of(p.strip_prefix(src).unwrap()), text);
+    }
+    let resolve = |segs: &[String]| -> Option<Vec<String>> {
+        (1..=segs.len())
+            .rev()
+            .map(|n| segs[..n].to_vec())
+            .find(|m| modules.contains_key(m))
+    };
+    // (module, item) → the child module it re-exports the item from.
+    let mut reexports: BTreeMap<(Vec<String>, String), Vec<String>> = BTreeMap::new();
+    for (m, text) in &modules {
+        for line in text.split(';') {
+            let line = line.trim();
+            let Some(items) = ["pub use ", "pub(crate) use ", "pub(super) use "]
+                .iter()
+                .find_map(|p| line.strip_prefix(p))
+            else {
+                continue;
+            };
+            for path in expand_use(items) {
+                let segs: Vec<&str> = path.split("::").filter(|s| *s != "self").collect();
+                let mut child = m.clone();
+                child.push(segs[0].to_string());
+                if segs.len() >= 2 && modules.contains_key(&child) {
+                    reexports.insert((m.clone(), segs[segs.len() - 1].to_string()), child);
+                }
+            }
+        }
+    }
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (m, text) in &modules {
+        for path in named_paths(text) {
+            let mut segs: Vec<String> = path.split("::").map(str::to_string).collect();
+            let mut base = match segs[0].as_str() {
+                "crate" => Vec::new(),
+                "super" | "self" => m.clone(),
+                _ => continue,
+            };
+            // A file's `self` is itself; its `super` its parent (a mod.rs: its directory's).
+            while let Some(first) = segs.first().cloned() {
+                match first.as_str() {
+                    "crate" | "self" => {}
+                    "super" => {
+                        base.pop();
+                    }
+                    _ => break,
+                }
+                segs.remove(0);
+            }
+            base.extend(segs);
+            let Some(mut to) = resolve(&base) else {
+                continue;
+            };
+            if to.len() > m.len() && to.starts_with(m) {
+                continue;
+            }
+            if let Some(next) = base.get(to.len()) {
+                if let Some(child) = reexports.get(&(to.clone(), next.clone())) {
+                    to = child.clone();
+                }
+            }
+            if &to != m && !to.is_empty() {
+                out.entry(m.join("/")).or_default().insert(to.join("/"));
+            }
+        }
+    }
+    out
+}
+
+/// No file of src/ reaches itself through the files it imports (#33: the sweep's eight
+/// files that each imported `run` for its `Runner`, and `run` them).
+#[test]
+fn no_file_of_src_imports_itself_around_a_loop() {
+    let e = file_edges(&src());
+    // The reader sees real imports, `super::` ones and re-exports included, or this test
+    // checks nothing.
+    assert!(
+        e["pipeline/sweep/paired"].contains("pipeline/sweep/runner"),
+        "{e:?}"
+    );
+    assert!(
+        e["pipeline/sweep/duet"].contains("pipeline/sweep/slices"),
+        "{e:?}"
+    );
+    assert!(
+        e["engine/wire/rows"].contains("engine/wire/packet"),
+        "{e:?}"
+    );
+    assert!(
+        e["pipeline/sweep/run"].contains("pipeline/sweep/runner"),
+        "{e:?}"
+    );
+    let loops: Vec<String> = e
+        .keys()
+        .filter_map(|u| loop_through(u, &e))
+        .map(|l| l.join(" → "))
+        .collect();
+    assert!(loops.is_empty(), "import loops:\n{}", loops.join("\n"));
+}

@@ -3,7 +3,7 @@
 //! included), or the counts repeat 1 chose (every later repeat). Each search's probes and why
 //! it stopped go to adaptive.json in the run directory.
 
-use super::run::Runner;
+use super::runner::Runner;
 use crate::pipeline::adaptive::{Next, Probe, Step};
 use crate::pipeline::plan::{series_of, Point};
 use crate::pipeline::results::{PointRecord, PointStatus};

@@ -167,6 +167,23 @@ pub struct Block {
 }
 
 impl Block {
+    /// Keeps a measured window's counters in status.csv (`cost::Reader::keep`), read now
+    /// unless the window failed or has no reading before it.
+    pub async fn keep_costs(
+        &mut self,
+        run: &std::path::Path,
+        before: Option<crate::pipeline::results::cost::Sample>,
+        rec: &crate::pipeline::results::PointRecord,
+        bar: &indicatif::ProgressBar,
+    ) {
+        let failed = rec.status == crate::pipeline::results::PointStatus::Failed;
+        let after = match (&before, failed) {
+            (Some(_), false) => self.cost_sample().await,
+            _ => None,
+        };
+        self.costs.keep(run, before, after, rec, bar).await;
+    }
+
     fn failed(key: String, error: String) -> Block {
         Block {
             key,

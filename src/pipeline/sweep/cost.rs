@@ -2,6 +2,7 @@
 //! connection of its own (never a workload connection, never through a proxy) and its
 //! process's /proc counters, just before the window and just after it.
 
+use super::progress::say;
 use crate::pipeline::results::cost::{self, Sample};
 use crate::pipeline::results::PointRecord;
 use crate::pipeline::spec::target::ConnInfo;
@@ -116,44 +117,43 @@ impl Reader {
     }
 }
 
-/// Keeps a measured window's counters in status.csv: the deltas between `before` and a
-/// reading taken now, per transaction and query of `rec`. Nothing is kept for a window that
-/// failed or has no reading before it; a file that cannot be written is said on `bar`, and
-/// the sweep goes on (the counters explain a point; they are not its measurement).
-pub async fn keep(
-    run: &Path,
-    b: &mut super::block::Block,
-    before: Option<Sample>,
-    rec: &PointRecord,
-    bar: &indicatif::ProgressBar,
-) {
-    let failed = rec.status == crate::pipeline::results::PointStatus::Failed;
-    let after = match (&before, failed) {
-        (Some(_), false) => b.cost_sample().await,
-        _ => None,
-    };
-    // After the reading: perf's writing its data is not the window's.
-    let stopped = match b.costs.profiler.as_mut() {
-        Some(p) => p.stop().await,
-        None => None,
-    };
-    if let Some(note) = b.costs.note.take().or(stopped) {
-        super::run::say(bar, format!("{}: {note}", rec.point_id));
-    }
-    let (Some(before), Some(after)) = (before, after) else {
-        return;
-    };
-    let rows = cost::rows(
-        &rec.point_id,
-        &before,
-        &after,
-        rec.transactions,
-        rec.queries,
-    );
-    if let Err(e) = cost::append(run, &rows) {
-        super::run::say(
-            bar,
-            format!("{}: status counters not written: {e:#}", rec.point_id),
+impl Reader {
+    /// Keeps a measured window's counters in status.csv: the deltas between `before` and
+    /// `after` (None for a window that failed or has no reading before it), per transaction
+    /// and query of `rec`, and says what the profiler has to say. A file that cannot be
+    /// written is said on `bar`, and the sweep goes on (the counters explain a point; they are
+    /// not its measurement).
+    pub async fn keep(
+        &mut self,
+        run: &Path,
+        before: Option<Sample>,
+        after: Option<Sample>,
+        rec: &PointRecord,
+        bar: &indicatif::ProgressBar,
+    ) {
+        // After the reading: perf's writing its data is not the window's.
+        let stopped = match self.profiler.as_mut() {
+            Some(p) => p.stop().await,
+            None => None,
+        };
+        if let Some(note) = self.note.take().or(stopped) {
+            say(bar, format!("{}: {note}", rec.point_id));
+        }
+        let (Some(before), Some(after)) = (before, after) else {
+            return;
+        };
+        let rows = cost::rows(
+            &rec.point_id,
+            &before,
+            &after,
+            rec.transactions,
+            rec.queries,
         );
+        if let Err(e) = cost::append(run, &rows) {
+            say(
+                bar,
+                format!("{}: status counters not written: {e:#}", rec.point_id),
+            );
+        }
     }
 }

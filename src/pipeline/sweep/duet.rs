@@ -1,9 +1,9 @@
 //! A duet's round of the paired design: every series' slice in the same seconds, each on
 //! its own connections and client threads (`design = "duet"`).
 
-use super::paired::{slice_point, status, Quiet, Series};
 use super::record::{fill, record};
-use super::run::Runner;
+use super::runner::Runner;
+use super::slices::{slice_point, status, Quiet, Series};
 use crate::engine::exec;
 use crate::pipeline::plan::Point;
 use crate::pipeline::results::{PointRecord, PointStatus};
@@ -84,7 +84,8 @@ pub(super) async fn round(
                 r.keep_samples(&p, &rep);
             }
         }
-        super::cost::keep(&r.dir.path, b, cost0[i].take(), &rec, r.bar).await;
+        b.keep_costs(&r.dir.path, cost0[i].take(), &rec, r.bar)
+            .await;
         out.push((p, rec));
     }
     out

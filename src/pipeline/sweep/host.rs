@@ -5,7 +5,7 @@
 //! managed servers keep their data) and removed after the last host point.
 
 use super::record::{fail_if_empty, fill, host_record, host_shares, set_shares, write_samples};
-use super::run::Runner;
+use super::runner::Runner;
 use crate::engine::host::fileio::{self, FileIo, FileIoOptions};
 use crate::engine::host::HostKind;
 use crate::pipeline::results::PointStatus;

@@ -154,38 +154,3 @@ impl<'a> Measure<'a> {
         })
     }
 }
-
-/// One slice of a synthetic series in round `n` of a paired point: computed by its model
-/// (time = the slice, no warmup) and kept as a real slice's record would be.
-pub(super) async fn synthetic_slice(
-    r: &mut super::run::Runner<'_>,
-    cell: &Point,
-    s: &super::paired::Series,
-    i: usize,
-    n: u32,
-) -> super::paired::Measured {
-    let p = super::paired::slice_point(cell, &s.key, n);
-    let mut rec = super::record::record(&r.dir.run_id, &p, &s.block.version);
-    rec.status = crate::pipeline::results::PointStatus::Failed;
-    match &s.block.live {
-        Some(Live::Synthetic(m)) => {
-            let mut o = r
-                .spec
-                .engine_config(cell.workload, cell.threads, Default::default());
-            o.time_s = r.spec.run.design.slice_s;
-            o.warmup_s = 0;
-            let rep = m.measure(&p.target, n, &o).await;
-            super::record::fill(&mut rec, &rep, 0.0);
-            rec.status = super::paired::status(&rep, &mut rec);
-            r.keep_samples(&p, &rep);
-        }
-        _ => {
-            rec.error = s
-                .block
-                .error
-                .clone()
-                .unwrap_or_else(|| "not a synthetic target".into())
-        }
-    }
-    (i, p, rec, None)
-}

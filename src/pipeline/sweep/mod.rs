@@ -14,8 +14,11 @@ mod measure;
 mod paired;
 mod paired_setup;
 mod profile;
+mod progress;
 mod record;
 mod run;
+mod runner;
+mod slices;
 mod sysbench_driver;
 mod tally;
 mod turns;
@@ -161,7 +164,7 @@ fn min_budget_s(spec: &SweepSpec, plan: &Plan) -> u64 {
         .len() as f64;
     let d = &spec.run.design;
     let per_cell = series * spec.run.warmup_s as f64
-        + design::MIN_ROUNDS as f64 * series * (d.slice_s as f64 + paired::SLICE_SETUP_S);
+        + design::MIN_ROUNDS as f64 * series * (d.slice_s as f64 + slices::SLICE_SETUP_S);
     (cells.len() as f64 * per_cell).ceil() as u64
 }
 

@@ -5,10 +5,12 @@
 //! (its repeat is the round), so every other command reads a paired run as it reads any run;
 //! the paired verdicts, with the rounds each point took, go to verdicts.json.
 
-use super::block::Block;
+use super::block::{Block, Live};
+use super::progress::say;
 use super::record::{fill, record};
-use super::run::{say, Runner};
-use crate::engine::exec::{self, Observer};
+use super::runner::Runner;
+use super::slices::{others_share, slice_point, status, Measured, Quiet, Series, SLICE_SETUP_S};
+use crate::engine::exec;
 use crate::pipeline::judge::verdict::paired::{self, PairedPoint, Rounds, Schedule};
 use crate::pipeline::judge::verdict::{Verdict, ALPHA};
 use crate::pipeline::judge::verdicts_file::{Cell, Comparison, Verdicts};
@@ -16,24 +18,6 @@ use crate::pipeline::plan::Point;
 use crate::pipeline::results::{r4, PointRecord, PointStatus};
 use crate::pipeline::spec::design::MIN_ROUNDS;
 use std::time::Instant;
-
-/// Time between slices (the report of one, the start of the next), for budgeting.
-pub(super) const SLICE_SETUP_S: f64 = 0.1;
-
-pub(super) struct Quiet;
-impl Observer for Quiet {}
-
-/// One slice measured: the series' index, its point, its record and the CPU shares others
-/// took during it (`others_share`).
-pub(super) type Measured = (usize, Point, PointRecord, Option<(f64, f64)>);
-
-/// One series of the sweep: target/config, its open block, and the CPUs a duet gives it
-/// (empty: any).
-pub(super) struct Series {
-    pub key: String,
-    pub block: Block,
-    pub cpus: Vec<usize>,
-}
 
 pub const METHOD: &str = "Paired design: each point is measured in rounds of one slice per \
 series, in a random order per round, a slice measured in short turns that alternate between \
@@ -246,17 +230,6 @@ fn push(rounds: &mut Rounds, rec: &PointRecord, others: Option<f64>) {
     }
 }
 
-/// The share of the host's CPU (all cores) that processes other than this client and the
-/// measured server took during a slice, and the share the hypervisor stole.
-pub(super) fn others_share(
-    h0: Option<crate::usage::HostCpu>,
-    h1: Option<crate::usage::HostCpu>,
-    rec: &PointRecord,
-) -> Option<(f64, f64)> {
-    let ours = rec.client_cpu_s + rec.server_cpu_s?;
-    super::record::host_shares(h0, h1, rec.duration_s, ours)
-}
-
 /// Measures one point in rounds until its schedule's look finds it decided, or the last look.
 async fn measure_cell(
     r: &mut Runner<'_>,
@@ -365,7 +338,7 @@ async fn measure_cell(
         }
         if synthetic {
             for &i in &order {
-                measured.push(super::measure::synthetic_slice(r, cell, &series[i], i, n).await);
+                measured.push(synthetic_slice(r, cell, &series[i], i, n).await);
             }
         } else if duet {
             let recs = super::duet::round(r, cell, series, &mut rigs, n).await;
@@ -535,23 +508,6 @@ fn judge(
         .collect()
 }
 
-/// The plan's point for one series' slice in round `n`.
-pub(super) fn slice_point(cell: &Point, key: &str, n: u32) -> Point {
-    let (target, config) = key.split_once('/').expect("series keys are target/config");
-    let tail = cell
-        .id
-        .strip_prefix(&format!("{}/{}/", cell.target, cell.config));
-    let tail = tail.unwrap_or(&cell.id);
-    let tail = tail.strip_suffix("/r1").unwrap_or(tail);
-    Point {
-        id: format!("{target}/{config}/{tail}/r{n}"),
-        target: target.to_string(),
-        config: config.to_string(),
-        repeat: n,
-        ..cell.clone()
-    }
-}
-
 /// Measures one slice of one series on its open connections and returns its record (not
 /// yet kept).
 async fn slice(
@@ -589,7 +545,7 @@ async fn slice(
             r.keep_samples(p, &rep);
         }
     }
-    super::cost::keep(&r.dir.path, b, cost0, &rec, r.bar).await;
+    b.keep_costs(&r.dir.path, cost0, &rec, r.bar).await;
     if rec.status == PointStatus::Failed {
         if let Some(note) = b.revive(&rec.error).await {
             rec.error = format!("{} | {note}", rec.error);
@@ -598,19 +554,37 @@ async fn slice(
     rec
 }
 
-/// A slice's status from its run: failed (with why), interrupted or ok; a slice with no
-/// event is failed, never ok.
-pub(super) fn status(rep: &exec::RunReport, rec: &mut PointRecord) -> PointStatus {
-    match (&rep.fatal, rep.interrupted) {
-        (Some(f), _) => {
-            rec.set_fatal(f);
-            PointStatus::Failed
+/// One slice of a synthetic series in round `n` of a paired point: computed by its model
+/// (time = the slice, no warmup) and kept as a real slice's record would be.
+async fn synthetic_slice(
+    r: &mut Runner<'_>,
+    cell: &Point,
+    s: &Series,
+    i: usize,
+    n: u32,
+) -> Measured {
+    let p = slice_point(cell, &s.key, n);
+    let mut rec = super::record::record(&r.dir.run_id, &p, &s.block.version);
+    rec.status = crate::pipeline::results::PointStatus::Failed;
+    match &s.block.live {
+        Some(Live::Synthetic(m)) => {
+            let mut o = r
+                .spec
+                .engine_config(cell.workload, cell.threads, Default::default());
+            o.time_s = r.spec.run.design.slice_s;
+            o.warmup_s = 0;
+            let rep = m.measure(&p.target, n, &o).await;
+            super::record::fill(&mut rec, &rep, 0.0);
+            rec.status = status(&rep, &mut rec);
+            r.keep_samples(&p, &rep);
         }
-        (None, true) => PointStatus::Interrupted,
-        (None, false) if rep.totals.events == 0 => {
-            rec.error = "no event completed in the slice".into();
-            PointStatus::Failed
+        _ => {
+            rec.error = s
+                .block
+                .error
+                .clone()
+                .unwrap_or_else(|| "not a synthetic target".into())
         }
-        (None, false) => PointStatus::Ok,
     }
+    (i, p, rec, None)
 }

@@ -3,8 +3,8 @@
 //! buffer pool, and a duet's CPU isolation.
 
 use super::block::Block;
-use super::paired::Series;
-use super::run::Runner;
+use super::runner::Runner;
+use super::slices::Series;
 use crate::pipeline::spec::design::Pin;
 use crate::pipeline::spec::SweepSpec;
 

@@ -1,7 +1,7 @@
 //! A point's record: the row of points.csv made from what a run measured, the rule that a
 //! point with no event failed, and its per-second samples and histograms on disk.
 
-use super::run::say;
+use super::progress::say;
 use crate::engine::exec::RunReport;
 use crate::engine::host::{HOST_CONFIG, HOST_TARGET};
 use crate::engine::metrics::LatencySummary;

@@ -5,9 +5,9 @@
 //! record: its counts, histogram, measured time and CPU summed over the round.
 
 use super::block::Block;
-use super::paired::{others_share, status, Measured, Quiet, Series};
 use super::record::{fill, record};
-use super::run::Runner;
+use super::runner::Runner;
+use super::slices::{others_share, slice_point, status, Measured, Quiet, Series};
 use crate::engine::exec::{self, RunReport};
 use crate::engine::workload::rand::Rng;
 use crate::pipeline::plan::Point;
@@ -47,7 +47,7 @@ pub(super) async fn round(
     let spec = r.spec;
     let points: Vec<Point> = series
         .iter()
-        .map(|s| super::paired::slice_point(cell, &s.key, n))
+        .map(|s| slice_point(cell, &s.key, n))
         .collect();
     // Made before the first turn, so each record's started_at is the round's.
     let mut recs: Vec<_> = points
@@ -160,7 +160,8 @@ pub(super) async fn round(
             }
         }
         let b = &mut series[i].block;
-        super::cost::keep(&r.dir.path, b, cost0[i].take(), &rec, r.bar).await;
+        b.keep_costs(&r.dir.path, cost0[i].take(), &rec, r.bar)
+            .await;
         if rec.status == PointStatus::Failed {
             revive(&mut series[i].block, &mut rec.error).await;
         }
