@@ -288,6 +288,12 @@ impl PointRecord {
         })
     }
 
+    /// The columns computed from the record's own figures, set where every record is written
+    /// (`RunDir::append_point`) and where one is read (`load_points`, so older files have
+    /// them too): a new derived column is its field, its name in `POINT_COLUMNS` and one line
+    /// here.
+    pub fn derive(&mut self) {}
+
     /// A failed point of a file written before the `error_code` column: its code read once
     /// from sysbench's wording in `error` ("… returned error 1062 (…)").
     pub fn fill_error_code(&mut self) {
@@ -510,6 +516,7 @@ pub fn load_points(run: &Path) -> anyhow::Result<Vec<PointRecord>> {
     }
     for p in &mut points {
         p.fill_error_code();
+        p.derive();
     }
     Ok(points)
 }

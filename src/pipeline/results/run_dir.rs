@@ -177,10 +177,14 @@ impl RunDir {
         }
     }
 
+    /// Appends a measured point to points.csv, its derived columns computed
+    /// (`PointRecord::derive`).
     pub fn append_point(&mut self, r: &PointRecord) -> anyhow::Result<()> {
-        append_rows(&self.path.join("points.csv"), std::slice::from_ref(r))
+        let mut r = r.clone();
+        r.derive();
+        append_rows(&self.path.join("points.csv"), std::slice::from_ref(&r))
             .context("writing points.csv")?;
-        self.points.push(r.clone());
+        self.points.push(r);
         Ok(())
     }
 

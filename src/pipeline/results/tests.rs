@@ -13,6 +13,29 @@ fn a_full_disk_is_a_clear_error() {
     assert!(!target.exists());
 }
 
+/// docs/sweeps.md's "points.csv columns:" names every column, in the file's order: a new
+/// column is documented where users look it up, or this fails.
+#[test]
+fn the_results_format_in_the_docs_names_every_column() {
+    let docs = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/sweeps.md"),
+    )
+    .unwrap();
+    let at = docs.find("points.csv columns:").expect("the columns' paragraph");
+    let text = &docs[at..];
+    let words: Vec<&str> = text
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut from = 0;
+    for c in POINT_COLUMNS {
+        match words[from..].iter().position(|w| w == c) {
+            Some(i) => from += i + 1,
+            None => panic!("docs/sweeps.md does not name points.csv's column {c} (in order)"),
+        }
+    }
+}
+
 #[test]
 fn header_matches_the_record_fields() {
     let mut w = csv::WriterBuilder::new()
