@@ -227,6 +227,11 @@ pub struct PointRecord {
     /// read once at load (`fill_error_code`).
     #[serde(default)]
     pub error_code: Option<u16>,
+    /// The server's CPU per transaction, µs (server_cpu_s over transactions): what a
+    /// transaction costs the server, comparable across thread counts and runs; none where the
+    /// server's CPU was not measured or nothing completed.
+    #[serde(default)]
+    pub server_cpu_us_per_txn: Option<f64>,
 }
 
 impl PointRecord {
@@ -292,7 +297,12 @@ impl PointRecord {
     /// (`RunDir::append_point`) and where one is read (`load_points`, so older files have
     /// them too): a new derived column is its field, its name in `POINT_COLUMNS` and one line
     /// here.
-    pub fn derive(&mut self) {}
+    pub fn derive(&mut self) {
+        self.server_cpu_us_per_txn = self
+            .server_cpu_s
+            .filter(|_| self.transactions > 0)
+            .map(|s| r4(s * 1e6 / self.transactions as f64));
+    }
 
     /// A failed point of a file written before the `error_code` column: its code read once
     /// from sysbench's wording in `error` ("… returned error 1062 (…)").
@@ -581,6 +591,7 @@ pub const POINT_COLUMNS: &[&str] = &[
     "others_cpu_pct",
     "steal_pct",
     "error_code",
+    "server_cpu_us_per_txn",
 ];
 
 const INTERVAL_COLUMNS: &[&str] = &[

@@ -38,6 +38,49 @@ fn the_results_format_in_the_docs_names_every_column() {
     }
 }
 
+/// The server's CPU per transaction is written with every measured point and computed for a
+/// file written before the column; none without the server's CPU or a transaction.
+#[test]
+fn server_cpu_per_transaction_is_derived_when_written_and_when_read() {
+    let d = tempfile::tempdir().unwrap();
+    let mut dir = RunDir::create_at(&d.path().join("run"), "name = \"x\"\n").unwrap();
+    let rec = |id: &str, server_cpu_s, transactions| PointRecord {
+        point_id: id.into(),
+        status: PointStatus::Ok,
+        server_cpu_s,
+        transactions,
+        ..PointRecord::default()
+    };
+    dir.append_point(&rec("a/t1/r1", Some(1.5), 3000)).unwrap();
+    dir.append_point(&rec("a/t2/r1", None, 3000)).unwrap();
+    dir.append_point(&rec("a/t4/r1", Some(1.5), 0)).unwrap();
+    let text = std::fs::read_to_string(dir.path.join("points.csv")).unwrap();
+    let col = POINT_COLUMNS
+        .iter()
+        .position(|c| *c == "server_cpu_us_per_txn")
+        .unwrap();
+    let written: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(col).unwrap())
+        .collect();
+    assert_eq!(written, ["500.0", "", ""]);
+    // A file without the column: the figure at load.
+    std::fs::write(
+        dir.path.join("points.csv"),
+        text.lines()
+            .map(|l| format!("{}\n", l.rsplit_once(',').unwrap().0))
+            .collect::<String>(),
+    )
+    .unwrap();
+    let back: Vec<Option<f64>> = load_points(&dir.path)
+        .unwrap()
+        .iter()
+        .map(|p| p.server_cpu_us_per_txn)
+        .collect();
+    assert_eq!(back, [Some(500.0), None, None]);
+}
+
 #[test]
 fn header_matches_the_record_fields() {
     let mut w = csv::WriterBuilder::new()
