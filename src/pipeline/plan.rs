@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 /// `…/auto/r<repeat>`), which the runner expands into the thread counts it chooses.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Point {
-    /// Stable id: `target/config/workload/t<threads>/r<repeat>`.
+    /// Stable id: `target/config/[driver/]workload/[c<clients>/]t<threads>/r<repeat>`, made
+    /// from the other fields by `Point::named` and never read back.
     pub id: String,
     pub target: String,
     pub config: String,
@@ -25,6 +26,8 @@ pub struct Point {
     /// Client processes the threads are split over (`[run] clients`); ids name it when
     /// above 1 (`…/workload/c2/t8/r1`), so each client count is its own series.
     pub clients: u32,
+    /// The id names the driver (a sweep that runs both).
+    pub driver_in_id: bool,
 }
 
 /// What a plan entry stands for.
@@ -105,39 +108,27 @@ impl Plan {
                             if !keep(&t.name, &c.name, w.name(), n) || (n != AUTO && n < k) {
                                 continue;
                             }
-                            let cl = clients_part(k);
                             for d in &drivers {
-                                let driver = if spec.run.driver_in_ids() {
-                                    format!("{d}/")
-                                } else {
-                                    String::new()
-                                };
-                                let at = if n == AUTO {
-                                    "auto".to_string()
-                                } else {
-                                    format!("t{n}")
-                                };
-                                pts.push(Point {
-                                    id: format!(
-                                        "{}/{}/{driver}{}/{cl}{at}/r{r}",
-                                        t.name,
-                                        c.name,
-                                        w.name()
-                                    ),
-                                    target: t.name.clone(),
-                                    config: c.name.clone(),
-                                    workload: w,
-                                    threads: n,
-                                    repeat: r,
-                                    driver: *d,
-                                    rate: 0,
-                                    slot: if n == AUTO {
-                                        Slot::AutoThreads
-                                    } else {
-                                        Slot::Point
-                                    },
-                                    clients: k,
-                                });
+                                pts.push(
+                                    Point {
+                                        id: String::new(),
+                                        target: t.name.clone(),
+                                        config: c.name.clone(),
+                                        workload: w,
+                                        threads: n,
+                                        repeat: r,
+                                        driver: *d,
+                                        rate: 0,
+                                        slot: if n == AUTO {
+                                            Slot::AutoThreads
+                                        } else {
+                                            Slot::Point
+                                        },
+                                        clients: k,
+                                        driver_in_id: spec.run.driver_in_ids(),
+                                    }
+                                    .named(),
+                                );
                             }
                         }
                         // The SLA search of each native series, once its closed-loop points of
@@ -148,30 +139,23 @@ impl Plan {
                             && native
                             && keep(&t.name, &c.name, w.name(), AUTO)
                         {
-                            let driver = if spec.run.driver_in_ids() {
-                                "native/"
-                            } else {
-                                ""
-                            };
                             for &k in &spec.run.clients {
-                                let cl = clients_part(k);
-                                pts.push(Point {
-                                    id: format!(
-                                        "{}/{}/{driver}{}/{cl}sla/r1",
-                                        t.name,
-                                        c.name,
-                                        w.name()
-                                    ),
-                                    target: t.name.clone(),
-                                    config: c.name.clone(),
-                                    workload: w,
-                                    threads: AUTO,
-                                    repeat: 1,
-                                    driver: LoadDriver::Native,
-                                    rate: 0,
-                                    slot: Slot::Sla,
-                                    clients: k,
-                                });
+                                pts.push(
+                                    Point {
+                                        id: String::new(),
+                                        target: t.name.clone(),
+                                        config: c.name.clone(),
+                                        workload: w,
+                                        threads: AUTO,
+                                        repeat: 1,
+                                        driver: LoadDriver::Native,
+                                        rate: 0,
+                                        slot: Slot::Sla,
+                                        clients: k,
+                                        driver_in_id: spec.run.driver_in_ids(),
+                                    }
+                                    .named(),
+                                );
                             }
                         }
                     }
@@ -360,24 +344,60 @@ impl Point {
     /// slot expands into: `…/rate<R>/t<threads>/r1`.
     pub fn at_rate(&self, rate: u64, threads: u32) -> Point {
         Point {
-            id: self
-                .id
-                .replace("/sla/", &format!("/rate{rate}/t{threads}/")),
             threads,
             rate,
             slot: Slot::Point,
             ..self.clone()
         }
+        .named()
     }
 
     /// The measurement at `threads` that an auto slot expands into.
     pub fn at(&self, threads: u32) -> Point {
         Point {
-            id: self.id.replace("/auto/", &format!("/t{threads}/")),
             threads,
             slot: Slot::Point,
             ..self.clone()
         }
+        .named()
+    }
+
+    /// The same point of another series (`target/config`) in round `n` of a paired design
+    /// (its repeat is the round).
+    pub fn of_series(&self, target: &str, config: &str, n: u32) -> Point {
+        Point {
+            target: target.to_string(),
+            config: config.to_string(),
+            repeat: n,
+            ..self.clone()
+        }
+        .named()
+    }
+
+    /// The point with its id made from its fields: `target/config/[driver/]workload/
+    /// [c<clients>/]` then `t<threads>`, `auto` (a thread search's slot), `sla` (an SLA
+    /// search's slot) or `rate<R>/t<threads>` (one of its steps), then `/r<repeat>`.
+    pub fn named(mut self) -> Point {
+        let driver = if self.driver_in_id {
+            format!("{}/", self.driver)
+        } else {
+            String::new()
+        };
+        let at = match self.slot {
+            Slot::AutoThreads => "auto".to_string(),
+            Slot::Sla => "sla".to_string(),
+            Slot::Point if self.rate > 0 => format!("rate{}/t{}", self.rate, self.threads),
+            Slot::Point => format!("t{}", self.threads),
+        };
+        self.id = format!(
+            "{}/{}/{driver}{}/{}{at}/r{}",
+            self.target,
+            self.config,
+            self.workload.name(),
+            clients_part(self.clients),
+            self.repeat
+        );
+        self
     }
 
     /// The series a point belongs to: its id without the thread count and repeat.

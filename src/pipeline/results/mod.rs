@@ -232,6 +232,10 @@ pub struct PointRecord {
     /// server's CPU was not measured or nothing completed.
     #[serde(default)]
     pub server_cpu_us_per_txn: Option<f64>,
+    /// An SLA search's open-loop step (true), or a point of a scaling curve (false), as the
+    /// plan made it; empty in files written before the column, whose ids say it.
+    #[serde(default)]
+    pub sla_step: Option<bool>,
 }
 
 impl PointRecord {
@@ -336,12 +340,16 @@ impl PointRecord {
     }
 
     /// What the point measured: a point of a scaling curve (closed loop, or paced at
-    /// `[run] rate`), or an SLA search's open-loop step (`…/rate<R>/t<N>/r1`).
+    /// `[run] rate`), or an SLA search's open-loop step. From the `sla_step` column; a file
+    /// written before it says so in the id (`…/rate<R>/t<N>/r1`).
     pub fn kind(&self) -> PointKind {
-        match crate::pipeline::plan::sla_rate_of(&self.point_id) {
-            Some(rate) => PointKind::SlaStep { rate },
-            None if self.rate > 0 => PointKind::Paced { rate: self.rate },
-            None => PointKind::ClosedLoop,
+        let step = self
+            .sla_step
+            .unwrap_or_else(|| crate::pipeline::plan::sla_rate_of(&self.point_id).is_some());
+        match step {
+            true => PointKind::SlaStep { rate: self.rate },
+            false if self.rate > 0 => PointKind::Paced { rate: self.rate },
+            false => PointKind::ClosedLoop,
         }
     }
 
@@ -592,6 +600,7 @@ pub const POINT_COLUMNS: &[&str] = &[
     "steal_pct",
     "error_code",
     "server_cpu_us_per_txn",
+    "sla_step",
 ];
 
 const INTERVAL_COLUMNS: &[&str] = &[

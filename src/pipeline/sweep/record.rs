@@ -53,6 +53,7 @@ pub(super) fn record(run_id: &str, p: &Point, version: &str) -> PointRecord {
         threads: p.threads,
         repeat: p.repeat,
         clients: p.clients,
+        sla_step: Some(p.rate > 0),
         started_at: Some(now_ms()),
         ..PointRecord::default()
     }
@@ -69,6 +70,7 @@ pub(super) fn host_record(run_id: &str, p: &HostPoint) -> PointRecord {
         threads: p.threads,
         repeat: p.repeat,
         clients: 1,
+        sla_step: Some(false),
         started_at: Some(now_ms()),
         ..PointRecord::default()
     }

@@ -38,18 +38,7 @@ pub fn others_share(
 /// The plan's point for one series' slice in round `n`.
 pub fn slice_point(cell: &Point, key: &str, n: u32) -> Point {
     let (target, config) = key.split_once('/').expect("series keys are target/config");
-    let tail = cell
-        .id
-        .strip_prefix(&format!("{}/{}/", cell.target, cell.config));
-    let tail = tail.unwrap_or(&cell.id);
-    let tail = tail.strip_suffix("/r1").unwrap_or(tail);
-    Point {
-        id: format!("{target}/{config}/{tail}/r{n}"),
-        target: target.to_string(),
-        config: config.to_string(),
-        repeat: n,
-        ..cell.clone()
-    }
+    cell.of_series(target, config, n)
 }
 
 /// A slice's status from its run: failed (with why), interrupted or ok; a slice with no
