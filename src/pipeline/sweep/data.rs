@@ -1,7 +1,6 @@
 //! A target's benchmark data: its database created when the server says it is missing, its
 //! tables counted, and prepared (or prepared again) as `[data] prepare` asks, once per run.
 
-use super::point_options;
 use crate::engine::workload::prepare;
 use crate::pipeline::preflight;
 use crate::pipeline::spec::target::ConnInfo;
@@ -36,7 +35,7 @@ async fn data_conn(
 
 /// Prepares the target's data when the policy asks (once per target per run).
 pub(crate) async fn ensure_data(spec: &SweepSpec, c: &ConnInfo, quiet: bool) -> anyhow::Result<()> {
-    let mut o = point_options(spec, spec.run.workloads[0], 1, c);
+    let mut o = spec.engine_config(spec.run.workloads[0], 1, c.conn_options());
     o.quiet = quiet;
     let rows = crate::engine::watch::watched(
         &o.conn,
@@ -59,7 +58,11 @@ pub(crate) async fn ensure_data(spec: &SweepSpec, c: &ConnInfo, quiet: bool) -> 
     if !must {
         return Ok(());
     }
-    let mut o = point_options(spec, crate::engine::workload::WorkloadKind::ReadWrite, 1, c);
+    let mut o = spec.engine_config(
+        crate::engine::workload::WorkloadKind::ReadWrite,
+        1,
+        c.conn_options(),
+    );
     o.threads = 1;
     o.quiet = quiet;
     // Only what is there is dropped: a fresh server is not told of tables it never had.

@@ -4,6 +4,7 @@
 use super::record::{fill, record};
 use super::runner::Runner;
 use super::slices::{slice_point, status, Quiet, Series};
+use super::window::{self, Window};
 use crate::engine::exec;
 use crate::pipeline::plan::Point;
 use crate::pipeline::results::{PointRecord, PointStatus};
@@ -26,12 +27,10 @@ pub(super) async fn round(
     let opts: Vec<Option<crate::engine::config::EngineConfig>> = series
         .iter()
         .map(|s| {
-            s.block.conn.as_ref().map(|c| {
-                let mut o = super::point_options(spec, cell.workload, cell.threads, c);
-                o.time_s = spec.run.design.slice_s;
-                o.warmup_s = 0;
-                o
-            })
+            s.block
+                .conn
+                .as_ref()
+                .map(|c| window::config(spec, cell, Window::Slice, Some(c)))
         })
         .collect();
     let srv0: Vec<Option<f64>> = series

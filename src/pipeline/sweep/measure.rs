@@ -4,7 +4,8 @@
 //! gives back one `Measured`, and the sweep loop knows nothing else of them.
 
 use super::block::{Block, Live, Synthetic};
-use super::{point_options, sysbench_driver};
+use super::sysbench_driver;
+use super::window::{self, Window};
 use crate::engine::exec::{self, IntervalStats, Observer, RunReport};
 use crate::pipeline::plan::Point;
 use crate::pipeline::results::PointRecord;
@@ -80,13 +81,7 @@ impl<'a> Measure<'a> {
         (run_id, run_dir, keep_k8s): (&str, &Path, bool),
         observer: &mut dyn Observer,
     ) -> anyhow::Result<Measured> {
-        let options = |c: &ConnInfo| {
-            let mut o = point_options(spec, p.workload, p.threads, c);
-            if p.rate > 0 {
-                o.rate = p.rate;
-            }
-            o
-        };
+        let options = |c: &ConnInfo| window::config(spec, p, Window::Point, Some(c));
         let cpu0 = crate::usage::self_cpu_seconds();
         let spent = move || crate::usage::self_cpu_seconds() - cpu0;
         let percentile = |c: &ConnInfo| options(c).percentile.max(1);
@@ -137,10 +132,7 @@ impl<'a> Measure<'a> {
                 }
             }
             Measure::Synthetic(s) => {
-                let mut o = spec.engine_config(p.workload, p.threads, Default::default());
-                if p.rate > 0 {
-                    o.rate = p.rate;
-                }
+                let o = window::config(spec, p, Window::Point, None);
                 let report = s.measure(&p.target, p.repeat, &o).await;
                 for i in &report.intervals {
                     observer.interval(i);

@@ -23,11 +23,11 @@ mod sysbench_driver;
 mod tally;
 mod turns;
 mod vars;
+pub(crate) mod window;
 
 use data::ensure_data;
 pub use run::run;
 
-use crate::engine::config::EngineConfig;
 use crate::engine::workload::EventPlan;
 use crate::exit::Exit;
 use crate::pipeline::plan::{format_duration, Plan};
@@ -420,7 +420,7 @@ fn needs(spec: &SweepSpec, plan: &Plan, target: &str) -> Needs {
         .workloads
         .iter()
         .map(|&w| {
-            let o = point_options(spec, w, 1, &ConnInfo::from_socket("/"));
+            let o = spec.engine_config(w, 1, Default::default());
             let p = EventPlan::new(w, &o.wl);
             if o.ps_mode == crate::engine::config::PsMode::Disable {
                 0
@@ -436,21 +436,6 @@ fn needs(spec: &SweepSpec, plan: &Plan, target: &str) -> Needs {
         data: spec.data.clone(),
         margin: MARGIN,
     }
-}
-
-/// The engine options of one point (the spec was validated, so building cannot fail).
-pub(crate) fn point_options(
-    spec: &SweepSpec,
-    w: crate::engine::workload::WorkloadKind,
-    threads: u32,
-    c: &ConnInfo,
-) -> EngineConfig {
-    let mut o = spec.engine_config(w, threads, c.conn_options());
-    // Per-second samples for every point (intervals.csv, the verdicts' within-run noise);
-    // report_interval only sets how often a progress line is printed.
-    o.report_interval_s = 1;
-    o.forced_shutdown = crate::engine::config::ForcedShutdown::Seconds(point_grace_s(spec));
-    o
 }
 
 /// How long a point may overrun its duration before it is ended as hung (a query stuck on a

@@ -10,6 +10,7 @@ use super::progress::say;
 use super::record::{fill, record};
 use super::runner::Runner;
 use super::slices::{others_share, slice_point, status, Measured, Quiet, Series, SLICE_SETUP_S};
+use super::window::{self, Window};
 use crate::engine::exec;
 use crate::pipeline::judge::verdict::paired::{self, PairedPoint, Rounds, Schedule};
 use crate::pipeline::judge::verdict::{Verdict, ALPHA};
@@ -267,9 +268,7 @@ async fn measure_cell(
     let mut rigs: Vec<Result<exec::Rig, String>> = Vec::new();
     let warm_opts = |s: &Series| {
         s.block.conn.as_ref().map(|c| {
-            let mut o = super::point_options(spec, cell.workload, cell.threads, c);
-            o.time_s = spec.run.warmup_s.max(1);
-            o.warmup_s = 0;
+            let mut o = window::config(spec, cell, Window::Warm, Some(c));
             // The rig's workers start on the series' CPUs (a duet's isolation).
             o.cpus = s.cpus.clone();
             o
@@ -527,9 +526,7 @@ async fn slice(
         }
     };
     let c = b.conn.clone().expect("an open block has a connection");
-    let mut o = super::point_options(spec, p.workload, p.threads, &c);
-    o.time_s = spec.run.design.slice_s;
-    o.warmup_s = 0;
+    let o = window::config(spec, p, Window::Slice, Some(&c));
     let srv0 = b.server_cpu_seconds();
     let cost0 = b.window_start(&p.id).await;
     let cpu0 = crate::usage::self_cpu_seconds();
@@ -568,11 +565,7 @@ async fn synthetic_slice(
     rec.status = crate::pipeline::results::PointStatus::Failed;
     match &s.block.live {
         Some(Live::Synthetic(m)) => {
-            let mut o = r
-                .spec
-                .engine_config(cell.workload, cell.threads, Default::default());
-            o.time_s = r.spec.run.design.slice_s;
-            o.warmup_s = 0;
+            let o = window::config(r.spec, &p, Window::Slice, None);
             let rep = m.measure(&p.target, n, &o).await;
             super::record::fill(&mut rec, &rep, 0.0);
             rec.status = status(&rep, &mut rec);

@@ -8,6 +8,7 @@ use super::point_grace_s;
 use super::progress::say;
 use super::record::{fail_if_empty, fill, record, write_samples};
 use super::tally::Tally;
+use super::window::{self, Window};
 use crate::engine::exec::{self, IntervalStats, Observer, RunReport};
 use crate::pipeline::plan::{Plan, Point};
 use crate::pipeline::results::{r4, PointRecord, PointStatus, RunDir};
@@ -265,16 +266,12 @@ async fn run_one(
         return;
     };
     let (started, workers_started) = tokio::sync::oneshot::channel();
-    let warmup = spec
-        .engine_config(p.workload, p.threads, Default::default())
-        .warmup_s;
+    let o = window::config(spec, p, Window::Point, None);
+    let warmup = o.warmup_s;
     let mut obs = PointObserver {
         bar,
         quiet,
-        percentile: spec
-            .engine_config(p.workload, p.threads, Default::default())
-            .percentile
-            .max(1),
+        percentile: o.percentile.max(1),
         id: p.id.clone(),
         print_every: spec.run.report_interval_s,
         started: Some(started),

@@ -8,6 +8,7 @@ use super::block::Block;
 use super::record::{fill, record};
 use super::runner::Runner;
 use super::slices::{others_share, slice_point, status, Measured, Quiet, Series};
+use super::window::{self, Window};
 use crate::engine::exec::{self, RunReport};
 use crate::engine::workload::rand::Rng;
 use crate::pipeline::plan::Point;
@@ -98,9 +99,7 @@ pub(super) async fn round(
             };
             let b = &series[i].block;
             let c = b.conn.clone().expect("an open block has a connection");
-            let mut o = super::point_options(spec, cell.workload, cell.threads, &c);
-            o.warmup_s = 0;
-            o.report_interval_s = 0;
+            let o = window::config(spec, cell, Window::Turn, Some(&c));
             let (h0, srv0, cpu0) = (
                 crate::usage::host_cpu(),
                 b.server_cpu_seconds(),

@@ -169,8 +169,9 @@ fn a_task_gives_the_engine_config_of_the_point_at_its_share() {
         let back: Task = serde_json::from_str(&json).unwrap();
         assert_eq!(back, t);
         let got = back.engine_config(c.password.clone()).unwrap();
-        let mut want = crate::pipeline::sweep::point_options(&spec, p.workload, threads, c);
-        want.rate = rate;
+        use crate::pipeline::sweep::window::{config, Window};
+        let mut want = config(&spec, p, Window::Point, Some(c));
+        (want.threads, want.rate) = (threads, rate);
         assert_eq!(got, want);
     }
 }
