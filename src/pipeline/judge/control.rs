@@ -192,7 +192,7 @@ mod tests {
                 threads,
                 rounds: 20,
                 looks: vec![20],
-                stopped: "rounds".into(),
+                stopped: crate::pipeline::judge::verdicts_file::Stopped::Rounds,
                 seconds: 40.0,
                 orders: Vec::new(),
                 series: Vec::new(),

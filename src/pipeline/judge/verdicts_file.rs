@@ -18,16 +18,46 @@ pub struct Comparison {
     pub budget_needed_s: Option<u64>,
 }
 
+/// Why a paired point's rounds ended (verdicts.json's `stopped`, in these words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stopped {
+    /// A look found every comparison decided.
+    Decided,
+    /// Its share of the budget was spent.
+    Budget,
+    /// Given up at a look: what it lacked needed far more than its share; the rest went to
+    /// the next points.
+    Futile,
+    /// The fixed count of rounds ran (no budget).
+    Rounds,
+    /// A slice failed.
+    Failed,
+    /// Interrupted (Ctrl-C, SIGTERM).
+    Interrupted,
+}
+
+impl std::fmt::Display for Stopped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Stopped::Decided => "decided",
+            Stopped::Budget => "budget",
+            Stopped::Futile => "futile",
+            Stopped::Rounds => "rounds",
+            Stopped::Failed => "failed",
+            Stopped::Interrupted => "interrupted",
+        })
+    }
+}
+
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Cell {
     pub workload: String,
     pub threads: u32,
     pub rounds: u32,
     pub looks: Vec<u32>,
-    /// decided · budget (its share was spent) · futile (given up at a look: what it lacked
-    /// needed far more than its share; the rest went to the next points) · rounds (the fixed
-    /// count ran) · failed · interrupted.
-    pub stopped: String,
+    /// Why its rounds ended.
+    pub stopped: Stopped,
     pub seconds: f64,
     /// Each round's order of series.
     pub orders: Vec<Vec<String>>,

@@ -81,9 +81,20 @@ pub struct DesignSpec {
     #[serde(skip_serializing_if = "String::is_empty")]
     pub why: String,
     /// A duet's CPU isolation (each side's server threads and client workers held to its
-    /// own share of the CPUs): "auto" where each side gets at least `ISOLATE_MIN_CPUS`, "cpus"
-    /// wherever each gets one, "none" never.
-    pub isolate: &'static str,
+    /// own share of the CPUs).
+    pub isolate: Isolate,
+}
+
+/// `[run] isolate`, for a duet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Isolate {
+    /// Where each side gets at least `ISOLATE_MIN_CPUS`.
+    Auto,
+    /// Wherever each side gets one CPU.
+    Cpus,
+    /// Never.
+    None,
 }
 
 impl Default for DesignSpec {
@@ -97,7 +108,7 @@ impl Default for DesignSpec {
             budget_s: None,
             chosen: "file",
             why: String::new(),
-            isolate: "auto",
+            isolate: Isolate::Auto,
         }
     }
 }
@@ -201,9 +212,9 @@ pub(super) fn parse(cx: &Ctx<'_>, raw: &RawSweep, dur: &Dur<'_>) -> Result<Desig
         }
     }
     let isolate = match r.isolate.as_ref().map(|v| (v.get_ref().as_str(), v.span())) {
-        None | Some(("auto", _)) => "auto",
-        Some(("cpus", _)) => "cpus",
-        Some(("none", _)) => "none",
+        None | Some(("auto", _)) => Isolate::Auto,
+        Some(("cpus", _)) => Isolate::Cpus,
+        Some(("none", _)) => Isolate::None,
         Some((other, span)) => {
             return Err(cx.err(
                 span,

@@ -1,6 +1,6 @@
 //! Unit tests of the sweep file's design keys: the paired design, its slices, budget, turns
 //! and pinning, what it refuses, when several series are paired by default, and profiles.
-use super::design::Design;
+use super::design::{Design, Isolate};
 use super::tests::{err, parse};
 
 pub(super) const PAIRED: &str = "name = \"p\"\n[run]\nworkloads = [\"oltp_read_only\"]\nthreads = [1, 4]\ndesign = \"paired\"\nslice = \"3s\"\nbudget = \"4m\"\n[[targets]]\nname = \"m\"\nserver = {}\n[[configs]]\nname = \"a\"\n[[configs]]\nname = \"b\"\nvars = { innodb_flush_log_at_trx_commit = 2 }\n";
@@ -115,9 +115,9 @@ fn the_paired_design_refuses_what_it_cannot_pair() {
     assert!(e.message.contains("run.slice must be at least 1s"), "{e}");
     // A duet's CPU isolation: on unless "none"; only for a duet.
     let duet = PAIRED.replace("design = \"paired\"", "design = \"duet\"");
-    assert_eq!(parse(&duet).unwrap().run.design.isolate, "auto");
+    assert_eq!(parse(&duet).unwrap().run.design.isolate, Isolate::Auto);
     let s = parse(&duet.replace("[[targets]]", "isolate = \"none\"\n[[targets]]")).unwrap();
-    assert_eq!(s.run.design.isolate, "none");
+    assert_eq!(s.run.design.isolate, Isolate::None);
     let e = err(&PAIRED.replace("[[targets]]", "isolate = \"cpus\"\n[[targets]]"));
     assert!(
         e.message

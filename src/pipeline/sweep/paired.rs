@@ -14,10 +14,10 @@ use super::window::{self, Window};
 use crate::engine::exec;
 use crate::pipeline::judge::verdict::paired::{self, PairedPoint, Rounds, Schedule};
 use crate::pipeline::judge::verdict::{Verdict, ALPHA};
-use crate::pipeline::judge::verdicts_file::{Cell, Comparison, Verdicts};
+use crate::pipeline::judge::verdicts_file::{Cell, Comparison, Stopped, Verdicts};
 use crate::pipeline::plan::Point;
 use crate::pipeline::results::{r4, PointRecord, PointStatus};
-use crate::pipeline::spec::design::MIN_ROUNDS;
+use crate::pipeline::spec::design::{Isolate, MIN_ROUNDS};
 use std::time::Instant;
 
 pub const METHOD: &str = "Paired design: each point is measured in rounds of one slice per \
@@ -97,8 +97,8 @@ pub(super) async fn run(r: &mut Runner<'_>) {
             cpus: Vec::new(),
         });
     }
-    let isolation = if design.duet() && design.isolate != "none" {
-        super::paired_setup::isolate(r, &mut series, design.isolate == "cpus")
+    let isolation = if design.duet() && design.isolate != Isolate::None {
+        super::paired_setup::isolate(r, &mut series, design.isolate == Isolate::Cpus)
     } else {
         Vec::new()
     };
@@ -248,11 +248,10 @@ async fn measure_cell(
         rounds: 0,
         looks: schedule.looks.clone(),
         stopped: if spec.run.design.budget_s.is_some() {
-            "budget"
+            Stopped::Budget
         } else {
-            "rounds"
-        }
-        .into(),
+            Stopped::Rounds
+        },
         seconds: 0.0,
         orders: Vec::new(),
         series: series.iter().map(|s| s.key.clone()).collect(),
@@ -332,7 +331,7 @@ async fn measure_cell(
         let mut measured: Vec<Measured> = Vec::new();
         if crate::interrupt::requested() {
             r.t.interrupted = true;
-            out.stopped = "interrupted".into();
+            out.stopped = Stopped::Interrupted;
             break 'rounds;
         }
         if synthetic {
@@ -358,7 +357,7 @@ async fn measure_cell(
             } else {
                 if crate::interrupt::requested() {
                     r.t.interrupted = true;
-                    out.stopped = "interrupted".into();
+                    out.stopped = Stopped::Interrupted;
                     break 'rounds;
                 }
                 let s = &mut series[i];
@@ -387,11 +386,10 @@ async fn measure_cell(
             let kept = r.keep(rec, &p.id, p.rate);
             if !ok || !kept {
                 out.stopped = if r.t.interrupted {
-                    "interrupted"
+                    Stopped::Interrupted
                 } else {
-                    "failed"
-                }
-                .into();
+                    Stopped::Failed
+                };
                 break 'rounds;
             }
         }
@@ -416,7 +414,7 @@ async fn measure_cell(
         if schedule.is_look(n) && (!spec.control || n == schedule.last()) {
             verdicts = judge(&rounds, schedule, n, r.threshold_pct);
             if verdicts.iter().all(paired::decided) {
-                out.stopped = "decided".into();
+                out.stopped = Stopped::Decided;
                 break;
             }
             // Every undecided comparison beyond what the point's budget could decide: its
@@ -424,7 +422,7 @@ async fn measure_cell(
             if verdicts.iter().all(|v| {
                 paired::decided(v) || paired::futile(v, n, schedule.last(), r.threshold_pct)
             }) {
-                out.stopped = "futile".into();
+                out.stopped = Stopped::Futile;
                 break;
             }
         }
@@ -433,7 +431,7 @@ async fn measure_cell(
         // Stopped between looks (a failure, an interrupt): the figures so far, shown at the
         // last look's level, decide nothing new.
         verdicts = judge(&rounds, schedule, out.rounds, r.threshold_pct);
-        if out.stopped != "decided" {
+        if out.stopped != Stopped::Decided {
             for v in &mut verdicts {
                 v.verdict = Verdict::Inconclusive;
             }
