@@ -100,6 +100,22 @@ impl Plan {
                         drivers.reverse();
                     }
                     for &w in &spec.run.workloads {
+                        let point = |driver, threads, repeat, slot, clients| {
+                            Point {
+                                id: String::new(),
+                                target: t.name.clone(),
+                                config: c.name.clone(),
+                                workload: w,
+                                threads,
+                                repeat,
+                                driver,
+                                rate: 0,
+                                slot,
+                                clients,
+                                driver_in_id: spec.run.driver_in_ids(),
+                            }
+                            .named()
+                        };
                         for (&n, &k) in counts
                             .iter()
                             .flat_map(|n| spec.run.clients.iter().map(move |k| (n, k)))
@@ -108,27 +124,13 @@ impl Plan {
                             if !keep(&t.name, &c.name, w.name(), n) || (n != AUTO && n < k) {
                                 continue;
                             }
-                            for d in &drivers {
-                                pts.push(
-                                    Point {
-                                        id: String::new(),
-                                        target: t.name.clone(),
-                                        config: c.name.clone(),
-                                        workload: w,
-                                        threads: n,
-                                        repeat: r,
-                                        driver: *d,
-                                        rate: 0,
-                                        slot: if n == AUTO {
-                                            Slot::AutoThreads
-                                        } else {
-                                            Slot::Point
-                                        },
-                                        clients: k,
-                                        driver_in_id: spec.run.driver_in_ids(),
-                                    }
-                                    .named(),
-                                );
+                            for &d in &drivers {
+                                let slot = if n == AUTO {
+                                    Slot::AutoThreads
+                                } else {
+                                    Slot::Point
+                                };
+                                pts.push(point(d, n, r, slot, k));
                             }
                         }
                         // The SLA search of each native series, once its closed-loop points of
@@ -140,22 +142,7 @@ impl Plan {
                             && keep(&t.name, &c.name, w.name(), AUTO)
                         {
                             for &k in &spec.run.clients {
-                                pts.push(
-                                    Point {
-                                        id: String::new(),
-                                        target: t.name.clone(),
-                                        config: c.name.clone(),
-                                        workload: w,
-                                        threads: AUTO,
-                                        repeat: 1,
-                                        driver: LoadDriver::Native,
-                                        rate: 0,
-                                        slot: Slot::Sla,
-                                        clients: k,
-                                        driver_in_id: spec.run.driver_in_ids(),
-                                    }
-                                    .named(),
-                                );
+                                pts.push(point(LoadDriver::Native, AUTO, 1, Slot::Sla, k));
                             }
                         }
                     }
@@ -285,13 +272,9 @@ impl Plan {
     /// one database at once. Returns how many groups there were.
     pub fn shard(&mut self, spec: &SweepSpec, i: u32, n: u32) -> usize {
         let managed = |t: &str| {
-            spec.targets.iter().any(|x| {
-                x.name == t
-                    && matches!(
-                        x.kind,
-                        crate::pipeline::spec::target::TargetKind::Managed(_)
-                    )
-            })
+            spec.targets
+                .iter()
+                .any(|x| x.name == t && x.kind.is_managed())
         };
         let group = |p: &Point| {
             if managed(&p.target) {

@@ -253,7 +253,7 @@ impl SweepSpec {
             return Ok(());
         }
         for (t, r) in spec_targets.iter().zip(&raw.targets) {
-            if matches!(t.kind, super::target::TargetKind::Managed(_)) {
+            if t.kind.is_managed() {
                 return Err(cx.err(r.name.span(), format!("target '{}' is a managed server, which listens on this machine's loopback only: client pods on the cluster cannot reach it; give it a url, or run the multi-client points with [executor] kind = \"local\"", t.name)));
             }
         }

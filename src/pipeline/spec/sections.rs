@@ -150,7 +150,7 @@ impl SweepSpec {
                     x.name == spec.target
                         && x.proxy.is_none()
                         && !proxied(&x.name)
-                        && !matches!(x.kind, TargetKind::Synthetic(_))
+                        && !x.kind.is_synthetic()
                 })
                 .cloned()
             else {
@@ -214,7 +214,7 @@ impl SweepSpec {
         run: &super::RunSpec,
         executor: &super::distributed::Executor,
     ) -> Result<(), SpecError> {
-        let synthetic = |t: &Target| matches!(t.kind, TargetKind::Synthetic(_));
+        let synthetic = |t: &Target| t.kind.is_synthetic();
         let Some(i) = targets.iter().position(synthetic) else {
             return Ok(());
         };

@@ -15,6 +15,57 @@ pub enum TargetKind {
     Synthetic(Box<crate::pipeline::server::synthetic::Model>),
 }
 
+impl TargetKind {
+    /// The kind's word in manifest.json.
+    pub fn name(&self) -> &'static str {
+        match self {
+            TargetKind::External(_) => "external",
+            TargetKind::Managed(_) => "managed",
+            TargetKind::Synthetic(_) => "synthetic",
+        }
+    }
+
+    /// Where it connects, as `plan` shows it: the redacted URL, a model's seed, or "managed
+    /// server".
+    pub fn shown(&self) -> String {
+        match self {
+            TargetKind::External(c) => c.redacted(),
+            TargetKind::Synthetic(m) => format!("synthetic, seed {}", m.seed),
+            TargetKind::Managed(_) => "managed server".into(),
+        }
+    }
+
+    /// Its manifest.json entry as target `name` (addresses redacted).
+    pub fn manifest(&self, name: &str) -> serde_json::Value {
+        let mut v = serde_json::json!({"name": name, "kind": self.name()});
+        let (key, detail) = match self {
+            TargetKind::External(c) => ("url", serde_json::json!(c.redacted())),
+            TargetKind::Managed(m) => ("server", serde_json::to_value(m).unwrap_or_default()),
+            TargetKind::Synthetic(m) => ("model", serde_json::to_value(m).unwrap_or_default()),
+        };
+        v[key] = detail;
+        v
+    }
+
+    /// A server sweepbench starts (on this machine's loopback).
+    pub fn is_managed(&self) -> bool {
+        matches!(self, TargetKind::Managed(_))
+    }
+
+    /// A model: no server, its points computed.
+    pub fn is_synthetic(&self) -> bool {
+        matches!(self, TargetKind::Synthetic(_))
+    }
+
+    /// An external server's connection.
+    pub fn external(&self) -> Option<&ConnInfo> {
+        match self {
+            TargetKind::External(c) => Some(c),
+            _ => None,
+        }
+    }
+}
+
 /// `proxy = { kind = "haproxy", target = "direct" }`.
 #[derive(Debug, Clone, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]

@@ -318,11 +318,11 @@ pub fn plan(a: &SweepArgs) -> anyhow::Result<Exit> {
         MARGIN
     );
     for (t, n) in &plan.connections {
-        let shown = match spec.targets.iter().find(|x| &x.name == t).map(|x| &x.kind) {
-            Some(TargetKind::External(c)) => c.redacted(),
-            Some(TargetKind::Synthetic(m)) => format!("synthetic, seed {}", m.seed),
-            _ => "managed server".into(),
-        };
+        let shown = spec
+            .targets
+            .iter()
+            .find(|x| &x.name == t)
+            .map_or_else(|| "managed server".into(), |x| x.kind.shown());
         println!("  {t}: {} ({shown})", n + MARGIN);
     }
     println!(
@@ -332,12 +332,7 @@ pub fn plan(a: &SweepArgs) -> anyhow::Result<Exit> {
     if spec.run.design.paired() {
         let d = &spec.run.design;
         let series = series as u64;
-        let starting = match spec
-            .targets
-            .iter()
-            .filter(|t| matches!(t.kind, TargetKind::Managed(_)))
-            .count()
-        {
+        let starting = match spec.targets.iter().filter(|t| t.kind.is_managed()).count() {
             0 => String::new(),
             1 => " + starting 1 server".to_string(),
             n => format!(" + starting {n} servers"),
@@ -469,7 +464,7 @@ async fn preflight_all(
     let total: u64 = plan
         .connections
         .iter()
-        .filter(|(t, _)| !matches!(target_kind(spec, t), Ok(TargetKind::Synthetic(_))))
+        .filter(|(t, _)| !target_kind(spec, t).is_ok_and(|k| k.is_synthetic()))
         .map(|(_, &n)| (n + MARGIN) as u64)
         .sum();
     all.extend(preflight::fd_findings(total));

@@ -37,14 +37,13 @@ fn available_mb() -> Option<u64> {
 /// The paired design keeps every managed server up at once: refuse what would not fit in
 /// memory, naming each server's buffer pool.
 pub(super) fn check_memory(spec: &SweepSpec, series: &[(String, String)]) -> anyhow::Result<()> {
-    use crate::pipeline::spec::target::TargetKind;
     let mut need = 0;
     let mut parts = Vec::new();
     for (t, c) in series {
         let managed = spec
             .targets
             .iter()
-            .any(|x| &x.name == t && matches!(x.kind, TargetKind::Managed(_)));
+            .any(|x| &x.name == t && x.kind.is_managed());
         if !managed {
             continue;
         }

@@ -9,7 +9,6 @@ use crate::exit::Exit;
 use crate::pipeline::plan::{Plan, Slot};
 use crate::pipeline::preflight::{Finding, OnCapacity, Severity};
 use crate::pipeline::results::{Manifest, RunDir, Shard, Summary};
-use crate::pipeline::spec::target::TargetKind;
 use crate::pipeline::spec::SweepSpec;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::BTreeMap;
@@ -27,10 +26,7 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
     // Settings a killed run left changed on external targets go back first, or nothing runs.
     let journal = super::vars::Journal::at(&a.results_dir.join(&spec.name));
     let recovered = journal
-        .recover(|t| match super::target_kind(&spec, t) {
-            Ok(TargetKind::External(c)) => Some(c),
-            _ => None,
-        })
+        .recover(|t| super::target_kind(&spec, t).ok()?.external().cloned())
         .await?;
     for line in recovered {
         eprintln!("sweepbench run: {line}");
@@ -268,17 +264,7 @@ fn manifest(
     let targets: Vec<serde_json::Value> = spec
         .targets
         .iter()
-        .map(|x| match &x.kind {
-            TargetKind::External(c) => {
-                serde_json::json!({"name": x.name, "kind": "external", "url": c.redacted()})
-            }
-            TargetKind::Managed(m) => {
-                serde_json::json!({"name": x.name, "kind": "managed", "server": m})
-            }
-            TargetKind::Synthetic(m) => {
-                serde_json::json!({"name": x.name, "kind": "synthetic", "model": m})
-            }
-        })
+        .map(|x| x.kind.manifest(&x.name))
         .collect();
     let value = |v: serde_json::Result<serde_json::Value>| v.ok();
     Manifest {
