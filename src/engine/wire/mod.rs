@@ -330,7 +330,7 @@ impl Conn {
         b.push(0x03);
         b.extend_from_slice(sql.as_bytes());
         self.f.send()?;
-        self.read_outcome()
+        self.read_outcome(None)
     }
 
     /// Prepares a statement (COM_STMT_PREPARE), skipping its metadata.
@@ -409,7 +409,7 @@ impl Conn {
             }
         }
         self.f.send()?;
-        let out = self.read_outcome();
+        let out = self.read_outcome(None);
         // After an error the server may not have kept them: send them again next time.
         st.bound = if out.is_ok() { key } else { 0 };
         out
@@ -424,7 +424,7 @@ impl Conn {
         b.push(0x03);
         b.extend_from_slice(sql);
         self.f.send()?;
-        self.read_outcome()
+        self.read_outcome(None)
     }
 
     /// Executes `st` with a payload built by [`begin_execute`] and the `put_*` functions
@@ -440,7 +440,7 @@ impl Conn {
         }
         b[5..9].copy_from_slice(&st.id.to_le_bytes());
         self.f.send()?;
-        self.read_outcome()
+        self.read_outcome(None)
     }
 
     /// Says goodbye (COM_QUIT); the server closes its end.
@@ -462,8 +462,10 @@ impl Conn {
         }
     }
 
-    /// Reads every result of the command just sent.
-    fn read_outcome(&mut self) -> Result<Outcome, Error> {
+    /// Reads every result of the command just sent; the rows of the first result set into
+    /// `rows` when given (the administrative client's), drained unread otherwise (the
+    /// workload's: no row is built).
+    fn read_outcome(&mut self, mut rows: Option<&mut Vec<TextRow>>) -> Result<Outcome, Error> {
         let mut out = Outcome::default();
         loop {
             let r = self.f.next()?;
@@ -489,7 +491,10 @@ impl Conn {
                         self.f.next()?;
                     }
                     self.eof()?;
-                    self.drain_rows()?
+                    match rows.take() {
+                        Some(keep) => self.text_rows(columns as usize, keep)?,
+                        None => self.drain_rows()?,
+                    }
                 }
             };
             if status & SERVER_MORE_RESULTS_EXISTS == 0 {

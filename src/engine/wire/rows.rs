@@ -3,7 +3,7 @@
 //! value) needs what the server sent.
 
 use super::packet::Reader;
-use super::{eof_status, Conn, Error, SERVER_MORE_RESULTS_EXISTS};
+use super::{eof_status, Conn, Error};
 
 /// One row of a text-protocol result: each column's bytes, None for NULL.
 pub type TextRow = Vec<Option<Vec<u8>>>;
@@ -20,45 +20,15 @@ impl Conn {
         b.push(0x03);
         b.extend_from_slice(sql.as_bytes());
         self.f.send()?;
-        let mut first = true;
-        loop {
-            let r = self.f.next()?;
-            let p = self.f.payload(r);
-            let status = match p.first() {
-                Some(0x00) => {
-                    let mut rd = Reader { buf: &p[1..] };
-                    rd.lenenc()?;
-                    rd.lenenc()?;
-                    rd.u16()?
-                }
-                Some(0xFF) => return Err(Error::from_err_packet(p)),
-                Some(0xFB) => {
-                    // LOAD DATA LOCAL: we send no file; the server answers with its result.
-                    self.f.begin_reply();
-                    self.f.send()?;
-                    continue;
-                }
-                _ => {
-                    let columns = Reader { buf: p }.lenenc()? as usize;
-                    for _ in 0..columns {
-                        self.f.next()?;
-                    }
-                    self.eof()?;
-                    self.text_rows(columns, first.then_some(&mut rows))?
-                }
-            };
-            first = false;
-            if status & SERVER_MORE_RESULTS_EXISTS == 0 {
-                return Ok(rows);
-            }
-        }
+        self.read_outcome(Some(&mut rows))?;
+        Ok(rows)
     }
 
-    /// Reads rows up to the EOF packet, into `into` when given; the EOF's status flags.
-    fn text_rows(
+    /// Reads a result set's rows, each column as text, up to the EOF packet; its status flags.
+    pub(super) fn text_rows(
         &mut self,
         columns: usize,
-        mut into: Option<&mut Vec<TextRow>>,
+        rows: &mut Vec<TextRow>,
     ) -> Result<u16, Error> {
         loop {
             let r = self.f.next()?;
@@ -68,9 +38,6 @@ impl Conn {
                 Some(0xFF) => return Err(Error::from_err_packet(p)),
                 _ => {}
             }
-            let Some(rows) = into.as_deref_mut() else {
-                continue;
-            };
             let mut rd = Reader { buf: p };
             let mut row = Vec::with_capacity(columns);
             for _ in 0..columns {
