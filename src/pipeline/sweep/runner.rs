@@ -16,6 +16,8 @@ use crate::pipeline::spec::SweepSpec;
 use indicatif::ProgressBar;
 use std::collections::BTreeMap;
 
+/// A sequential point's observer: prints its per-second lines every `report_interval` and
+/// says when its workers started (the counters' window opens after the warmup from there).
 struct PointObserver<'a> {
     bar: &'a ProgressBar,
     quiet: bool,
@@ -69,6 +71,8 @@ pub(super) struct Runner<'a> {
 }
 
 impl<'a> Runner<'a> {
+    /// A runner with nothing measured yet and no block open; `st` is what outlives a block
+    /// (the data prepared per target).
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         spec: &'a SweepSpec,
