@@ -99,6 +99,16 @@ fn loop_through(start: &str, edges: &BTreeMap<String, BTreeSet<String>>) -> Opti
     None
 }
 
+/// Fails naming every loop in `e`.
+fn assert_no_loop(e: &BTreeMap<String, BTreeSet<String>>) {
+    let loops: Vec<String> = e
+        .keys()
+        .filter_map(|u| loop_through(u, e))
+        .map(|l| l.join(" → "))
+        .collect();
+    assert!(loops.is_empty(), "import loops:\n{}", loops.join("\n"));
+}
+
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
@@ -109,12 +119,7 @@ fn no_module_of_src_imports_itself_around_a_loop() {
     // The reader sees real imports, or this test checks nothing.
     assert!(e["pipeline/report"].contains("pipeline/judge"), "{e:?}");
     assert!(e["pipeline/sweep"].contains("engine/exec"), "{e:?}");
-    let loops: Vec<String> = e
-        .keys()
-        .filter_map(|u| loop_through(u, &e))
-        .map(|l| l.join(" → "))
-        .collect();
-    assert!(loops.is_empty(), "import loops:\n{}", loops.join("\n"));
+    assert_no_loop(&e);
 }
 
 #[test]
@@ -382,10 +387,5 @@ fn no_file_of_src_imports_itself_around_a_loop() {
     ] {
         assert!(e[from].contains(to), "{from} → {to} not seen: {e:?}");
     }
-    let loops: Vec<String> = e
-        .keys()
-        .filter_map(|u| loop_through(u, &e))
-        .map(|l| l.join(" → "))
-        .collect();
-    assert!(loops.is_empty(), "import loops:\n{}", loops.join("\n"));
+    assert_no_loop(&e);
 }
