@@ -1,10 +1,11 @@
 //! `sweepbench run`: preflight, the run directory, then every point in plan order — one
 //! target × config block at a time — with progress, per-point records and the final report.
 
+use super::check::{preflight_all, print_findings, target_kind};
 use super::progress::say;
 use super::runner::Runner;
 use super::tally::Tally;
-use super::{block, load, preflight_all, print_findings, SweepArgs};
+use super::{block, load, SweepArgs};
 use crate::exit::Exit;
 use crate::pipeline::plan::{Plan, Slot};
 use crate::pipeline::preflight::{Finding, OnCapacity, Severity};
@@ -26,7 +27,7 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
     // Settings a killed run left changed on external targets go back first, or nothing runs.
     let journal = super::vars::Journal::at(&a.results_dir.join(&spec.name));
     let recovered = journal
-        .recover(|t| super::target_kind(&spec, t).ok()?.external().cloned())
+        .recover(|t| target_kind(&spec, t).ok()?.external().cloned())
         .await?;
     for line in recovered {
         eprintln!("sweepbench run: {line}");
