@@ -5,6 +5,7 @@
 //! not depend on which process measured them, so the merged run equals the unsharded one.
 
 mod common;
+use common::sweeps::{run_sweep, sweepbench};
 use common::text;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -13,24 +14,9 @@ use sweepbench::pipeline::sweep::latest_run;
 
 const SWEEP: &str = "name = \"sh\"\n[data]\ntables = 1\ntable_size = 500\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1, 2]\nduration = \"1s\"\nwarmup = \"0s\"\nrepeats = 1\ndesign = \"sequential\"\n[[targets]]\nname = \"a\"\nsynthetic = { seed = 1 }\n[[targets]]\nname = \"b\"\nsynthetic = { seed = 2 }\n";
 
-fn sweepbench(args: &[&str]) -> std::process::Output {
-    assert_cmd::Command::cargo_bin("sweepbench")
-        .unwrap()
-        .args(args)
-        .output()
-        .unwrap()
-}
-
 /// Runs `file` (with `extra` arguments) into `results` and returns the new run directory.
 fn run(file: &Path, results: &Path, extra: &[&str]) -> PathBuf {
-    let mut args = vec![
-        "run",
-        file.to_str().unwrap(),
-        "--results-dir",
-        results.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    let out = sweepbench(&args);
+    let out = run_sweep(file, results, extra);
     assert!(out.status.success(), "{extra:?}: {}", text(&out));
     let run = latest_run(results, "sh").unwrap();
     std::fs::canonicalize(run).unwrap()
