@@ -191,6 +191,38 @@ fn statements_go_through_the_admin_module() {
     );
 }
 
+/// The pipeline says what it does as events (pipeline/events.rs); how they show is the
+/// command layer's (cmd/progress.rs), so a run can be watched as a bar, plain lines or JSON.
+#[test]
+fn nothing_under_pipeline_prints() {
+    let mut files = Vec::new();
+    rs_files(&src().join("pipeline"), &mut files);
+    let mut wrong = Vec::new();
+    for p in &files {
+        let Some(text) = code(p) else { continue };
+        let rel = p.strip_prefix(src()).unwrap().display().to_string();
+        for (n, line) in text.lines().enumerate() {
+            let l = line.trim_start();
+            if l.starts_with("//") {
+                continue;
+            }
+            for what in [
+                "println!",
+                "eprintln!",
+                "print!(",
+                "eprint!(",
+                "dbg!(",
+                "indicatif",
+            ] {
+                if l.contains(what) {
+                    wrong.push(format!("{rel}:{}: {}", n + 1, l));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
 /// A file's module path: `pipeline/sweep/run.rs` → ["pipeline", "sweep", "run"]; a mod.rs
 /// is its directory's module.
 fn module_of(rel: &Path) -> Vec<String> {

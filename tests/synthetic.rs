@@ -401,3 +401,56 @@ fn the_fileio_host_test_prepares_measures_and_removes_its_files() {
         text(&out)
     );
 }
+
+/// `--progress json`: every line of stdout is one event; each point starts and is kept once,
+/// the plan's length is said first, the summary is output and the run ends with `finished`.
+/// `--quiet` says the summary and nothing of the points.
+#[test]
+fn a_run_watched_as_json_lines_says_each_point_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = "name = \"watched\"\n[run]\nworkloads = [\"oltp_read_only\"]\nthreads = [1, 2, 4]\nduration = \"3s\"\nrepeats = 2\nreport_interval = \"1s\"\n[[targets]]\nname = \"model\"\nsynthetic = { seed = 7 }\n";
+    let f = write(dir.path(), "watched", body);
+    let out = run_in(dir.path(), &f, &["--progress", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let events: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let of = |kind: &str| -> Vec<&serde_json::Value> {
+        events.iter().filter(|e| e["event"] == kind).collect()
+    };
+    assert!(events.iter().all(|e| e["t_s"].as_f64().is_some()));
+    let planned = of("planned");
+    assert_eq!(planned[0]["points"], 6, "{planned:?}");
+    let ids = |kind: &str| -> Vec<String> {
+        of(kind)
+            .iter()
+            .map(|e| e["point"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (started, kept) = (ids("point_started"), ids("point_kept"));
+    assert_eq!(started.len(), 6, "{started:?}");
+    assert_eq!(started, kept);
+    assert_eq!(
+        kept.iter().collect::<std::collections::BTreeSet<_>>().len(),
+        6
+    );
+    assert!(of("point_kept").iter().all(|e| e["status"] == "ok"));
+    let output: Vec<&str> = of("output")
+        .iter()
+        .map(|e| e["line"].as_str().unwrap())
+        .collect();
+    assert!(
+        output.iter().any(|l| l.contains("6 ok, 0 failed")),
+        "{output:?}"
+    );
+    assert_eq!(events.last().unwrap()["event"], "output");
+    assert_eq!(of("finished").len(), 1);
+
+    let quiet = run_in(dir.path(), &f, &["--quiet"]);
+    assert_eq!(quiet.status.code(), Some(0), "{}", text(&quiet));
+    let said = text(&quiet);
+    assert!(said.contains("6 ok, 0 failed"), "{said}");
+    assert!(!said.contains(" tps, "), "no point's figures: {said}");
+    assert!(!said.contains("starting model"), "{said}");
+}

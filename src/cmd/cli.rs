@@ -200,9 +200,13 @@ pub enum Command {
         /// Root of the results directories.
         #[arg(long, default_value = "results")]
         results_dir: PathBuf,
-        /// Print only the summary and problems (for cron).
-        #[arg(long)]
+        /// Print only the summary and problems (for cron); the same as --progress quiet.
+        #[arg(long, conflicts_with = "progress")]
         quiet: bool,
+        /// How the run shows its progress: a bar on a terminal (auto), plain lines, quiet, or
+        /// one JSON object per event on stdout (json) for a program watching the run.
+        #[arg(long, value_enum, default_value = "auto", value_name = "STYLE")]
+        progress: super::progress::Style,
         /// Continue this interrupted run directory instead of starting a new one: points that
         /// ended ok are kept, the rest run again.
         #[arg(long, value_name = "RUN_DIR")]

@@ -3,6 +3,7 @@
 
 pub mod cli;
 mod compare;
+pub mod progress;
 pub mod sandbox;
 
 use crate::exit::Exit;
@@ -15,7 +16,6 @@ fn sweep_args(
     sweep: cli::SweepFileArgs,
     on_capacity: cli::OnCapacity,
     results_dir: PathBuf,
-    quiet: bool,
 ) -> sweep::SweepArgs {
     let inline = sweep.url.as_ref().map(|url| {
         // A URL that does not parse is reported by the sweep's own parse, located.
@@ -52,8 +52,12 @@ fn sweep_args(
             cli::OnCapacity::Raise => preflight::OnCapacity::Raise,
         },
         results_dir,
-        quiet,
     }
+}
+
+/// What a command that shows no progress says: its answer on stdout, problems on stderr.
+fn plain() -> Box<dyn crate::pipeline::events::Events> {
+    progress::sink(progress::Style::Plain)
 }
 
 /// Runs the parsed command line; returns the process exit code.
@@ -62,12 +66,10 @@ pub async fn run(cli: Cli) -> i32 {
         Command::Bench { args } => finish("bench", crate::bench::main(&args).await),
         Command::Plan { sweep, results_dir } => finish(
             "plan",
-            sweep::plan(&sweep_args(
-                sweep,
-                cli::OnCapacity::Fail,
-                results_dir,
-                false,
-            )),
+            sweep::plan(
+                &sweep_args(sweep, cli::OnCapacity::Fail, results_dir),
+                &*plain(),
+            ),
         ),
         Command::Calibrate {
             sweep,
@@ -77,8 +79,9 @@ pub async fn run(cli: Cli) -> i32 {
         } => finish(
             "calibrate",
             sweep::calibrate::calibrate(
-                &sweep_args(sweep, capacity.on_capacity, results_dir, true),
+                &sweep_args(sweep, capacity.on_capacity, results_dir),
                 threshold,
+                &*progress::sink(progress::Style::Quiet),
             )
             .await,
         ),
@@ -87,8 +90,9 @@ pub async fn run(cli: Cli) -> i32 {
         } => finish(
             "k8s render",
             sweep::k8s_render(
-                &sweep_args(sweep, cli::OnCapacity::Fail, PathBuf::from("results"), true),
+                &sweep_args(sweep, cli::OnCapacity::Fail, PathBuf::from("results")),
                 shards,
+                &*plain(),
             ),
         ),
         Command::Agent {
@@ -168,16 +172,15 @@ pub async fn run(cli: Cli) -> i32 {
                 &run_dir,
                 baseline.as_deref(),
                 format == cli::ReportFormat::Json,
+                &*plain(),
             ),
         ),
         Command::Check { sweep, capacity } => finish(
             "check",
-            sweep::check(&sweep_args(
-                sweep,
-                capacity.on_capacity,
-                PathBuf::new(),
-                false,
-            ))
+            sweep::check(
+                &sweep_args(sweep, capacity.on_capacity, PathBuf::new()),
+                &*plain(),
+            )
             .await,
         ),
         Command::Run {
@@ -185,6 +188,7 @@ pub async fn run(cli: Cli) -> i32 {
             capacity,
             results_dir,
             quiet,
+            progress,
             resume,
             fail_on_regression,
             fail_on,
@@ -193,7 +197,7 @@ pub async fn run(cli: Cli) -> i32 {
             keep_k8s,
             budget,
         } => {
-            let mut a = sweep_args(sweep, capacity.on_capacity, results_dir, quiet);
+            let mut a = sweep_args(sweep, capacity.on_capacity, results_dir);
             a.resume = resume;
             a.budget_s = budget;
             a.threshold_pct = threshold;
@@ -201,7 +205,12 @@ pub async fn run(cli: Cli) -> i32 {
             a.fail_on_regression =
                 (fail_on_regression || fail_on.is_some()).then_some((threshold, against));
             a.fail_on = fail_on.unwrap_or_default();
-            finish("run", sweep::run(&a).await)
+            let style = if quiet {
+                progress::Style::Quiet
+            } else {
+                progress
+            };
+            finish("run", sweep::run(&a, &*progress::sink(style)).await)
         }
         Command::Compare {
             base,

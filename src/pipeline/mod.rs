@@ -12,6 +12,7 @@
 pub mod adaptive;
 pub mod compare;
 pub mod distributed;
+pub mod events;
 pub mod history;
 pub mod judge;
 pub mod plan;

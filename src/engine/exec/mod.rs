@@ -112,6 +112,9 @@ pub trait Observer {
     }
     /// A `--report-checkpoints` report at `t_s` seconds: figures since the previous one.
     fn checkpoint(&mut self, _t_s: f64, _r: &RunReport) {}
+    /// Something went wrong beside the measurement (a cluster object left behind): the
+    /// caller's to say; the engine does not print.
+    fn warning(&mut self, _line: &str) {}
 }
 
 /// Where cumulative figures start: the measurement start, or the last checkpoint (which

@@ -222,7 +222,9 @@ impl ManagedServer {
         let root = match &spec.workdir {
             Some(w) => w.clone(),
             None => {
-                super::workdir::reap_temp();
+                // Quietly: a sweep reaps (and says so) when its run starts; this is a lone
+                // server's (the sandbox's, a test's).
+                let _ = super::workdir::reap_temp();
                 std::env::temp_dir()
             }
         };

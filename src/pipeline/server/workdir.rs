@@ -83,15 +83,18 @@ pub fn reap(root: &Path) -> Vec<PathBuf> {
     removed
 }
 
-/// Reaps TMPDIR and says what it removed (a killed run's server directories can hold
-/// hundreds of MB each).
-pub fn reap_temp() {
-    for d in reap(&std::env::temp_dir()) {
-        eprintln!(
-            "removed {}: left by a sweepbench that was killed",
-            d.display()
-        );
-    }
+/// Reaps TMPDIR; returns the lines saying what it removed (a killed run's server
+/// directories can hold hundreds of MB each), for the caller to say.
+pub fn reap_temp() -> Vec<String> {
+    reap(&std::env::temp_dir())
+        .into_iter()
+        .map(|d| {
+            format!(
+                "removed {}: left by a sweepbench that was killed",
+                d.display()
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -56,7 +56,7 @@ pub(super) async fn expand(r: &mut Runner<'_>, slot: &Point) -> (bool, u64) {
                     ));
                     let steps: Vec<u64> = taken.iter().map(|&t| t as u64).collect();
                     if let Err(e) = r.dir.log_search(&series, &steps, &why) {
-                        r.note(format!("warning: adaptive.json: {e:#}"));
+                        r.ev.warn(&format!("adaptive.json: {e:#}"));
                     }
                     return (true, used);
                 }
@@ -134,7 +134,7 @@ pub(super) async fn sla(r: &mut Runner<'_>, slot: &Point) -> (bool, u64) {
                 ));
                 let key = format!("{series} sla");
                 if let Err(e) = r.dir.log_search(&key, &rates, &why) {
-                    r.note(format!("warning: adaptive.json: {e:#}"));
+                    r.ev.warn(&format!("adaptive.json: {e:#}"));
                 }
                 return (true, used);
             }

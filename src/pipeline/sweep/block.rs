@@ -4,6 +4,7 @@
 
 use super::vars;
 use super::MARGIN;
+use crate::pipeline::events::Events;
 use crate::pipeline::plan::Plan;
 use crate::pipeline::server::mycnf::{self, MycnfContext};
 use crate::pipeline::server::{managed, ManagedServer, ServerSpec};
@@ -37,7 +38,6 @@ pub struct RunState {
     servers_dir: PathBuf,
     /// results/<sweep>/, where external targets' original settings are journaled.
     sweep_dir: PathBuf,
-    pub quiet: bool,
     /// Synthetic targets' virtual time, milliseconds since the run started: one clock for
     /// every synthetic block, so a model's drift moves as a machine's would between them.
     pub clock: std::sync::Arc<std::sync::atomic::AtomicU64>,
@@ -58,8 +58,10 @@ fn runs_of(sweep_dir: &Path) -> u64 {
 }
 
 impl RunState {
-    pub fn new(run_dir: &Path, quiet: bool) -> anyhow::Result<RunState> {
-        crate::pipeline::server::workdir::reap_temp();
+    pub fn new(run_dir: &Path, ev: &dyn Events) -> anyhow::Result<RunState> {
+        for line in crate::pipeline::server::workdir::reap_temp() {
+            ev.note(&line);
+        }
         let work = tempfile::Builder::new()
             .prefix("sweepbench-run-")
             .tempdir()
@@ -73,7 +75,6 @@ impl RunState {
             prepared: BTreeSet::new(),
             servers_dir: run_dir.join("servers"),
             sweep_dir: run_dir.parent().unwrap_or(run_dir).to_path_buf(),
-            quiet,
             clock: Default::default(),
             run_seq: run_dir.parent().map_or(1, runs_of),
         })
@@ -174,14 +175,14 @@ impl Block {
         run: &std::path::Path,
         before: Option<crate::pipeline::results::cost::Sample>,
         rec: &crate::pipeline::results::PointRecord,
-        bar: &indicatif::ProgressBar,
+        ev: &dyn Events,
     ) {
         let failed = rec.status == crate::pipeline::results::PointStatus::Failed;
         let after = match (&before, failed) {
             (Some(_), false) => self.cost_sample().await,
             _ => None,
         };
-        self.costs.keep(run, before, after, rec, bar).await;
+        self.costs.keep(run, before, after, rec, ev).await;
     }
 
     fn failed(key: String, error: String) -> Block {
@@ -203,20 +204,23 @@ impl Block {
         target: &str,
         config: &Config,
         st: &mut RunState,
+        ev: &dyn Events,
     ) -> Block {
         let key = format!("{target}/{}", config.name);
         let def = spec.targets.iter().find(|t| t.name == target);
         let kind = def.map(|t| t.kind.clone());
         let proxied = def.is_some_and(|t| t.proxy.is_some());
         let mut b = match kind {
-            Some(TargetKind::External(c)) => open_external(spec, key, target, c, config, st).await,
+            Some(TargetKind::External(c)) => {
+                open_external(spec, key, target, c, config, st, ev).await
+            }
             Some(TargetKind::Synthetic(m)) => match open_synthetic(key.clone(), *m, config, st) {
                 Ok(b) => b,
                 Err(e) => Block::failed(key, format!("{e:#}")),
             },
             Some(TargetKind::Managed(m)) => {
                 let max_threads = plan.connections.get(target).copied().unwrap_or(1);
-                match open_managed(spec, target, &m, config, max_threads, st).await {
+                match open_managed(spec, target, &m, config, max_threads, st, ev).await {
                     Ok(b) => b,
                     Err(e) => Block::failed(key, format!("{e:#}")),
                 }
@@ -416,6 +420,7 @@ async fn open_external(
     mut c: ConnInfo,
     config: &Config,
     st: &mut RunState,
+    ev: &dyn Events,
 ) -> Block {
     c.resolve_password();
     let journal = vars::Journal::at(&st.sweep_dir);
@@ -431,7 +436,7 @@ async fn open_external(
         costs: Default::default(),
     };
     if b.error.is_none() && st.prepared.insert(target.to_string()) {
-        if let Err(e) = super::ensure_data(spec, &c, st.quiet).await {
+        if let Err(e) = super::ensure_data(spec, &c, &b.key, ev).await {
             b.error = Some(format!("preparing data: {e:#}"));
         }
     }
@@ -510,6 +515,7 @@ async fn open_managed(
     config: &Config,
     max_threads: u32,
     st: &mut RunState,
+    ev: &dyn Events,
 ) -> anyhow::Result<Block> {
     let key = format!("{target}/{}", config.name);
     let vars: Vec<(&str, String)> = config
@@ -554,10 +560,11 @@ async fn open_managed(
         .with_context(|| format!("starting the managed server for {key}"))?;
     if !seeded {
         let c = managed_conn(server.port());
-        if !st.quiet {
-            println!("preparing data on {key} (managed, {})", server.version());
-        }
-        super::ensure_data(spec, &c, st.quiet)
+        ev.note(&format!(
+            "preparing data on {key} (managed, {})",
+            server.version()
+        ));
+        super::ensure_data(spec, &c, &key, ev)
             .await
             .context("preparing data")?;
         if !own_datadir {

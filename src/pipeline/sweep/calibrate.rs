@@ -5,6 +5,7 @@
 use super::SweepArgs;
 use crate::exit::Exit;
 use crate::pipeline::compare::{self, Run};
+use crate::pipeline::events::Events;
 use crate::pipeline::judge::verdict::Metric;
 use std::path::{Path, PathBuf};
 
@@ -72,19 +73,21 @@ pub fn summary(c: &Calibration) -> String {
     )
 }
 
-pub async fn calibrate(a: &SweepArgs, threshold_pct: f64) -> anyhow::Result<Exit> {
+/// `sweepbench calibrate`: the sweep run twice (its runs say what they do on `ev`), then the
+/// noise per point as output and in calibration.json.
+pub async fn calibrate(a: &SweepArgs, threshold_pct: f64, ev: &dyn Events) -> anyhow::Result<Exit> {
     let spec = super::load_spec(a)?;
     let mut runs = Vec::new();
     for i in 1..=2 {
-        println!("calibrate: run {i} of 2");
+        ev.output(&format!("calibrate: run {i} of 2"));
         let mut one = a.clone();
         one.fail_on_regression = None;
-        let exit = super::run(&one).await?;
+        let exit = super::run(&one, ev).await?;
         if exit != Exit::Ok {
-            eprintln!(
-                "sweepbench calibrate: run {i} ended with exit {}; no calibration",
+            ev.error(&format!(
+                "run {i} ended with exit {}; no calibration",
                 exit.code()
-            );
+            ));
             return Ok(exit);
         }
         runs.push(
@@ -127,12 +130,12 @@ pub async fn calibrate(a: &SweepArgs, threshold_pct: f64) -> anyhow::Result<Exit
             .collect(),
     };
     let f = |x: Option<f64>| x.map_or("?".to_string(), |v| format!("{v:.1}%"));
-    println!(
+    ev.output_text(&format!(
         "\n{:<48} {:>7} {:>7} {:>7} {:>7} {:>7} {:>9}",
         "point", "tps", "p95", "p99", "within", "MDE", "repeats"
-    );
+    ));
     for p in &cal.points {
-        println!(
+        ev.output_text(&format!(
             "{:<48} {:>7} {:>7} {:>7} {:>7} {:>7} {:>9}",
             p.point,
             f(p.tps_noise_pct),
@@ -142,9 +145,9 @@ pub async fn calibrate(a: &SweepArgs, threshold_pct: f64) -> anyhow::Result<Exit
             f(p.mde_pct),
             p.repeats_needed
                 .map_or(">50".to_string(), |n| n.to_string())
-        );
+        ));
     }
-    println!(
+    ev.output_text(&format!(
         "\nnoise: run-to-run SD per metric at {} repeats; within: the tps noise of one run's mean from its per-second samples; MDE: the smallest tps drop a comparison of two such runs calls regressed 80 % of the time; repeats: per side, to resolve ±{}.\nA/A ({} vs {}): {}.\n{}",
         cal.repeats,
         crate::pipeline::judge::verdict::fmt_pct(threshold_pct),
@@ -152,7 +155,7 @@ pub async fn calibrate(a: &SweepArgs, threshold_pct: f64) -> anyhow::Result<Exit
         cal.runs[1],
         cal.aa_headline,
         summary(&cal)
-    );
+    ));
     let between = cal
         .points
         .iter()
@@ -160,12 +163,12 @@ pub async fn calibrate(a: &SweepArgs, threshold_pct: f64) -> anyhow::Result<Exit
             |p| matches!((p.within_noise_pct, p.tps_noise_pct), (Some(w), Some(n)) if w < n / 2.0),
         )
         .count();
-    println!(
+    ev.output_text(&format!(
         "run-to-run noise is more than twice the within-run noise at {between} of {} points: there, more repeats resolve more than longer points do",
         cal.points.len()
-    );
+    ));
     let out = path(&a.results_dir, &spec.name);
     crate::pipeline::results::write_atomic(&out, serde_json::to_string_pretty(&cal)?.as_bytes())?;
-    println!("written to {}", out.display());
+    ev.output_text(&format!("written to {}", out.display()));
     Ok(Exit::Ok)
 }

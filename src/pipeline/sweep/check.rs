@@ -5,6 +5,7 @@
 use super::{load, SweepArgs, MARGIN};
 use crate::engine::workload::EventPlan;
 use crate::exit::Exit;
+use crate::pipeline::events::Events;
 use crate::pipeline::plan::Plan;
 use crate::pipeline::preflight::{self, Finding, Needs, OnCapacity, Severity};
 use crate::pipeline::spec::target::TargetKind;
@@ -53,14 +54,21 @@ fn needs(spec: &SweepSpec, plan: &Plan, target: &str) -> Needs {
     }
 }
 
-pub(super) fn print_findings(findings: &[Finding]) {
+/// Says the preflight's findings: `check`'s answer (`answer`), or what a run saw before it
+/// started, where a blocking finding is an error and the rest are notes.
+pub(super) fn say_findings(findings: &[Finding], ev: &dyn Events, answer: bool) {
     for f in findings {
         let tag = match f.severity {
             Severity::Info => "ok  ",
             Severity::Warning => "warn",
             Severity::Blocking => "FAIL",
         };
-        println!("[{tag}] {} {}: {}", f.target, f.check, f.message);
+        let line = format!("[{tag}] {} {}: {}", f.target, f.check, f.message);
+        match f.severity {
+            _ if answer => ev.output(&line),
+            Severity::Blocking => ev.error(&line),
+            _ => ev.note(&line),
+        }
     }
 }
 
@@ -204,19 +212,21 @@ fn ineffective_findings(spec: &SweepSpec, target: &str, log_bin: Option<bool>) -
 }
 
 /// `sweepbench check`: preflight only. Exit 2 on a blocking finding.
-pub async fn check(a: &SweepArgs) -> anyhow::Result<Exit> {
-    let (spec, plan) = load(a)?;
+pub async fn check(a: &SweepArgs, ev: &dyn Events) -> anyhow::Result<Exit> {
+    let (spec, plan) = load(a, ev)?;
     let (findings, _) = preflight_all(&spec, &plan, a.on_capacity).await?;
-    print_findings(&findings);
+    say_findings(&findings, ev, true);
     let blocking = findings
         .iter()
         .filter(|f| f.severity == Severity::Blocking)
         .count();
     if blocking > 0 {
-        println!("{blocking} blocking finding(s): the sweep cannot run as planned");
+        ev.output(&format!(
+            "{blocking} blocking finding(s): the sweep cannot run as planned"
+        ));
         Ok(Exit::BadInput)
     } else {
-        println!("all checks passed for {} point(s)", plan.len());
+        ev.output(&format!("all checks passed for {} point(s)", plan.len()));
         Ok(Exit::Ok)
     }
 }

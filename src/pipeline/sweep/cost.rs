@@ -2,7 +2,6 @@
 //! connection of its own (never a workload connection, never through a proxy) and its
 //! process's /proc counters, just before the window and just after it.
 
-use super::progress::say;
 use crate::pipeline::results::cost::{self, Sample};
 use crate::pipeline::results::PointRecord;
 use crate::pipeline::spec::target::ConnInfo;
@@ -121,7 +120,7 @@ impl Reader {
     /// Keeps a measured window's counters in status.csv: the deltas between `before` and
     /// `after` (None for a window that failed or has no reading before it), per transaction
     /// and query of `rec`, and says what the profiler has to say. A file that cannot be
-    /// written is said on `bar`, and the sweep goes on (the counters explain a point; they are
+    /// written is said as a warning, and the sweep goes on (the counters explain a point; they are
     /// not its measurement).
     pub async fn keep(
         &mut self,
@@ -129,7 +128,7 @@ impl Reader {
         before: Option<Sample>,
         after: Option<Sample>,
         rec: &PointRecord,
-        bar: &indicatif::ProgressBar,
+        ev: &dyn crate::pipeline::events::Events,
     ) {
         // After the reading: perf's writing its data is not the window's.
         let stopped = match self.profiler.as_mut() {
@@ -137,7 +136,7 @@ impl Reader {
             None => None,
         };
         if let Some(note) = self.note.take().or(stopped) {
-            say(bar, format!("{}: {note}", rec.point_id));
+            ev.note(&format!("{}: {note}", rec.point_id));
         }
         let (Some(before), Some(after)) = (before, after) else {
             return;
@@ -150,10 +149,10 @@ impl Reader {
             rec.queries,
         );
         if let Err(e) = cost::append(run, &rows) {
-            say(
-                bar,
-                format!("{}: status counters not written: {e:#}", rec.point_id),
-            );
+            ev.warn(&format!(
+                "{}: status counters not written: {e:#}",
+                rec.point_id
+            ));
         }
     }
 }

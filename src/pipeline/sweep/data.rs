@@ -2,6 +2,7 @@
 //! tables counted, and prepared (or prepared again) as `[data] prepare` asks, once per run.
 
 use crate::engine::workload::prepare;
+use crate::pipeline::events::Events;
 use crate::pipeline::preflight;
 use crate::pipeline::spec::target::ConnInfo;
 use crate::pipeline::spec::{PreparePolicy, SweepSpec};
@@ -10,6 +11,7 @@ use crate::pipeline::spec::{PreparePolicy, SweepSpec};
 /// says it is missing.
 async fn data_conn(
     o: &crate::engine::config::EngineConfig,
+    ev: &dyn Events,
 ) -> anyhow::Result<crate::engine::admin::Admin> {
     use crate::engine::admin::Admin;
     use crate::engine::db::cannot_connect;
@@ -23,9 +25,7 @@ async fn data_conn(
             c.exec(format!("CREATE DATABASE IF NOT EXISTS `{}`", o.conn.db))
                 .await
                 .map_err(|e| anyhow::anyhow!("cannot create database '{}': {e}", o.conn.db))?;
-            if !o.quiet {
-                println!("Created database '{}'", o.conn.db);
-            }
+            ev.note(&format!("Created database '{}'", o.conn.db));
             c.close().await;
             Admin::connect(&o.conn, 0).await
         }
@@ -33,15 +33,21 @@ async fn data_conn(
     }
 }
 
-/// Prepares the target's data when the policy asks (once per target per run).
-pub(crate) async fn ensure_data(spec: &SweepSpec, c: &ConnInfo, quiet: bool) -> anyhow::Result<()> {
+/// Prepares the target's data when the policy asks (once per target per run), saying what
+/// it does as `key`'s notes; the engine's own sysbench-style lines stay unprinted.
+pub(crate) async fn ensure_data(
+    spec: &SweepSpec,
+    c: &ConnInfo,
+    key: &str,
+    ev: &dyn Events,
+) -> anyhow::Result<()> {
     let mut o = spec.engine_config(spec.run.workloads[0], 1, c.conn_options());
-    o.quiet = quiet;
+    o.quiet = true;
     let rows = crate::engine::watch::watched(
         &o.conn,
         "counting the rows of the tables",
         async {
-            let mut conn = data_conn(&o).await?;
+            let mut conn = data_conn(&o, ev).await?;
             let rows = preflight::table_rows(&mut conn, &c.db, spec.data.tables).await?;
             conn.close().await;
             Ok(rows)
@@ -64,11 +70,19 @@ pub(crate) async fn ensure_data(spec: &SweepSpec, c: &ConnInfo, quiet: bool) -> 
         c.conn_options(),
     );
     o.threads = 1;
-    o.quiet = quiet;
+    o.quiet = true;
     // Only what is there is dropped: a fresh server is not told of tables it never had.
     if rows.iter().any(Option::is_some) {
+        ev.note(&format!("{key}: dropping the sbtest tables there first"));
         prepare::cleanup(&o).await?;
     }
+    let began = std::time::Instant::now();
     prepare::prepare(&o).await?;
+    ev.note(&format!(
+        "{key}: prepared {} table(s) × {} rows in {:.0} s",
+        spec.data.tables,
+        spec.data.table_size,
+        began.elapsed().as_secs_f64()
+    ));
     Ok(())
 }

@@ -83,8 +83,7 @@ pub(super) async fn round(
                 r.keep_samples(&p, &rep);
             }
         }
-        b.keep_costs(&r.dir.path, cost0[i].take(), &rec, r.bar)
-            .await;
+        b.keep_costs(&r.dir.path, cost0[i].take(), &rec, r.ev).await;
         out.push((p, rec));
     }
     out

@@ -2,6 +2,7 @@
 //! series, or for a one-series sweep an earlier run of the same sweep) and the verdict.
 
 use crate::pipeline::compare::{self, Against, Comparison, Run};
+use crate::pipeline::events::Events;
 use crate::pipeline::judge::verdict::FailOn;
 use crate::pipeline::results::{PointStatus, RunDir};
 use crate::pipeline::spec::SweepSpec;
@@ -276,14 +277,14 @@ fn variables_said(
 }
 
 /// `--fail-on-regression` on a paired run: its own verdicts (verdicts.json), each candidate
-/// series against the baseline at every point. Prints them; returns what was compared and
-/// whether any point regressed.
-pub fn paired(run: &Path, fail_on: FailOn) -> anyhow::Result<(String, bool)> {
+/// series against the baseline at every point. Says them as output; returns what was
+/// compared and whether any point regressed.
+pub fn paired(run: &Path, fail_on: FailOn, ev: &dyn Events) -> anyhow::Result<(String, bool)> {
     let v = crate::pipeline::judge::verdicts_file::load(run)?
         .context("the paired run wrote no verdicts.json: no point completed a round")?;
-    print!("{}", crate::pipeline::judge::verdicts_file::markdown(&v));
+    ev.output_text(&crate::pipeline::judge::verdicts_file::markdown(&v));
     let vars = crate::pipeline::results::load_variables(run);
-    print!("{}", variables_said(&v.baseline, &vars));
+    ev.output_text(&variables_said(&v.baseline, &vars));
     Ok((
         format!(
             "each series against {} in the same rounds (paired design)",
@@ -301,7 +302,7 @@ fn gate_flag(fail_on: FailOn) -> &'static str {
     }
 }
 
-/// Runs the gate the sweep asks for on a finished run, prints what it compared and every
+/// Runs the gate the sweep asks for on a finished run, says what it compared and every
 /// verdict, keeps them in the run (gate.md, gate.json and its report) and returns the lines
 /// for the run's summary and whether the gate fails.
 pub fn apply(
@@ -310,14 +311,19 @@ pub fn apply(
     (threshold, against): (f64, &Against),
     fail_on: FailOn,
     within: Option<Comparison>,
+    ev: &dyn Events,
 ) -> anyhow::Result<(String, bool)> {
     let flag = gate_flag(fail_on);
+    let say = |text: &str| {
+        ev.output("");
+        ev.output_text(text);
+    };
     let first = |what: &str| {
         let text = format!(
             "{flag}: the first finished run of '{}'{what}: nothing to compare with yet\n",
             spec.name
         );
-        print!("\n{text}");
+        say(&text);
         Ok((text, false))
     };
     let (text, json, failing) = if spec.control {
@@ -335,12 +341,12 @@ pub fn apply(
         let json = serde_json::json!({"compared": what, "control": o});
         (text, json, failing)
     } else if spec.run.design.paired() {
-        let (what, failing) = paired(&dir.path, fail_on)?;
+        let (what, failing) = paired(&dir.path, fail_on, ev)?;
         let text = format!(
             "{flag}: {what}: {}\n",
             if failing { "FAILED" } else { "passed" }
         );
-        print!("\n{text}");
+        say(&text);
         return Ok((text, failing));
     } else {
         let Some((what, cmp)) =
@@ -353,13 +359,13 @@ pub fn apply(
         let json = serde_json::json!({"compared": what, "comparison": cmp});
         (text, json, failing)
     };
-    print!("\n{text}");
+    say(&text);
     // Kept in the run directory and its report, not only in the cron log.
     let kept = dir
         .write_gate(&text, &json)
         .and_then(|()| crate::pipeline::report::write(&dir.path, None));
     if let Err(e) = kept {
-        eprintln!("sweepbench run: the gate's verdicts not kept in the run: {e:#}");
+        ev.warn(&format!("the gate's verdicts not kept in the run: {e:#}"));
     }
     Ok((text, failing))
 }
@@ -367,7 +373,7 @@ pub fn apply(
 /// Writes the run's summary.txt: what the terminal said at the end (the counts, the answers,
 /// the gate's verdicts) and each failed point with its error — the file a cron job mails or
 /// logs.
-pub fn keep_summary(run: &Path, summary: &str) {
+pub fn keep_summary(run: &Path, summary: &str, ev: &dyn Events) {
     let mut s = summary.to_string();
     let failed: Vec<String> = crate::pipeline::results::load_points(run)
         .unwrap_or_default()
@@ -379,7 +385,7 @@ pub fn keep_summary(run: &Path, summary: &str) {
         s.push_str(&format!("\nfailed points:\n{}\n", failed.join("\n")));
     }
     if let Err(e) = crate::pipeline::results::write_atomic(&run.join("summary.txt"), s.as_bytes()) {
-        eprintln!("sweepbench run: summary.txt not written: {e:#}");
+        ev.warn(&format!("summary.txt not written: {e:#}"));
     }
 }
 

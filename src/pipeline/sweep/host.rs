@@ -37,7 +37,7 @@ async fn measure_all(
             r.t.interrupted = true;
             return false;
         }
-        r.bar.set_message(p.id.clone());
+        r.ev.emit(crate::pipeline::events::Event::PointStarted { point: &p.id });
         let mut rec = host_record(&r.dir.run_id, p);
         // fileio's options and files, or why its files could not be prepared.
         let fileio = match (p.test, &r.spec.run.fileio) {
@@ -90,7 +90,7 @@ async fn measure_all(
                     &mut rec,
                     host_shares(h0, crate::usage::host_cpu(), wall, cpu_s),
                 );
-                write_samples(r.dir, r.bar, &p.id, &report);
+                write_samples(r.dir, r.ev, &p.id, &report);
             }
             Ok(Err(why)) => {
                 rec.status = PointStatus::Failed;

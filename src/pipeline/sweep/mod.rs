@@ -15,7 +15,6 @@ mod measure;
 mod paired;
 mod paired_setup;
 mod profile;
-mod progress;
 mod record;
 mod run;
 mod runner;
@@ -31,6 +30,7 @@ use data::ensure_data;
 pub use run::run;
 
 use crate::exit::Exit;
+use crate::pipeline::events::Events;
 use crate::pipeline::plan::{format_duration, Plan};
 use crate::pipeline::preflight::OnCapacity;
 use crate::pipeline::spec::design;
@@ -49,7 +49,6 @@ pub struct SweepArgs {
     pub shard: Option<(u32, u32)>,
     pub on_capacity: OnCapacity,
     pub results_dir: PathBuf,
-    pub quiet: bool,
     /// Continue this run directory.
     pub resume: Option<PathBuf>,
     /// Threshold (percent) and what a one-series sweep is compared with.
@@ -82,14 +81,14 @@ pub(crate) fn load_spec(a: &SweepArgs) -> anyhow::Result<SweepSpec> {
     Ok(spec)
 }
 
-fn load(a: &SweepArgs) -> anyhow::Result<(SweepSpec, Plan)> {
+fn load(a: &SweepArgs, ev: &dyn Events) -> anyhow::Result<(SweepSpec, Plan)> {
     let mut spec = load_spec(a)?;
     let mut plan = Plan::build(&spec, &a.only);
     let given = spec.run.design.budget_s.is_some();
     if spec.run.design.defaulted() && spec.run.design.paired() {
         default_paired(&mut spec, &plan, a);
     }
-    raise_short_budget(&mut spec, &plan, given);
+    raise_short_budget(&mut spec, &plan, given, ev);
     if spec.run.design.paired() && a.shard.is_some() {
         anyhow::bail!("--shard splits a sweep's series into parts, and design = \"paired\" measures them together in the same rounds: run it whole, or use design = \"sequential\"");
     }
@@ -172,7 +171,7 @@ fn min_budget_s(spec: &SweepSpec, plan: &Plan) -> u64 {
 /// by `plan` and `run` alike: a run never measures past its stated budget silently. A budget
 /// the file or `--budget` `given` gets a warning; the default (the sequential design's time)
 /// a note.
-fn raise_short_budget(spec: &mut SweepSpec, plan: &Plan, given: bool) {
+fn raise_short_budget(spec: &mut SweepSpec, plan: &Plan, given: bool, ev: &dyn Events) {
     let Some(b) = spec
         .run
         .design
@@ -190,16 +189,16 @@ fn raise_short_budget(spec: &mut SweepSpec, plan: &Plan, given: bool) {
             format_duration(min),
         );
         if given {
-            eprintln!(
-                "warning: budget {} is below {needs} (give budget = \"{}\" or more to [run], or fewer points)",
+            ev.warn(&format!(
+                "budget {} is below {needs} (give budget = \"{}\" or more to [run], or fewer points)",
                 format_duration(b),
                 format_duration(min)
-            );
+            ));
         } else {
-            eprintln!(
+            ev.note(&format!(
                 "note: the default budget (the sequential design's {}) is below {needs}",
                 format_duration(b)
-            );
+            ));
         }
         spec.run.design.budget_s = Some(min);
     }
@@ -217,21 +216,21 @@ fn host_eta(spec: &SweepSpec, plan: &Plan) -> String {
 }
 
 /// `sweepbench k8s render`: the manifests of the sweep's multi-client points (or of its
-/// `shards` parts) on standard output.
-pub fn k8s_render(a: &SweepArgs, shards: Option<u32>) -> anyhow::Result<Exit> {
-    let (spec, plan) = load(a)?;
-    print!(
-        "{}",
-        crate::pipeline::distributed::k8s::render(&spec, &plan, shards)?
-    );
+/// `shards` parts), as output.
+pub fn k8s_render(a: &SweepArgs, shards: Option<u32>, ev: &dyn Events) -> anyhow::Result<Exit> {
+    let (spec, plan) = load(a, ev)?;
+    ev.output_text(&crate::pipeline::distributed::k8s::render(
+        &spec, &plan, shards,
+    )?);
     Ok(Exit::Ok)
 }
 
 /// `sweepbench plan`: every point, the connections each target needs, and an ETA.
-pub fn plan(a: &SweepArgs) -> anyhow::Result<Exit> {
-    let (spec, plan) = load(a)?;
+pub fn plan(a: &SweepArgs, ev: &dyn Events) -> anyhow::Result<Exit> {
+    let (spec, plan) = load(a, ev)?;
+    let say = |line: String| ev.output(&line);
     match &spec.run.auto {
-        Some(a) => println!(
+        Some(a) => say(format!(
             "sweep '{}': adaptive, at most {} points ({} slots of series × repeat, each choosing up to {} thread counts from {} to {} as it runs)",
             spec.name,
             plan.max_points(&spec),
@@ -239,17 +238,17 @@ pub fn plan(a: &SweepArgs) -> anyhow::Result<Exit> {
             a.max_points,
             a.from,
             a.to
-        ),
-        None if spec.run.sla.is_some() => println!(
+        )),
+        None if spec.run.sla.is_some() => say(format!(
             "sweep '{}': at most {} points",
             spec.name,
             plan.max_points(&spec)
-        ),
+        )),
         None if spec.run.design.paired() => {}
-        None => println!("sweep '{}': {} points", spec.name, plan.len()),
+        None => say(format!("sweep '{}': {} points", spec.name, plan.len())),
     }
     if !plan.host.is_empty() {
-        println!(
+        say(format!(
             "host tests first, {} s each on this machine, no server loaded: {}",
             spec.run.duration_s,
             plan.host
@@ -257,13 +256,13 @@ pub fn plan(a: &SweepArgs) -> anyhow::Result<Exit> {
                 .map(|p| p.id.as_str())
                 .collect::<Vec<_>>()
                 .join(", ")
-        );
+        ));
         if let Some(o) = &spec.run.fileio {
-            println!(
+            say(format!(
                 "fileio: {} file(s), {}B in all, prepared in the run's work directory under TMPDIR before its first point and removed after its last",
                 o.num,
                 crate::engine::host::fileio::print_size(o.total as f64)
-            );
+            ));
         }
     }
     let mut listed: Vec<&crate::pipeline::plan::Point> = plan.points.iter().collect();
@@ -291,44 +290,44 @@ pub fn plan(a: &SweepArgs) -> anyhow::Result<Exit> {
         } else {
             "one after another in a random order"
         };
-        println!(
+        say(format!(
             "sweep '{}': {cells} point(s) × {series} series, {} design: the series' servers up at once; each point measured in rounds of one {} s slice per series, {how}; {rounds}",
             spec.name,
             if d.duet() { "duet" } else { "paired" },
             d.slice_s
-        );
+        ));
         // Each point once (its first series' id stands for it); the rounds are its repeats.
         let mut seen = std::collections::BTreeSet::new();
         listed.retain(|p| p.repeat == 1 && seen.insert((p.workload.name(), p.threads)));
     }
     if let Some(s) = &spec.run.sla {
-        println!(
+        say(format!(
             "SLA search per native series after its closed-loop points: the highest open-loop rate with p99 ≤ {} ms, at most {} rates",
             s.p99_ms, s.max_steps
-        );
+        ));
     }
     if let Some(line) = spec.run.design.said() {
-        println!("{line}");
+        ev.output(&line);
     }
     for (i, p) in listed.iter().enumerate() {
-        println!("  {:>4}  {}", i + 1, p.id);
+        say(format!("  {:>4}  {}", i + 1, p.id));
     }
-    println!(
+    say(format!(
         "connections per target (largest thread count + {} for sweepbench):",
         MARGIN
-    );
+    ));
     for (t, n) in &plan.connections {
         let shown = spec
             .targets
             .iter()
             .find(|x| &x.name == t)
             .map_or_else(|| "managed server".into(), |x| x.kind.shown());
-        println!("  {t}: {} ({shown})", n + MARGIN);
+        say(format!("  {t}: {} ({shown})", n + MARGIN));
     }
-    println!(
+    say(format!(
         "data: {} table(s) × {} rows, prepare = {}",
         spec.data.tables, spec.data.table_size, spec.data.prepare
-    );
+    ));
     if spec.run.design.paired() {
         let d = &spec.run.design;
         let series = series as u64;
@@ -340,12 +339,12 @@ pub fn plan(a: &SweepArgs) -> anyhow::Result<Exit> {
         let per_point =
             series * spec.run.warmup_s + spec.run.repeats.max(2) as u64 * series * d.slice_s;
         match d.budget_s {
-            Some(b) => println!(
+            Some(b) => say(format!(
                 "ETA: at most {} of measuring (the budget; points that decide early end sooner){starting} + prepare{}",
                 format_duration(b),
                 host_eta(&spec, &plan)
-            ),
-            None => println!(
+            )),
+            None => say(format!(
                 "ETA: {} ({} points × ({series} × {}s warmup + {} rounds × {series} × {}s slices){starting} + prepare{})",
                 format_duration(listed.len() as u64 * per_point),
                 listed.len(),
@@ -353,23 +352,23 @@ pub fn plan(a: &SweepArgs) -> anyhow::Result<Exit> {
                 spec.run.repeats.max(2),
                 d.slice_s,
                 host_eta(&spec, &plan)
-            ),
+            )),
         }
         if let Some(c) = calibrate::load(&a.results_dir, &spec.name) {
-            println!("{}", calibrate::summary(&c));
+            say(calibrate::summary(&c));
         }
         return Ok(Exit::Ok);
     }
     if plan.points.is_empty() {
-        println!(
+        say(format!(
             "ETA: {} ({} host test points × {}s)",
             format_duration(plan.eta_s(&spec)),
             plan.host.len(),
             spec.run.duration_s
-        );
+        ));
         return Ok(Exit::Ok);
     }
-    println!(
+    say(format!(
         "ETA: {}{} ({} points × ({}s warmup + {}s run + ~2s set-up) + prepare{})",
         if spec.run.auto.is_some() {
             "at most "
@@ -381,9 +380,9 @@ pub fn plan(a: &SweepArgs) -> anyhow::Result<Exit> {
         spec.run.warmup_s,
         spec.run.duration_s,
         host_eta(&spec, &plan)
-    );
+    ));
     if let Some(c) = calibrate::load(&a.results_dir, &spec.name) {
-        println!("{}", calibrate::summary(&c));
+        say(calibrate::summary(&c));
     }
     Ok(Exit::Ok)
 }
@@ -401,23 +400,28 @@ fn point_grace_s(spec: &SweepSpec) -> f64 {
 /// `sweepbench report RUN_DIR`: re-renders report.md and report.html from the files.
 /// `report RUN`: re-renders report.md and report.html and prints their paths; with `json`,
 /// prints the report's model as JSON instead and writes nothing.
-pub fn report(run: &Path, baseline: Option<&str>, json: bool) -> anyhow::Result<Exit> {
+pub fn report(
+    run: &Path,
+    baseline: Option<&str>,
+    json: bool,
+    ev: &dyn Events,
+) -> anyhow::Result<Exit> {
     // The figures are in points.csv; what the manifest adds (host, versions, the plan) is
     // missing from the report without it, which the reader should know.
     const LACKS: &str = "the report says nothing of the host, the tool's version or the plan";
     match crate::pipeline::results::load_manifest(run) {
         Ok(Some(_)) => {}
-        Ok(None) => eprintln!("warning: {}: no manifest.json: {LACKS}", run.display()),
-        Err(e) => eprintln!("warning: {e:#}: {LACKS}"),
+        Ok(None) => ev.warn(&format!("{}: no manifest.json: {LACKS}", run.display())),
+        Err(e) => ev.warn(&format!("{e:#}: {LACKS}")),
     }
     if json {
         let m = crate::pipeline::report::model(run, baseline)?;
-        println!("{}", crate::pipeline::report::render::json(&m)?);
+        ev.output_text(&crate::pipeline::report::render::json(&m)?);
         return Ok(Exit::Ok);
     }
     crate::pipeline::report::write(run, baseline)?;
-    println!("{}", run.join("report.html").display());
-    println!("{}", run.join("report.md").display());
+    ev.output(&run.join("report.html").display().to_string());
+    ev.output(&run.join("report.md").display().to_string());
     Ok(Exit::Ok)
 }
 

@@ -6,7 +6,6 @@
 //! the paired verdicts, with the rounds each point took, go to verdicts.json.
 
 use super::block::{Block, Live};
-use super::progress::say;
 use super::record::{fill, record};
 use super::runner::Runner;
 use super::slices::{others_share, slice_point, status, Measured, Quiet, Series, SLICE_SETUP_S};
@@ -71,7 +70,7 @@ pub(super) async fn run(r: &mut Runner<'_>) {
         .clone()
         .unwrap_or_else(|| format!("{}/{}", keys[0].0, keys[0].1));
     if let Err(e) = super::paired_setup::check_memory(spec, &keys) {
-        say(r.bar, format!("error: {e:#}"));
+        r.ev.error(&format!("{e:#}"));
         r.t.failed += r.plan.points.len() as u32;
         return;
     }
@@ -85,10 +84,11 @@ pub(super) async fn run(r: &mut Runner<'_>) {
             .iter()
             .find(|x| &x.name == c)
             .expect("planned config exists");
-        let block = Block::open(spec, r.plan, t, config, r.st_mut()).await;
+        let ev = r.ev;
+        let block = Block::open(spec, r.plan, t, config, r.st_mut(), ev).await;
         if block.error.is_none() {
             if let Err(e) = super::paired_setup::prewarm(r, &block).await {
-                r.note(format!("warning: prewarming {key}: {e:#}"));
+                r.ev.warn(&format!("prewarming {key}: {e:#}"));
             }
         }
         series.push(Series {
@@ -125,13 +125,13 @@ pub(super) async fn run(r: &mut Runner<'_>) {
             }
         };
         let left = (total_cells - ci - 1) as u64 * series.len() as u64 * MIN_ROUNDS as u64;
-        r.bar
-            .set_length(r.bar.position() + series.len() as u64 * schedule.last() as u64 + left);
+        let (_, kept) = r.progress();
+        r.replan(kept + series.len() as u64 * schedule.last() as u64 + left);
         let c = measure_cell(r, cell, &mut series, &schedule, ci).await;
         spent += c.seconds;
         out.push(c);
         if let Err(e) = write_verdicts(r, &baseline, &out, &isolation) {
-            say(r.bar, format!("warning: verdicts.json not written: {e:#}"));
+            r.ev.warn(&format!("verdicts.json not written: {e:#}"));
         }
         if r.t.interrupted || !r.t.unwritten.is_empty() {
             break;
@@ -139,7 +139,7 @@ pub(super) async fn run(r: &mut Runner<'_>) {
     }
     for s in series {
         if let Err(e) = s.block.close().await {
-            say(r.bar, format!("warning: closing {}: {e:#}", s.key));
+            r.ev.warn(&format!("closing {}: {e:#}", s.key));
         }
     }
     // The answers as verdicts.json keeps them (judged once, where it was written).
@@ -380,8 +380,6 @@ async fn measure_cell(
                     cpu.map(|(o, _)| format!(" (others {:.0} % CPU)", o * 100.0))
                         .unwrap_or_default()
                 ));
-            } else {
-                say(r.bar, format!("{}: failed: {}", p.id, rec.error));
             }
             let kept = r.keep(rec, &p.id, p.rate);
             if !ok || !kept {
@@ -540,7 +538,7 @@ async fn slice(
             r.keep_samples(p, &rep);
         }
     }
-    b.keep_costs(&r.dir.path, cost0, &rec, r.bar).await;
+    b.keep_costs(&r.dir.path, cost0, &rec, r.ev).await;
     if rec.status == PointStatus::Failed {
         if let Some(note) = b.revive(&rec.error).await {
             rec.error = format!("{} | {note}", rec.error);

@@ -1,13 +1,12 @@
 //! A point's record: the row of points.csv made from what a run measured, the rule that a
 //! point with no event failed, and its per-second samples and histograms on disk.
 
-use super::progress::say;
 use crate::engine::exec::RunReport;
 use crate::engine::host::{HOST_CONFIG, HOST_TARGET};
 use crate::engine::metrics::LatencySummary;
+use crate::pipeline::events::Events;
 use crate::pipeline::plan::{HostPoint, Point};
 use crate::pipeline::results::{r4, PointRecord, PointStatus, RunDir};
-use indicatif::ProgressBar;
 
 /// The share of the host's CPU (all cores) that processes other than this client and the
 /// measured server took over `wall_s`, and the share the hypervisor stole, from /proc/stat
@@ -122,12 +121,9 @@ pub(super) fn fail_if_empty(rec: &mut PointRecord) {
 
 /// A point's per-second samples (intervals.csv) and histograms (.hlog); a failure to write
 /// them is a warning, the point's record still counts.
-pub(super) fn write_samples(dir: &mut RunDir, bar: &ProgressBar, id: &str, r: &RunReport) {
+pub(super) fn write_samples(dir: &mut RunDir, ev: &dyn Events, id: &str, r: &RunReport) {
     if let Err(e) = dir.append_intervals(id, &r.intervals) {
-        say(
-            bar,
-            format!("warning: {id}: per-second samples not written: {e:#}"),
-        );
+        ev.warn(&format!("{id}: per-second samples not written: {e:#}"));
     }
     let seconds: Vec<(f64, &crate::engine::metrics::TotalHist)> = r
         .intervals
@@ -136,7 +132,7 @@ pub(super) fn write_samples(dir: &mut RunDir, bar: &ProgressBar, id: &str, r: &R
         .zip(&r.interval_hists)
         .collect();
     if let Err(e) = dir.write_histogram(id, &r.hist, r.elapsed_s, &seconds) {
-        say(bar, format!("warning: {e:#}"));
+        ev.warn(&format!("{e:#}"));
     }
 }
 

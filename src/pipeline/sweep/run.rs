@@ -1,22 +1,21 @@
 //! `sweepbench run`: preflight, the run directory, then every point in plan order — one
 //! target × config block at a time — with progress, per-point records and the final report.
 
-use super::check::{preflight_all, print_findings, target_kind};
-use super::progress::say;
+use super::check::{preflight_all, say_findings, target_kind};
 use super::runner::Runner;
 use super::tally::Tally;
 use super::{block, load, SweepArgs};
 use crate::exit::Exit;
+use crate::pipeline::events::{Event, Events};
 use crate::pipeline::plan::{Plan, Slot};
 use crate::pipeline::preflight::{Finding, OnCapacity, Severity};
 use crate::pipeline::results::{Manifest, RunDir, Shard, Summary};
 use crate::pipeline::spec::SweepSpec;
-use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::BTreeMap;
 
-/// `sweepbench run`.
-pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
-    let (spec, plan) = load(a)?;
+/// `sweepbench run`: says what it does on `ev`, the summary and the gate as output.
+pub async fn run(a: &SweepArgs, ev: &dyn Events) -> anyhow::Result<Exit> {
+    let (spec, plan) = load(a, ev)?;
     if spec.run.design.paired() && a.resume.is_some() {
         // A point's rounds, their orders and its looks are one experiment: half of one and
         // half of another would pair slices measured hours apart.
@@ -30,7 +29,7 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
         .recover(|t| target_kind(&spec, t).ok()?.external().cloned())
         .await?;
     for line in recovered {
-        eprintln!("sweepbench run: {line}");
+        ev.warn(&line);
     }
     let (findings, limits) = preflight_all(&spec, &plan, a.on_capacity).await?;
     let blocking: Vec<&Finding> = findings
@@ -40,15 +39,13 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
     let capacity_only = blocking.iter().all(|f| f.max_threads.is_some());
     let skippable = a.on_capacity == OnCapacity::Skip && capacity_only;
     if !blocking.is_empty() && !skippable {
-        print_findings(&findings);
+        say_findings(&findings, ev, false);
         anyhow::bail!(
             "{} blocking finding(s); nothing was run (see `sweepbench check`)",
             blocking.len()
         );
     }
-    if !a.quiet {
-        print_findings(&findings);
-    }
+    say_findings(&findings, ev, false);
     let opened = match &a.resume {
         Some(run) => RunDir::resume(run, &spec),
         None => RunDir::create(&a.results_dir, &spec),
@@ -59,17 +56,17 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
     let mut plan = plan;
     plan.points.retain(|p| !done.contains(&p.id));
     plan.host.retain(|p| !done.contains(&p.id));
-    if a.resume.is_some() && !a.quiet {
+    if a.resume.is_some() {
         let left = if spec.run.auto.is_some() {
             "the adaptive searches go on from there".to_string()
         } else {
             format!("{} to run", plan.points.len())
         };
-        println!(
+        ev.note(&format!(
             "resuming {}: {} point(s) done, {left}",
             dir.path.display(),
             done.len(),
-        );
+        ));
     }
     let started_at = chrono::Utc::now();
     // Who measured: the host and its speed now, so compare can tell a slower VM from a slower
@@ -84,48 +81,9 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
         None,
         a.shard,
     ))?;
-    let bar = if a.quiet {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new(plan.max_points(&spec))
-    };
-    // What is left to measure by the plan, not indicatif's rate estimate, which swung with
-    // every server start and prepare: a point is its warmup and duration, a paired slice its
-    // slice (plus the moment it takes to start and stop).
-    let per_point_s = if spec.run.design.paired() {
-        spec.run.design.slice_s as f64 + super::slices::SLICE_SETUP_S
-    } else {
-        (spec.run.warmup_s + spec.run.duration_s) as f64
-    };
-    bar.set_style(
-        ProgressStyle::with_template(
-            "[{elapsed_precise}] {bar:30} {pos}/{len} points, about {left} of measuring left {msg}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .with_key(
-            "left",
-            move |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
-                let left = s.len().unwrap_or(0).saturating_sub(s.pos()) as f64 * per_point_s;
-                let _ = write!(
-                    w,
-                    "{}",
-                    crate::pipeline::plan::format_duration(left.ceil() as u64)
-                );
-            },
-        ),
-    );
     let threshold = a.threshold_pct;
-    let t = run_points(
-        &spec,
-        &plan,
-        &limits,
-        &mut dir,
-        &bar,
-        (a.quiet, a.keep_k8s),
-        threshold,
-    )
-    .await;
-    bar.finish_and_clear();
+    let t = run_points(&spec, &plan, &limits, &mut dir, ev, a.keep_k8s, threshold).await;
+    ev.emit(Event::Finished);
     let end = manifest(
         &spec,
         &plan,
@@ -136,14 +94,16 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
         a.shard,
     );
     if let Err(e) = dir.write_manifest(&end) {
-        eprintln!("sweepbench run: {e:#}");
+        ev.warn(&format!("{e:#}"));
     }
     // Several series measured apart: judged once here, kept for the report and the gate.
     let within = if t.interrupted {
         None
     } else {
         super::gate::judge_unpaired(&spec, &dir, threshold).unwrap_or_else(|e| {
-            eprintln!("sweepbench run: judging the series against the baseline failed: {e:#}");
+            ev.warn(&format!(
+                "judging the series against the baseline failed: {e:#}"
+            ));
             None
         })
     };
@@ -153,19 +113,20 @@ pub async fn run(a: &SweepArgs) -> anyhow::Result<Exit> {
             m.why,
         ),
         Err(e) => {
-            eprintln!("sweepbench run: writing the report failed: {e:#}");
+            ev.warn(&format!("writing the report failed: {e:#}"));
             (String::new(), Vec::new())
         }
     };
     let mut summary = t.summary(&spec, &plan, &dir.path, (&report, &why));
-    print!("{summary}");
+    ev.output_text(&summary);
     let mut regressed = false;
     if let (Some((th, against)), false) = (&a.fail_on_regression, t.interrupted) {
-        let (text, failing) = super::gate::apply(&spec, &dir, (*th, against), a.fail_on, within)?;
+        let (text, failing) =
+            super::gate::apply(&spec, &dir, (*th, against), a.fail_on, within, ev)?;
         summary.push_str(&format!("\n{text}"));
         regressed = failing;
     }
-    super::gate::keep_summary(&dir.path, &summary);
+    super::gate::keep_summary(&dir.path, &summary, ev);
     Ok(if t.interrupted {
         Exit::Interrupted
     } else if t.failed > 0 || !t.unwritten.is_empty() {
@@ -185,30 +146,21 @@ async fn run_points(
     plan: &Plan,
     limits: &BTreeMap<String, u32>,
     dir: &mut RunDir,
-    bar: &ProgressBar,
-    (quiet, keep_k8s): (bool, bool),
+    ev: &dyn Events,
+    keep_k8s: bool,
     threshold_pct: f64,
 ) -> Tally {
-    let st = match block::RunState::new(&dir.path, quiet) {
+    let st = match block::RunState::new(&dir.path, ev) {
         Ok(s) => s,
         Err(e) => {
-            say(bar, format!("error: {e:#}"));
+            ev.error(&format!("{e:#}"));
             return Tally {
                 failed: plan.points.len() as u32,
                 ..Tally::default()
             };
         }
     };
-    let mut r = Runner::new(
-        spec,
-        plan,
-        limits,
-        dir,
-        bar,
-        st,
-        (quiet, keep_k8s),
-        threshold_pct,
-    );
+    let mut r = Runner::new(spec, plan, limits, dir, ev, st, keep_k8s, threshold_pct);
     crate::interrupt::install();
     if let Some(line) = spec.run.design.said() {
         r.note(line);
@@ -232,8 +184,8 @@ async fn run_points(
             };
             // A search that ended early frees the rest of its share of the bar.
             let unused = per_slot.saturating_sub(used);
-            r.bar
-                .set_length(r.bar.length().unwrap_or(0).saturating_sub(unused));
+            let (planned, _) = r.progress();
+            r.replan(planned.saturating_sub(unused));
             left -= per_slot;
             go_on
         } else {

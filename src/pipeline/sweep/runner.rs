@@ -5,22 +5,20 @@
 use super::block;
 use super::measure::{Measure, Measured};
 use super::point_grace_s;
-use super::progress::say;
 use super::record::{fail_if_empty, fill, record, write_samples};
 use super::tally::Tally;
 use super::window::{self, Window};
 use crate::engine::exec::{self, IntervalStats, Observer, RunReport};
+use crate::pipeline::events::{Event, Events};
 use crate::pipeline::plan::{Plan, Point};
 use crate::pipeline::results::{r4, PointRecord, PointStatus, RunDir};
 use crate::pipeline::spec::SweepSpec;
-use indicatif::ProgressBar;
 use std::collections::BTreeMap;
 
 /// A sequential point's observer: prints its per-second lines every `report_interval` and
 /// says when its workers started (the counters' window opens after the warmup from there).
 struct PointObserver<'a> {
-    bar: &'a ProgressBar,
-    quiet: bool,
+    ev: &'a dyn Events,
     percentile: u32,
     id: String,
     /// Print every this many seconds' sample (`report_interval`; 0: none).
@@ -38,18 +36,23 @@ impl Observer for PointObserver<'_> {
 
     fn interval(&mut self, s: &IntervalStats) {
         let second = s.t_s.round() as u64;
-        if !self.quiet && self.print_every > 0 && second > 0 && second % self.print_every == 0 {
-            say(
-                self.bar,
-                // The figures are of the second just ended, not of the whole interval since
-                // the last line: say so, or a reader averages them.
-                format!(
-                    "{} {} (figures of that second)",
-                    self.id,
-                    s.sysbench_line(self.percentile)
-                ),
+        if self.print_every > 0 && second > 0 && second % self.print_every == 0 {
+            // The figures are of the second just ended, not of the whole interval since
+            // the last line: say so, or a reader averages them.
+            let line = format!(
+                "{} {} (figures of that second)",
+                self.id,
+                s.sysbench_line(self.percentile)
             );
+            self.ev.emit(Event::Interval {
+                point: &self.id,
+                line: &line,
+            });
         }
+    }
+
+    fn warning(&mut self, line: &str) {
+        self.ev.warn(line);
     }
 }
 
@@ -59,9 +62,15 @@ pub(super) struct Runner<'a> {
     pub plan: &'a Plan,
     pub limits: &'a BTreeMap<String, u32>,
     pub dir: &'a mut RunDir,
-    pub bar: &'a ProgressBar,
-    quiet: bool,
+    /// Where what the run says goes (cmd's sink: a bar, plain lines, JSON).
+    pub ev: &'a dyn Events,
     pub t: Tally,
+    /// Points the run now expects in all, and those kept so far (the progress's length and
+    /// position).
+    planned: u64,
+    kept: u64,
+    /// Seconds of measuring per point, for the progress's estimate of what is left.
+    seconds_each: f64,
     st: block::RunState,
     current: Option<block::Block>,
     /// --keep-k8s.
@@ -79,19 +88,32 @@ impl<'a> Runner<'a> {
         plan: &'a Plan,
         limits: &'a BTreeMap<String, u32>,
         dir: &'a mut RunDir,
-        bar: &'a ProgressBar,
+        ev: &'a dyn Events,
         st: block::RunState,
-        (quiet, keep_k8s): (bool, bool),
+        keep_k8s: bool,
         threshold_pct: f64,
     ) -> Runner<'a> {
+        // A paired point is its slices; a sequential one its warmup and duration.
+        let seconds_each = if spec.run.design.paired() {
+            spec.run.design.slice_s as f64 + super::slices::SLICE_SETUP_S
+        } else {
+            (spec.run.warmup_s + spec.run.duration_s) as f64
+        };
+        let planned = plan.max_points(spec);
+        ev.emit(Event::Planned {
+            points: planned,
+            seconds_each,
+        });
         Runner {
             spec,
             plan,
             limits,
             dir,
-            bar,
-            quiet,
+            ev,
             t: Tally::default(),
+            planned,
+            kept: 0,
+            seconds_each,
             st,
             current: None,
             keep_k8s,
@@ -104,16 +126,29 @@ impl<'a> Runner<'a> {
         if let Some(prev) = self.current.take() {
             let k = prev.key.clone();
             if let Err(e) = prev.close().await {
-                say(self.bar, format!("warning: closing {k}: {e:#}"));
+                self.ev.warn(&format!("closing {k}: {e:#}"));
             }
         }
     }
 
-    /// Prints a line (above the bar on a terminal) unless quiet.
+    /// Says what the run is doing.
     pub fn note(&self, line: String) {
-        if !self.quiet {
-            say(self.bar, line);
-        }
+        self.ev.note(&line);
+    }
+
+    /// The run now expects `points` points in all (a search ended early, a paired point
+    /// decided): the progress's length.
+    pub fn replan(&mut self, points: u64) {
+        self.planned = points;
+        self.ev.emit(Event::Planned {
+            points,
+            seconds_each: self.seconds_each,
+        });
+    }
+
+    /// Points the run expects in all, and those kept so far.
+    pub fn progress(&self) -> (u64, u64) {
+        (self.planned, self.kept)
     }
 
     /// Measures one point (opening its block first when it is another target × config) and
@@ -124,8 +159,8 @@ impl<'a> Runner<'a> {
             self.t.interrupted = true;
             return false;
         }
-        let (spec, bar, quiet) = (self.spec, self.bar, self.quiet);
-        bar.set_message(p.id.clone());
+        let (spec, ev) = (self.spec, self.ev);
+        ev.emit(Event::PointStarted { point: &p.id });
         let mut rec = record(&self.dir.run_id, p, "");
         if self
             .limits
@@ -147,16 +182,14 @@ impl<'a> Runner<'a> {
                     .iter()
                     .find(|x| x.name == p.config)
                     .expect("planned config exists");
-                if !quiet {
-                    say(bar, format!("starting {key}"));
-                }
+                ev.note(&format!("starting {key}"));
                 self.current = Some(
-                    block::Block::open(spec, self.plan, &p.target, config, &mut self.st).await,
+                    block::Block::open(spec, self.plan, &p.target, config, &mut self.st, ev).await,
                 );
             }
             let b = self.current.as_mut().expect("block opened above");
             rec.server_version = b.version.clone();
-            run_one(spec, p, b, &mut rec, self.dir, bar, (quiet, self.keep_k8s)).await;
+            run_one(spec, p, b, &mut rec, self.dir, ev, self.keep_k8s).await;
         }
         self.keep(rec, &p.id, p.rate)
     }
@@ -166,13 +199,13 @@ impl<'a> Runner<'a> {
     }
 
     pub fn keep_samples(&mut self, p: &Point, r: &RunReport) {
-        write_samples(self.dir, self.bar, &p.id, r);
+        write_samples(self.dir, self.ev, &p.id, r);
     }
 
     /// Tallies a measured point, says how it went and appends its record. False when the run
     /// must stop (an interrupt, or records that can no longer be written).
     pub fn keep(&mut self, mut rec: PointRecord, id: &str, rate: u64) -> bool {
-        let (bar, quiet) = (self.bar, self.quiet);
+        let ev = self.ev;
         if rec.status == PointStatus::Failed && crate::interrupt::requested() {
             // The point failed because of the interrupt (a load cut short, say).
             rec.status = PointStatus::Interrupted;
@@ -194,8 +227,8 @@ impl<'a> Runner<'a> {
                         )
                     })
                 };
-                if let Some(line) = line.filter(|_| !quiet) {
-                    say(bar, line);
+                if let Some(line) = line {
+                    ev.note(&line);
                 }
             }
             PointStatus::Failed if rate > 0 && rec.error == exec::QUEUE_FULL => {
@@ -208,7 +241,7 @@ impl<'a> Runner<'a> {
             }
             PointStatus::Failed => {
                 self.t.failed += 1;
-                say(bar, format!("{id}: failed: {}", rec.error));
+                ev.error(&format!("{id}: failed: {}", rec.error));
             }
             PointStatus::Interrupted => {
                 self.t.interrupted = true;
@@ -219,7 +252,7 @@ impl<'a> Runner<'a> {
         if let Err(e) = self.dir.append_point(&rec) {
             // The figures were measured: say them here, since the disk cannot take them,
             // and stop (every later point would be lost the same way).
-            say(bar, format!("error: {id}: measured, not written: {e:#}"));
+            ev.error(&format!("{id}: measured, not written: {e:#}"));
             self.t.unwritten.push(format!(
                 "{id} {}: {:.2} tps, {:.2} qps, p95 {:.2} ms, {} transactions in {:.1} s{}",
                 rec.status,
@@ -236,7 +269,11 @@ impl<'a> Runner<'a> {
             ));
             return false;
         }
-        bar.inc(1);
+        self.kept += 1;
+        ev.emit(Event::PointKept {
+            point: id,
+            status: rec.status.as_str(),
+        });
         !self.t.interrupted
     }
 }
@@ -248,8 +285,8 @@ async fn run_one(
     b: &mut block::Block,
     rec: &mut PointRecord,
     dir: &mut RunDir,
-    bar: &ProgressBar,
-    (quiet, keep_k8s): (bool, bool),
+    ev: &dyn Events,
+    keep_k8s: bool,
 ) {
     rec.rate = if p.rate > 0 { p.rate } else { spec.run.rate };
     rec.status = PointStatus::Failed;
@@ -273,8 +310,7 @@ async fn run_one(
     let o = window::config(spec, p, Window::Point, None);
     let warmup = o.warmup_s;
     let mut obs = PointObserver {
-        bar,
-        quiet,
+        ev,
         percentile: o.percentile.max(1),
         id: p.id.clone(),
         print_every: spec.run.report_interval_s,
@@ -323,7 +359,7 @@ async fn run_one(
         }) => {
             fill(rec, &report, cpu_s);
             rec.start_skew_ms = skew_ms.map(r4);
-            write_samples(dir, bar, &p.id, &report);
+            write_samples(dir, ev, &p.id, &report);
             rec.status = status_of(spec, &report, rec);
         }
     }
@@ -348,7 +384,7 @@ async fn run_one(
             );
         }
     }
-    b.keep_costs(&run_dir, cost0, rec, bar).await;
+    b.keep_costs(&run_dir, cost0, rec, ev).await;
     if rec.status == PointStatus::Failed {
         if let Some(note) = b.revive(&rec.error).await {
             rec.error = format!("{} | {note}", rec.error);

@@ -159,8 +159,7 @@ pub(super) async fn round(
             }
         }
         let b = &mut series[i].block;
-        b.keep_costs(&r.dir.path, cost0[i].take(), &rec, r.bar)
-            .await;
+        b.keep_costs(&r.dir.path, cost0[i].take(), &rec, r.ev).await;
         if rec.status == PointStatus::Failed {
             revive(&mut series[i].block, &mut rec.error).await;
         }

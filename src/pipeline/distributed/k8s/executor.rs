@@ -64,7 +64,9 @@ pub async fn run_point(
         let cm = cms.delete(&name, &DeleteParams::default()).await.err();
         for (kind, e) in [("Job", job), ("ConfigMap", cm)] {
             if let Some(e) = e {
-                eprintln!("warning: deleting {kind} {ns}/{name}: {e} (delete it with kubectl)");
+                observer.warning(&format!(
+                    "deleting {kind} {ns}/{name}: {e} (delete it with kubectl)"
+                ));
             }
         }
     }
