@@ -361,43 +361,49 @@ impl Point {
     /// [c<clients>/]` then `t<threads>`, `auto` (a thread search's slot), `sla` (an SLA
     /// search's slot) or `rate<R>/t<threads>` (one of its steps), then `/r<repeat>`.
     pub fn named(mut self) -> Point {
-        let driver = if self.driver_in_id {
-            format!("{}/", self.driver)
-        } else {
-            String::new()
-        };
         let at = match self.slot {
             Slot::AutoThreads => "auto".to_string(),
             Slot::Sla => "sla".to_string(),
             Slot::Point if self.rate > 0 => format!("rate{}/t{}", self.rate, self.threads),
             Slot::Point => format!("t{}", self.threads),
         };
-        self.id = format!(
-            "{}/{}/{driver}{}/{}{at}/r{}",
+        self.id = format!("{}{at}/r{}", self.head(), self.repeat);
+        self
+    }
+
+    /// `target/config/[driver/]workload/[c<clients>/]`: what every id of the point's series
+    /// starts with.
+    fn head(&self) -> String {
+        let driver = if self.driver_in_id {
+            format!("{}/", self.driver)
+        } else {
+            String::new()
+        };
+        format!(
+            "{}/{}/{driver}{}/{}",
             self.target,
             self.config,
             self.workload.name(),
             clients_part(self.clients),
-            self.repeat
-        );
-        self
+        )
     }
 
-    /// The series a point belongs to: its id without the thread count and repeat.
+    /// The series a point belongs to, from its fields: its id without the thread count and
+    /// repeat (an SLA step's keeps its `rate<R>`: it is not a closed-loop point).
     pub fn series(&self) -> String {
-        series_of(&self.id).to_string()
+        let mut s = self.head();
+        if self.slot == Slot::Point && self.rate > 0 {
+            s.push_str(&format!("rate{}", self.rate));
+        }
+        s.trim_end_matches('/').to_string()
     }
 }
 
-/// The series of a point id (`target/config/[driver/]workload`): the id without its thread
-/// count and repeat (an SLA point's keeps its `rate<R>` part: it is not a closed-loop point).
-pub fn series_of(id: &str) -> &str {
-    id.rsplitn(3, '/').last().unwrap_or(id)
-}
-
-/// The arrival rate of an SLA search's point id (`…/rate<R>/t<N>/r1`), None for others.
+/// The arrival rate in an SLA step's id (`…/rate<R>/t<N>/r1`), None for others: how a
+/// points.csv written before the `sla_step` column tells its steps.
 pub fn sla_rate_of(id: &str) -> Option<u64> {
-    series_of(id)
+    id.rsplitn(3, '/')
+        .last()?
         .rsplit('/')
         .next()?
         .strip_prefix("rate")?

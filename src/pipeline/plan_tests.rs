@@ -212,6 +212,19 @@ fn an_sla_search_follows_each_series_first_repeat() {
     assert_eq!(step.id, "a/default/oltp_read_only/rate1200/t16/r1");
     assert_eq!(sla_rate_of(&step.id), Some(1200));
     assert_eq!(sla_rate_of("a/default/oltp_read_only/t16/r1"), None);
+    // A series is made from fields; it is the id without its thread count and repeat.
+    let clients = Point {
+        clients: 4,
+        driver_in_id: true,
+        ..p.points[0].clone()
+    }
+    .named();
+    for q in [&p.points[0], &p.points[2], &step, &clients, &clients.at(8)] {
+        let cut = q.id.rsplitn(3, '/').last().unwrap();
+        assert_eq!(q.series(), cut, "{}", q.id);
+    }
+    assert_eq!(step.series(), "a/default/oltp_read_only/rate1200");
+    assert_eq!(clients.series(), "a/default/native/oltp_read_only/c4");
     // 8 closed-loop points and 2 searches of at most 8 rates; 16 connections (2 × 8).
     assert_eq!(p.max_points(&s), 8 + 2 * 8);
     assert_eq!(p.connections["a"], 16);

@@ -64,6 +64,19 @@ impl TargetKind {
             _ => None,
         }
     }
+
+    /// The kind ready to connect: an external server's password resolved (environment,
+    /// ~/.my.cnf) at the moment it is needed, never kept in the spec.
+    pub fn resolved(&self) -> TargetKind {
+        match self {
+            TargetKind::External(c) => {
+                let mut c = c.clone();
+                c.resolve_password();
+                TargetKind::External(c)
+            }
+            other => other.clone(),
+        }
+    }
 }
 
 /// `proxy = { kind = "haproxy", target = "direct" }`.

@@ -5,13 +5,23 @@
 
 use super::runner::Runner;
 use crate::pipeline::adaptive::{Next, Probe, Step};
-use crate::pipeline::plan::{series_of, Point};
-use crate::pipeline::results::{PointRecord, PointStatus};
+use crate::pipeline::plan::Point;
+use crate::pipeline::results::{Driver, PointRecord, PointStatus};
 
-/// Repeat `repeat`'s records of `series`, in the order they ran.
-fn records<'a>(all: &'a [PointRecord], series: &str, repeat: u32) -> Vec<&'a PointRecord> {
+/// Whether `r` is a record of `slot`'s series (its target, config, workload, driver and
+/// client count), read from the record's fields, not its id.
+fn of_series(slot: &Point, r: &PointRecord) -> bool {
+    r.target == slot.target
+        && r.config == slot.config
+        && r.workload == slot.workload.name()
+        && r.driver == Driver::from(slot.driver)
+        && r.client_count() == slot.clients.max(1)
+}
+
+/// Repeat `repeat`'s closed-loop records of `slot`'s series, in the order they ran.
+fn records<'a>(all: &'a [PointRecord], slot: &Point, repeat: u32) -> Vec<&'a PointRecord> {
     all.iter()
-        .filter(|r| r.repeat == repeat && series_of(&r.point_id) == series)
+        .filter(|r| r.repeat == repeat && !r.is_sla_step() && of_series(slot, r))
         .collect()
 }
 
@@ -37,7 +47,7 @@ pub(super) async fn expand(r: &mut Runner<'_>, slot: &Point) -> (bool, u64) {
     let mut used = 0;
     if slot.repeat == 1 {
         loop {
-            let probes: Vec<Probe> = records(r.dir.points(), &series, 1)
+            let probes: Vec<Probe> = records(r.dir.points(), slot, 1)
                 .into_iter()
                 .map(probe)
                 .collect();
@@ -63,7 +73,7 @@ pub(super) async fn expand(r: &mut Runner<'_>, slot: &Point) -> (bool, u64) {
             }
         }
     }
-    let mut counts: Vec<u32> = records(r.dir.points(), &series, 1)
+    let mut counts: Vec<u32> = records(r.dir.points(), slot, 1)
         .iter()
         .map(|x| x.threads)
         .collect();
@@ -93,7 +103,7 @@ pub(super) async fn sla(r: &mut Runner<'_>, slot: &Point) -> (bool, u64) {
         .dir
         .points()
         .iter()
-        .filter(|x| series_of(&x.point_id) == series && x.status == PointStatus::Ok)
+        .filter(|x| of_series(slot, x) && !x.is_sla_step() && x.status == PointStatus::Ok)
         .collect();
     let Some(best) = closed.iter().max_by(|a, b| a.tps.total_cmp(&b.tps)) else {
         r.note(format!(
@@ -110,10 +120,7 @@ pub(super) async fn sla(r: &mut Runner<'_>, slot: &Point) -> (bool, u64) {
             .dir
             .points()
             .iter()
-            .filter(|x| {
-                x.is_sla_step()
-                    && series_of(&x.point_id).rsplit_once('/').map(|s| s.0) == Some(series.as_str())
-            })
+            .filter(|x| x.is_sla_step() && of_series(slot, x))
             .map(|x| Step {
                 rate: x.rate,
                 meets: crate::pipeline::judge::scaling::meets_sla(x, sla.p99_ms),

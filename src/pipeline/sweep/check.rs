@@ -14,18 +14,8 @@ use std::collections::BTreeMap;
 
 /// The target's kind, with an external target's password resolved.
 pub(super) fn target_kind(spec: &SweepSpec, target: &str) -> anyhow::Result<TargetKind> {
-    match spec
-        .targets
-        .iter()
-        .find(|t| t.name == target)
-        .map(|t| &t.kind)
-    {
-        Some(TargetKind::External(c)) => {
-            let mut c = c.clone();
-            c.resolve_password();
-            Ok(TargetKind::External(c))
-        }
-        Some(m) => Ok(m.clone()),
+    match spec.targets.iter().find(|t| t.name == target) {
+        Some(t) => Ok(t.kind.resolved()),
         None => anyhow::bail!("target '{target}' is not defined"),
     }
 }
@@ -90,59 +80,9 @@ pub(super) async fn preflight_all(
         .sum();
     all.extend(preflight::fd_findings(total));
     for target in plan.connections.keys() {
-        let (findings, facts) = match target_kind(spec, target)? {
-            TargetKind::External(c) => {
-                let n = needs(spec, plan, target);
-                let o = c.conn_options();
-                // Under the watch, as prepare is: a server that stops answering between the
-                // login and the last query, or a Ctrl-C, ends the check instead of holding it.
-                let checked = crate::engine::watch::watched(
-                    &o,
-                    "checking it",
-                    async { Ok(preflight::check_target(target, &o, c.is_local(), &n, on).await) },
-                    || {},
-                )
-                .await;
-                match checked {
-                    Ok(r) => r,
-                    Err(e) => (
-                        vec![Finding {
-                            target: target.clone(),
-                            severity: Severity::Blocking,
-                            check: "server",
-                            message: format!("{e:#}"),
-                            max_threads: None,
-                        }],
-                        None,
-                    ),
-                }
-            }
-            TargetKind::Managed(m) => {
-                all.push(managed_finding(target, &m));
-                all.extend(ineffective_findings(spec, target, None));
-                continue;
-            }
-            TargetKind::Synthetic(m) => {
-                all.push(Finding {
-                    target: target.clone(),
-                    severity: Severity::Info,
-                    check: "server",
-                    message: format!("synthetic (seed {}): no server; its points are computed from the model, in virtual time", m.seed),
-                    max_threads: None,
-                });
-                // A model with a connection limit is held to it as a server is.
-                let facts = preflight::ServerFacts {
-                    max_connections: m.max_connections.map_or(u64::MAX, u64::from),
-                    max_prepared_stmt_count: u64::MAX,
-                    ..Default::default()
-                };
-                let n = needs(spec, plan, target);
-                (preflight::capacity_findings(target, &facts, &n), None)
-            }
-        };
-        if let Some(f) = &facts {
-            all.extend(ineffective_findings(spec, target, Some(f.log_bin)));
-        }
+        let kind = target_kind(spec, target)?;
+        let findings =
+            super::servers::preflight(spec, target, &kind, &needs(spec, plan, target), on).await;
         for mut f in findings {
             if let (Severity::Blocking, Some(max)) = (f.severity, f.max_threads) {
                 let e = limits.entry(target.clone()).or_insert(u32::MAX);
@@ -161,54 +101,6 @@ pub(super) async fn preflight_all(
         }
     }
     Ok((all, limits))
-}
-
-/// A managed target is sized by us; what can be checked before starting it is its binary.
-fn managed_finding(target: &str, m: &crate::pipeline::spec::target::ManagedTarget) -> Finding {
-    let (severity, message) =
-        match crate::pipeline::server::managed::find_server(m.basedir.as_deref()) {
-            Ok(bin) => (
-                Severity::Info,
-                format!(
-                "managed server {} (started for each config, max_connections sized to the sweep)",
-                bin.display()
-            ),
-            ),
-            Err(e) => (Severity::Blocking, format!("{e:#}")),
-        };
-    Finding {
-        target: target.to_string(),
-        severity,
-        check: "server",
-        message,
-        max_threads: None,
-    }
-}
-
-/// Config variables that will do nothing on a target: an external server's binary log is as
-/// it is (`log_bin`, read by the preflight); a managed one's my.cnf template decides.
-fn ineffective_findings(spec: &SweepSpec, target: &str, log_bin: Option<bool>) -> Vec<Finding> {
-    spec.configs
-        .iter()
-        .flat_map(|c| {
-            let on = log_bin.unwrap_or_else(|| {
-                c.mycnf
-                    .as_deref()
-                    .and_then(|p| std::fs::read_to_string(p).ok())
-                    .is_some_and(|t| t.contains("log_bin") || t.contains("log-bin"))
-            });
-            preflight::ineffective_vars(&c.vars, on)
-                .into_iter()
-                .map(|m| Finding {
-                    target: target.to_string(),
-                    severity: Severity::Warning,
-                    check: "vars",
-                    message: format!("config {}: {m}", c.name),
-                    max_threads: None,
-                })
-                .collect::<Vec<_>>()
-        })
-        .collect()
 }
 
 /// `sweepbench check`: preflight only. Exit 2 on a blocking finding.

@@ -3,7 +3,8 @@
 //! cluster), or by a synthetic target's model — chosen once per point (`Measure::of`); each
 //! gives back one `Measured`, and the sweep loop knows nothing else of them.
 
-use super::block::{Block, Live, Synthetic};
+use super::block::Block;
+use super::servers::synthetic::Synthetic;
 use super::sysbench_driver;
 use super::window::{self, Window};
 use crate::engine::exec::{self, IntervalStats, Observer, RunReport};
@@ -45,7 +46,7 @@ pub(super) enum Measured {
 impl<'a> Measure<'a> {
     /// How `p` is measured on its open block; None when the block has nothing to measure on.
     pub fn of(spec: &'a SweepSpec, p: &Point, b: &'a Block) -> Option<Measure<'a>> {
-        if let Some(Live::Synthetic(s)) = &b.live {
+        if let Some(s) = b.live_as::<Synthetic>() {
             return Some(Measure::Synthetic(s));
         }
         let c = b.conn.as_ref()?;

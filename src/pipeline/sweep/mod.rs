@@ -18,6 +18,7 @@ mod profile;
 mod record;
 mod run;
 mod runner;
+mod servers;
 mod slices;
 mod sysbench_driver;
 mod tally;

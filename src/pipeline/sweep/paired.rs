@@ -5,9 +5,10 @@
 //! (its repeat is the round), so every other command reads a paired run as it reads any run;
 //! the paired verdicts, with the rounds each point took, go to verdicts.json.
 
-use super::block::{Block, Live};
+use super::block::Block;
 use super::record::{fill, record};
 use super::runner::Runner;
+use super::servers::synthetic::Synthetic;
 use super::slices::{others_share, slice_point, status, Measured, Quiet, Series, SLICE_SETUP_S};
 use super::window::{self, Window};
 use crate::engine::exec;
@@ -85,7 +86,7 @@ pub(super) async fn run(r: &mut Runner<'_>) {
             .find(|x| &x.name == c)
             .expect("planned config exists");
         let ev = r.ev;
-        let block = Block::open(spec, r.plan, t, config, r.st_mut(), ev).await;
+        let block = super::servers::open(spec, r.plan, t, config, r.st_mut(), ev).await;
         if block.error.is_none() {
             if let Err(e) = super::paired_setup::prewarm(r, &block).await {
                 r.ev.warn(&format!("prewarming {key}: {e:#}"));
@@ -312,7 +313,7 @@ async fn measure_cell(
     // computed, on the run's virtual clock.
     let synthetic = series
         .iter()
-        .all(|s| matches!(s.block.live, Some(super::block::Live::Synthetic(_))));
+        .all(|s| s.block.live_as::<Synthetic>().is_some());
     let duet = spec.run.design.duet();
     let turn_ms = spec.run.design.turn_ms(cell.workload);
     out.turn_ms = turn_ms;
@@ -559,8 +560,8 @@ async fn synthetic_slice(
     let p = slice_point(cell, &s.key, n);
     let mut rec = super::record::record(&r.dir.run_id, &p, &s.block.version);
     rec.status = crate::pipeline::results::PointStatus::Failed;
-    match &s.block.live {
-        Some(Live::Synthetic(m)) => {
+    match s.block.live_as::<Synthetic>() {
+        Some(m) => {
             let o = window::config(r.spec, &p, Window::Slice, None);
             let rep = m.measure(&p.target, n, &o).await;
             super::record::fill(&mut rec, &rep, 0.0);

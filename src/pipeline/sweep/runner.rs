@@ -184,7 +184,8 @@ impl<'a> Runner<'a> {
                     .expect("planned config exists");
                 ev.note(&format!("starting {key}"));
                 self.current = Some(
-                    block::Block::open(spec, self.plan, &p.target, config, &mut self.st, ev).await,
+                    super::servers::open(spec, self.plan, &p.target, config, &mut self.st, ev)
+                        .await,
                 );
             }
             let b = self.current.as_mut().expect("block opened above");

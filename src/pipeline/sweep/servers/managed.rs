@@ -1,0 +1,243 @@
+//! A managed target: a throwaway mariadbd or mysqld started for each config on 127.0.0.1,
+//! sized to the sweep, from the target's prepared "golden" datadir so every config starts
+//! from the same data; restarted per point where asked, and after it dies.
+
+use super::{ineffective_findings, record_server};
+use crate::pipeline::events::Events;
+use crate::pipeline::preflight::{Finding, Severity};
+use crate::pipeline::server::mycnf::{self, MycnfContext};
+use crate::pipeline::server::{managed, ManagedServer, ServerSpec};
+use crate::pipeline::spec::target::{ConnInfo, ManagedTarget};
+use crate::pipeline::spec::{parse_duration, Config, SweepSpec};
+use crate::pipeline::sweep::block::{Block, RunState, Server};
+use crate::pipeline::sweep::MARGIN;
+use anyhow::Context;
+use futures::future::BoxFuture;
+
+/// Server variables that live in the datadir's format: a config that sets one cannot start
+/// from another config's datadir and gets a fresh one.
+const DATADIR_VARS: &[&str] = &[
+    "innodb_page_size",
+    "innodb_data_file_path",
+    "innodb_undo_tablespaces",
+    "lower_case_table_names",
+    "innodb_checksum_algorithm",
+];
+
+impl Server for ManagedServer {
+    fn pid(&self) -> Option<u32> {
+        ManagedServer::pid(self)
+    }
+
+    fn cpu_seconds(&self) -> Option<f64> {
+        ManagedServer::cpu_seconds(self)
+    }
+
+    fn running(&mut self) -> bool {
+        self.is_running()
+    }
+
+    fn log_tail(&self) -> String {
+        managed::log_tail(&self.error_log(), 8)
+    }
+
+    fn restart(self: Box<Self>) -> BoxFuture<'static, (Box<dyn Server>, anyhow::Result<()>)> {
+        Box::pin(async move {
+            let mut s = self;
+            match tokio::task::spawn_blocking(move || {
+                // The server's own restart, not this trait's.
+                let r = ManagedServer::restart(&mut s);
+                (s, r)
+            })
+            .await
+            {
+                Ok((s, r)) => (s as Box<dyn Server>, r),
+                // The blocking task panicked: the server went with it (its drop stopped it).
+                Err(e) => (
+                    Box::new(Gone) as Box<dyn Server>,
+                    Err(anyhow::anyhow!("restarting the server: {e}")),
+                ),
+            }
+        })
+    }
+
+    fn close(self: Box<Self>) -> BoxFuture<'static, anyhow::Result<()>> {
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || drop(self)).await?;
+            Ok(())
+        })
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// A managed server lost in a failed restart: not running, nothing to close.
+struct Gone;
+
+impl Server for Gone {
+    fn running(&mut self) -> bool {
+        false
+    }
+
+    fn restart(self: Box<Self>) -> BoxFuture<'static, (Box<dyn Server>, anyhow::Result<()>)> {
+        Box::pin(async move {
+            let e = anyhow::anyhow!("the server was lost in an earlier restart");
+            (self as Box<dyn Server>, Err(e))
+        })
+    }
+
+    fn close(self: Box<Self>) -> BoxFuture<'static, anyhow::Result<()>> {
+        Box::pin(async { Ok(()) })
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// What can be checked before a server is started: its binary, and the configs' variables
+/// its my.cnf template leaves without effect.
+pub(super) fn preflight(spec: &SweepSpec, target: &str, m: &ManagedTarget) -> Vec<Finding> {
+    let mut all = vec![binary_finding(target, m)];
+    all.extend(ineffective_findings(spec, target, None));
+    all
+}
+
+/// A managed target is sized by us; what can be checked before starting it is its binary.
+fn binary_finding(target: &str, m: &ManagedTarget) -> Finding {
+    let (severity, message) =
+        match crate::pipeline::server::managed::find_server(m.basedir.as_deref()) {
+            Ok(bin) => (
+                Severity::Info,
+                format!(
+                "managed server {} (started for each config, max_connections sized to the sweep)",
+                bin.display()
+            ),
+            ),
+            Err(e) => (Severity::Blocking, format!("{e:#}")),
+        };
+    Finding {
+        target: target.to_string(),
+        severity,
+        check: "server",
+        message,
+        max_threads: None,
+    }
+}
+
+fn managed_conn(port: u16) -> ConnInfo {
+    ConnInfo {
+        user: "root".into(),
+        password: None,
+        host: "127.0.0.1".into(),
+        port,
+        port_given: true,
+        socket: None,
+        db: "sbtest".into(),
+        tls: Default::default(),
+    }
+}
+
+async fn start(spec: ServerSpec) -> anyhow::Result<ManagedServer> {
+    tokio::task::spawn_blocking(move || {
+        let s = ManagedServer::start(&spec)?;
+        managed::exec_root(&s, &["CREATE DATABASE IF NOT EXISTS sbtest"])?;
+        Ok(s)
+    })
+    .await?
+}
+
+pub(super) async fn open(
+    spec: &SweepSpec,
+    target: &str,
+    m: &ManagedTarget,
+    config: &Config,
+    max_threads: u32,
+    st: &mut RunState,
+    ev: &dyn Events,
+) -> anyhow::Result<Block> {
+    let key = format!("{target}/{}", config.name);
+    let vars: Vec<(&str, String)> = config
+        .vars
+        .iter()
+        .map(|(k, v)| (k.as_str(), mycnf::cnf_value(v)))
+        .collect();
+    let cnf = mycnf::render(
+        config.mycnf.as_deref(),
+        &MycnfContext {
+            max_connections: max_threads + MARGIN + 16,
+            vars,
+            target,
+            config: &config.name,
+            redo_log_mb: mycnf::redo_log_mb(spec.data.tables, spec.data.table_size),
+        },
+    )?;
+    let own_datadir = config
+        .vars
+        .iter()
+        .any(|(k, _)| DATADIR_VARS.contains(&k.as_str()));
+    let server_spec = ServerSpec {
+        basedir: m.basedir.clone(),
+        options: m.options.clone(),
+        max_connections: 0,
+        workdir: Some(st.work.path().to_path_buf()),
+        mycnf: Some(cnf.clone()),
+        seed_datadir: if own_datadir {
+            None
+        } else {
+            st.golden.get(target).cloned()
+        },
+        startup_timeout_s: m
+            .startup_timeout
+            .as_deref()
+            .and_then(parse_duration)
+            .unwrap_or(0),
+    };
+    let seeded = server_spec.seed_datadir.is_some();
+    let mut server = start(server_spec.clone())
+        .await
+        .with_context(|| format!("starting the managed server for {key}"))?;
+    if !seeded {
+        let c = managed_conn(server.port());
+        ev.note(&format!(
+            "preparing data on {key} (managed, {})",
+            server.version()
+        ));
+        super::super::ensure_data(spec, &c, &key, ev)
+            .await
+            .context("preparing data")?;
+        if !own_datadir {
+            // Keep this datadir as the target's golden copy: stop cleanly, copy, restart
+            // from a copy so this config starts exactly like the next ones.
+            let golden = st.work.path().join(format!("golden-{target}"));
+            let g2 = golden.clone();
+            server = tokio::task::spawn_blocking(move || -> anyhow::Result<ManagedServer> {
+                let mut s = server;
+                s.stop();
+                managed::copy_dir(&s.datadir(), &g2)?;
+                drop(s);
+                ManagedServer::start(&ServerSpec {
+                    seed_datadir: Some(g2.clone()),
+                    ..server_spec
+                })
+            })
+            .await??;
+            st.golden.insert(target.to_string(), golden);
+        }
+    }
+    let c = managed_conn(server.port());
+    let version = server.version().to_string();
+    record_server(st, &key, &c, Some(&cnf)).await?;
+    Ok(Block {
+        key,
+        conn: Some(c),
+        version,
+        error: None,
+        restart_per_point: m.restart_per_point(),
+        proxy: None,
+        costs: Default::default(),
+        live: Some(Box::new(server)),
+    })
+}

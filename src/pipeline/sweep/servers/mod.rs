@@ -1,0 +1,123 @@
+//! The kinds of target a block measures — external, managed, synthetic, each in its own file
+//! with how it opens, closes, restarts and is checked before a run — and a proxy in front of
+//! any of them. The one place a target's kind is matched: a new kind is its file, its arm
+//! here and its entry in spec/target.rs.
+
+mod external;
+mod managed;
+mod proxy;
+pub(super) mod synthetic;
+
+use crate::pipeline::events::Events;
+use crate::pipeline::plan::Plan;
+use crate::pipeline::preflight::{self, Finding, Needs, OnCapacity, Severity};
+use crate::pipeline::spec::target::{ConnInfo, TargetKind};
+use crate::pipeline::spec::{Config, SweepSpec};
+use crate::pipeline::sweep::block::{Block, RunState};
+
+/// Opens `target` × `config`: its server started or its variables set, its data ready,
+/// recorded in servers/; then the counters' reader and, for a proxied target, the proxy.
+/// A block that cannot run carries why, and its points fail with it.
+pub(super) async fn open(
+    spec: &SweepSpec,
+    plan: &Plan,
+    target: &str,
+    config: &Config,
+    st: &mut RunState,
+    ev: &dyn Events,
+) -> Block {
+    let key = format!("{target}/{}", config.name);
+    let def = spec.targets.iter().find(|t| t.name == target);
+    let max_threads = plan.connections.get(target).copied().unwrap_or(1);
+    let mut b = match def.map(|t| t.kind.clone()) {
+        Some(TargetKind::External(c)) => external::open(spec, key, target, c, config, st, ev).await,
+        Some(TargetKind::Synthetic(m)) => synthetic::open(key.clone(), *m, config, st)
+            .unwrap_or_else(|e| Block::failed(key, format!("{e:#}"))),
+        Some(TargetKind::Managed(m)) => {
+            managed::open(spec, target, &m, config, max_threads, st, ev)
+                .await
+                .unwrap_or_else(|e| Block::failed(key, format!("{e:#}")))
+        }
+        None => Block::failed(key, format!("target '{target}' is not defined")),
+    };
+    b.watch_costs(spec, st);
+    if def.is_some_and(|t| t.proxy.is_some()) && b.error.is_none() {
+        if let Err(e) = proxy::start(&mut b, st, max_threads).await {
+            b.error = Some(format!("starting the proxy: {e:#}"));
+        }
+    }
+    b
+}
+
+/// What `target` can take, checked before any data is touched: its findings, by its kind.
+pub(super) async fn preflight(
+    spec: &SweepSpec,
+    target: &str,
+    kind: &TargetKind,
+    n: &Needs,
+    on: OnCapacity,
+) -> Vec<Finding> {
+    match kind {
+        TargetKind::External(c) => external::preflight(spec, target, c, n, on).await,
+        TargetKind::Managed(m) => managed::preflight(spec, target, m),
+        TargetKind::Synthetic(m) => synthetic::preflight(target, m, n),
+    }
+}
+
+/// servers/<target>__<config>/: version, SHOW GLOBAL VARIABLES, and the rendered my.cnf.
+pub(super) async fn record_server(
+    st: &RunState,
+    key: &str,
+    c: &ConnInfo,
+    cnf: Option<&str>,
+) -> anyhow::Result<()> {
+    let o = c.conn_options();
+    let mut conn = crate::engine::admin::Admin::open_no_db(&o)
+        .await
+        .map_err(|e| anyhow::anyhow!("connecting to {}: {e}", c.redacted()))?;
+    let version = conn.value("SELECT VERSION()").await?;
+    let rows = conn.pairs("SHOW GLOBAL VARIABLES").await?;
+    conn.close().await;
+    let vars: Vec<(String, String)> = rows
+        .into_iter()
+        .map(|(k, v)| (k, v.unwrap_or_default()))
+        .collect();
+    crate::pipeline::results::write_server(
+        &st.servers_dir,
+        key,
+        &version.unwrap_or_default(),
+        &vars,
+        cnf,
+    )?;
+    Ok(())
+}
+
+/// Config variables that will do nothing on a target: an external server's binary log is as
+/// it is (`log_bin`, read by the preflight); a managed one's my.cnf template decides.
+pub(super) fn ineffective_findings(
+    spec: &SweepSpec,
+    target: &str,
+    log_bin: Option<bool>,
+) -> Vec<Finding> {
+    spec.configs
+        .iter()
+        .flat_map(|c| {
+            let on = log_bin.unwrap_or_else(|| {
+                c.mycnf
+                    .as_deref()
+                    .and_then(|p| std::fs::read_to_string(p).ok())
+                    .is_some_and(|t| t.contains("log_bin") || t.contains("log-bin"))
+            });
+            preflight::ineffective_vars(&c.vars, on)
+                .into_iter()
+                .map(|m| Finding {
+                    target: target.to_string(),
+                    severity: Severity::Warning,
+                    check: "vars",
+                    message: format!("config {}: {m}", c.name),
+                    max_threads: None,
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
