@@ -47,7 +47,7 @@ pub(super) async fn expand(r: &mut Runner<'_>, slot: &Point) -> (bool, u64) {
     let mut used = 0;
     if slot.repeat == 1 {
         loop {
-            let probes: Vec<Probe> = records(r.dir.points(), slot, 1)
+            let probes: Vec<Probe> = records(r.records(), slot, 1)
                 .into_iter()
                 .map(probe)
                 .collect();
@@ -65,15 +65,13 @@ pub(super) async fn expand(r: &mut Runner<'_>, slot: &Point) -> (bool, u64) {
                         taken.len()
                     ));
                     let steps: Vec<u64> = taken.iter().map(|&t| t as u64).collect();
-                    if let Err(e) = r.dir.log_search(&series, &steps, &why) {
-                        r.ev.warn(&format!("adaptive.json: {e:#}"));
-                    }
+                    r.log_search(&series, &steps, &why);
                     return (true, used);
                 }
             }
         }
     }
-    let mut counts: Vec<u32> = records(r.dir.points(), slot, 1)
+    let mut counts: Vec<u32> = records(r.records(), slot, 1)
         .iter()
         .map(|x| x.threads)
         .collect();
@@ -81,7 +79,7 @@ pub(super) async fn expand(r: &mut Runner<'_>, slot: &Point) -> (bool, u64) {
     counts.dedup();
     for n in counts {
         let p = slot.at(n);
-        if r.dir.points().iter().any(|x| x.point_id == p.id) {
+        if r.records().iter().any(|x| x.point_id == p.id) {
             continue;
         }
         used += 1;
@@ -100,8 +98,7 @@ pub(super) async fn sla(r: &mut Runner<'_>, slot: &Point) -> (bool, u64) {
     };
     let series = slot.series();
     let closed: Vec<&PointRecord> = r
-        .dir
-        .points()
+        .records()
         .iter()
         .filter(|x| of_series(slot, x) && !x.is_sla_step() && x.status == PointStatus::Ok)
         .collect();
@@ -117,8 +114,7 @@ pub(super) async fn sla(r: &mut Runner<'_>, slot: &Point) -> (bool, u64) {
     let mut used = 0;
     loop {
         let steps: Vec<Step> = r
-            .dir
-            .points()
+            .records()
             .iter()
             .filter(|x| x.is_sla_step() && of_series(slot, x))
             .map(|x| Step {
@@ -140,9 +136,7 @@ pub(super) async fn sla(r: &mut Runner<'_>, slot: &Point) -> (bool, u64) {
                     rates.len()
                 ));
                 let key = format!("{series} sla");
-                if let Err(e) = r.dir.log_search(&key, &rates, &why) {
-                    r.ev.warn(&format!("adaptive.json: {e:#}"));
-                }
+                r.log_search(&key, &rates, &why);
                 return (true, used);
             }
         }

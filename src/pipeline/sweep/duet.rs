@@ -45,7 +45,7 @@ pub(super) async fn round(
     let mut recs: Vec<PointRecord> = points
         .iter()
         .zip(series.iter())
-        .map(|(p, s)| record(&r.dir.run_id, p, &s.block.version))
+        .map(|(p, s)| record(r.run_id, p, &s.block.version))
         .collect();
     let cpu0 = crate::usage::self_cpu_seconds();
     let mut quiet: Vec<Quiet> = series.iter().map(|_| Quiet).collect();
@@ -80,10 +80,10 @@ pub(super) async fn round(
                     _ => None,
                 };
                 rec.status = status(&rep, &mut rec);
-                r.keep_samples(&p, &rep);
+                r.keep_samples(&p.id, &rep);
             }
         }
-        b.keep_costs(&r.dir.path, cost0[i].take(), &rec, r.ev).await;
+        b.keep_costs(r.run_path, cost0[i].take(), &rec, r.ev).await;
         out.push((p, rec));
     }
     out

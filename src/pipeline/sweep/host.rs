@@ -4,7 +4,7 @@
 //! a slower host. fileio's files are prepared once in the run's work directory (where
 //! managed servers keep their data) and removed after the last host point.
 
-use super::record::{fail_if_empty, fill, host_record, host_shares, set_shares, write_samples};
+use super::record::{fail_if_empty, fill, host_record, host_shares, set_shares};
 use super::runner::Runner;
 use crate::engine::host::fileio::{self, FileIo, FileIoOptions};
 use crate::engine::host::HostKind;
@@ -34,11 +34,11 @@ async fn measure_all(
 ) -> bool {
     for p in &r.plan.host {
         if crate::interrupt::requested() {
-            r.t.interrupted = true;
+            r.interrupt();
             return false;
         }
         r.ev.emit(crate::pipeline::events::Event::PointStarted { point: &p.id });
-        let mut rec = host_record(&r.dir.run_id, p);
+        let mut rec = host_record(r.run_id, p);
         // fileio's options and files, or why its files could not be prepared.
         let fileio = match (p.test, &r.spec.run.fileio) {
             (HostKind::FileIo, Some(o)) => {
@@ -90,7 +90,7 @@ async fn measure_all(
                     &mut rec,
                     host_shares(h0, crate::usage::host_cpu(), wall, cpu_s),
                 );
-                write_samples(r.dir, r.ev, &p.id, &report);
+                r.keep_samples(&p.id, &report);
             }
             Ok(Err(why)) => {
                 rec.status = PointStatus::Failed;
@@ -101,7 +101,6 @@ async fn measure_all(
                 rec.error = format!("the host test's threads failed: {e}");
             }
         }
-        r.t.host += 1;
         if !r.keep(rec, &p.id, 0) {
             return false;
         }

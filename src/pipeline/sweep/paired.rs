@@ -72,7 +72,7 @@ pub(super) async fn run(r: &mut Runner<'_>) {
         .unwrap_or_else(|| format!("{}/{}", keys[0].0, keys[0].1));
     if let Err(e) = super::paired_setup::check_memory(spec, &keys) {
         r.ev.error(&format!("{e:#}"));
-        r.t.failed += r.plan.points.len() as u32;
+        r.fail_unmeasured(r.plan.points.len() as u32);
         return;
     }
     // Every series' server, up and warm before the first slice.
@@ -114,7 +114,7 @@ pub(super) async fn run(r: &mut Runner<'_>) {
     let total_cells = cells.len();
     for (ci, cell) in cells.iter().enumerate() {
         if crate::interrupt::requested() {
-            r.t.interrupted = true;
+            r.interrupt();
             break;
         }
         let schedule = match design.budget_s {
@@ -134,7 +134,7 @@ pub(super) async fn run(r: &mut Runner<'_>) {
         if let Err(e) = write_verdicts(r, &baseline, &out, &isolation) {
             r.ev.warn(&format!("verdicts.json not written: {e:#}"));
         }
-        if r.t.interrupted || !r.t.unwritten.is_empty() {
+        if r.stopping() {
             break;
         }
     }
@@ -144,7 +144,7 @@ pub(super) async fn run(r: &mut Runner<'_>) {
         }
     }
     // The answers as verdicts.json keeps them (judged once, where it was written).
-    let kept = crate::pipeline::judge::verdicts_file::load(&r.dir.path)
+    let kept = crate::pipeline::judge::verdicts_file::load(r.run_path)
         .ok()
         .flatten();
     let mut lines: Vec<String> = kept
@@ -156,7 +156,7 @@ pub(super) async fn run(r: &mut Runner<'_>) {
         })
         .collect();
     lines.extend(summary(&out, &baseline));
-    r.t.paired = Some(lines);
+    r.set_answers(lines);
 }
 
 /// One line per compared series over the whole sweep, for the run's last lines.
@@ -218,7 +218,7 @@ fn write_verdicts(
         pooled: crate::pipeline::judge::verdicts_file::pool(cells, r.threshold_pct),
     };
     let text = serde_json::to_string_pretty(&v)?;
-    crate::pipeline::results::write_atomic(&r.dir.path.join("verdicts.json"), text.as_bytes())
+    crate::pipeline::results::write_atomic(&r.run_path.join("verdicts.json"), text.as_bytes())
 }
 
 /// The figures one slice gives the verdict.
@@ -241,7 +241,7 @@ async fn measure_cell(
     ci: usize,
 ) -> Cell {
     let spec = r.spec;
-    let mut rng = crate::engine::workload::rand::Rng::seeded(seed_of(&r.dir.run_id, ci));
+    let mut rng = crate::engine::workload::rand::Rng::seeded(seed_of(r.run_id, ci));
     let mut rounds: Vec<Rounds> = vec![Rounds::default(); series.len()];
     let mut out = Cell {
         workload: cell.workload.name().to_string(),
@@ -331,7 +331,7 @@ async fn measure_cell(
         // duet) all in the same seconds.
         let mut measured: Vec<Measured> = Vec::new();
         if crate::interrupt::requested() {
-            r.t.interrupted = true;
+            r.interrupt();
             out.stopped = Stopped::Interrupted;
             break 'rounds;
         }
@@ -357,7 +357,7 @@ async fn measure_cell(
                 (p, rec, cpu)
             } else {
                 if crate::interrupt::requested() {
-                    r.t.interrupted = true;
+                    r.interrupt();
                     out.stopped = Stopped::Interrupted;
                     break 'rounds;
                 }
@@ -384,7 +384,7 @@ async fn measure_cell(
             }
             let kept = r.keep(rec, &p.id, p.rate);
             if !ok || !kept {
-                out.stopped = if r.t.interrupted {
+                out.stopped = if r.interrupted() {
                     Stopped::Interrupted
                 } else {
                     Stopped::Failed
@@ -513,7 +513,7 @@ async fn slice(
     rig: &mut Result<exec::Rig, String>,
 ) -> PointRecord {
     let spec = r.spec;
-    let mut rec = record(&r.dir.run_id, p, &b.version);
+    let mut rec = record(r.run_id, p, &b.version);
     rec.status = PointStatus::Failed;
     let rig = match rig {
         Ok(rig) => rig,
@@ -536,10 +536,10 @@ async fn slice(
                 _ => None,
             };
             rec.status = status(&rep, &mut rec);
-            r.keep_samples(p, &rep);
+            r.keep_samples(&p.id, &rep);
         }
     }
-    b.keep_costs(&r.dir.path, cost0, &rec, r.ev).await;
+    b.keep_costs(r.run_path, cost0, &rec, r.ev).await;
     if rec.status == PointStatus::Failed {
         if let Some(note) = b.revive(&rec.error).await {
             rec.error = format!("{} | {note}", rec.error);
@@ -558,7 +558,7 @@ async fn synthetic_slice(
     n: u32,
 ) -> Measured {
     let p = slice_point(cell, &s.key, n);
-    let mut rec = super::record::record(&r.dir.run_id, &p, &s.block.version);
+    let mut rec = super::record::record(r.run_id, &p, &s.block.version);
     rec.status = crate::pipeline::results::PointStatus::Failed;
     match s.block.live_as::<Synthetic>() {
         Some(m) => {
@@ -566,7 +566,7 @@ async fn synthetic_slice(
             let rep = m.measure(&p.target, n, &o).await;
             super::record::fill(&mut rec, &rep, 0.0);
             rec.status = status(&rep, &mut rec);
-            r.keep_samples(&p, &rep);
+            r.keep_samples(&p.id, &rep);
         }
         _ => {
             rec.error = s

@@ -2,7 +2,7 @@
 //! target × config block at a time — with progress, per-point records and the final report.
 
 use super::check::{preflight_all, say_findings, target_kind};
-use super::runner::Runner;
+use super::runner::{Ctx, Runner};
 use super::tally::Tally;
 use super::{block, load, SweepArgs};
 use crate::exit::Exit;
@@ -160,19 +160,30 @@ async fn run_points(
             };
         }
     };
-    let mut r = Runner::new(spec, plan, limits, dir, ev, st, keep_k8s, threshold_pct);
+    let (run_id, run_path) = (dir.run_id.clone(), dir.path.clone());
+    let cx = Ctx {
+        spec,
+        plan,
+        limits,
+        ev,
+        threshold_pct,
+        run_id: &run_id,
+        run_path: &run_path,
+        keep_k8s,
+    };
+    let mut r = Runner::new(cx, dir, st);
     crate::interrupt::install();
     if let Some(line) = spec.run.design.said() {
         r.note(line);
     }
     // The machine's own curve first, while no server of the sweep loads it.
     if !super::host::run(&mut r).await {
-        r.t.not_run = plan.max_points(spec).saturating_sub(r.t.total()) as u32;
-        return r.t;
+        let not_run = plan.max_points(spec).saturating_sub(r.measured());
+        return r.finish(not_run);
     }
     if spec.run.design.paired() {
         super::paired::run(&mut r).await;
-        return r.t;
+        return r.finish(0);
     }
     let mut left = plan.max_points(spec) - plan.host.len() as u64;
     for p in &plan.points {
@@ -197,8 +208,7 @@ async fn run_points(
         }
     }
     r.close_block().await;
-    r.t.not_run = left as u32;
-    r.t
+    r.finish(left)
 }
 
 /// manifest.json: what ran, where, when. Addresses are redacted.

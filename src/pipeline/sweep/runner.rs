@@ -14,6 +14,7 @@ use crate::pipeline::plan::{Plan, Point};
 use crate::pipeline::results::{r4, PointRecord, PointStatus, RunDir};
 use crate::pipeline::spec::SweepSpec;
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// A sequential point's observer: prints its per-second lines every `report_interval` and
 /// says when its workers started (the counters' window opens after the warmup from there).
@@ -56,15 +57,31 @@ impl Observer for PointObserver<'_> {
     }
 }
 
-/// What runs the points: the open block, the tally, where records go.
-pub(super) struct Runner<'a> {
+/// What a run is, read-only for the designs that run its points (`Runner` derefs to it).
+#[derive(Clone, Copy)]
+pub(super) struct Ctx<'a> {
     pub spec: &'a SweepSpec,
     pub plan: &'a Plan,
+    /// A target's thread limit (`--on-capacity=skip`).
     pub limits: &'a BTreeMap<String, u32>,
-    pub dir: &'a mut RunDir,
     /// Where what the run says goes (cmd's sink: a bar, plain lines, JSON).
     pub ev: &'a dyn Events,
-    pub t: Tally,
+    /// The smallest change that matters (--fail-on-regression's, or 5 %), percent.
+    pub threshold_pct: f64,
+    /// The run directory's id and path.
+    pub run_id: &'a str,
+    pub run_path: &'a Path,
+    /// --keep-k8s.
+    pub keep_k8s: bool,
+}
+
+/// What runs the points: the open block, the tally, where records go. The designs read the
+/// run through its `Ctx` and change it only through its methods: a point is measured by
+/// `point` and kept by `keep`.
+pub(super) struct Runner<'a> {
+    cx: Ctx<'a>,
+    dir: &'a mut RunDir,
+    t: Tally,
     /// Points the run now expects in all, and those kept so far (the progress's length and
     /// position).
     planned: u64,
@@ -73,26 +90,21 @@ pub(super) struct Runner<'a> {
     seconds_each: f64,
     st: block::RunState,
     current: Option<block::Block>,
-    /// --keep-k8s.
-    keep_k8s: bool,
-    /// The smallest change that matters (--fail-on-regression's, or 5 %), percent.
-    pub threshold_pct: f64,
+}
+
+impl<'a> std::ops::Deref for Runner<'a> {
+    type Target = Ctx<'a>;
+
+    fn deref(&self) -> &Ctx<'a> {
+        &self.cx
+    }
 }
 
 impl<'a> Runner<'a> {
     /// A runner with nothing measured yet and no block open; `st` is what outlives a block
     /// (the data prepared per target).
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        spec: &'a SweepSpec,
-        plan: &'a Plan,
-        limits: &'a BTreeMap<String, u32>,
-        dir: &'a mut RunDir,
-        ev: &'a dyn Events,
-        st: block::RunState,
-        keep_k8s: bool,
-        threshold_pct: f64,
-    ) -> Runner<'a> {
+    pub fn new(cx: Ctx<'a>, dir: &'a mut RunDir, st: block::RunState) -> Runner<'a> {
+        let (spec, plan, ev) = (cx.spec, cx.plan, cx.ev);
         // A paired point is its slices; a sequential one its warmup and duration.
         let seconds_each = if spec.run.design.paired() {
             spec.run.design.slice_s as f64 + super::slices::SLICE_SETUP_S
@@ -105,20 +117,63 @@ impl<'a> Runner<'a> {
             seconds_each,
         });
         Runner {
-            spec,
-            plan,
-            limits,
+            cx,
             dir,
-            ev,
             t: Tally::default(),
             planned,
             kept: 0,
             seconds_each,
             st,
             current: None,
-            keep_k8s,
-            threshold_pct,
         }
+    }
+
+    /// The records kept so far (this run's, and a resumed run's before it), in order.
+    pub fn records(&self) -> &[PointRecord] {
+        self.dir.points()
+    }
+
+    /// Keeps an adaptive search's steps and why it stopped (adaptive.json); a file that
+    /// cannot be written is a warning.
+    pub fn log_search(&mut self, key: &str, steps: &[u64], why: &str) {
+        if let Err(e) = self.dir.log_search(key, steps, why) {
+            self.ev.warn(&format!("adaptive.json: {e:#}"));
+        }
+    }
+
+    /// The run stops here: an interrupt was asked for.
+    pub fn interrupt(&mut self) {
+        self.t.interrupted = true;
+    }
+
+    /// Whether the run must stop: interrupted, or a record could not be written.
+    pub fn stopping(&self) -> bool {
+        self.t.interrupted || !self.t.unwritten.is_empty()
+    }
+
+    pub fn interrupted(&self) -> bool {
+        self.t.interrupted
+    }
+
+    /// Points measured or skipped so far.
+    pub fn measured(&self) -> u64 {
+        self.t.total()
+    }
+
+    /// `n` points that failed before any could be measured (a design that cannot start).
+    pub fn fail_unmeasured(&mut self, n: u32) {
+        self.t.failed += n;
+    }
+
+    /// A paired run's answers, for the summary's last lines.
+    pub fn set_answers(&mut self, lines: Vec<String>) {
+        self.t.paired = Some(lines);
+    }
+
+    /// The tally, with the points planned but never run counted; the run is over.
+    pub fn finish(mut self, not_run: u64) -> Tally {
+        self.t.not_run = not_run as u32;
+        self.t
     }
 
     /// Closes the open block (its server stopped, its settings put back), if there is one.
@@ -183,14 +238,14 @@ impl<'a> Runner<'a> {
                     .find(|x| x.name == p.config)
                     .expect("planned config exists");
                 ev.note(&format!("starting {key}"));
+                let plan = self.cx.plan;
                 self.current = Some(
-                    super::servers::open(spec, self.plan, &p.target, config, &mut self.st, ev)
-                        .await,
+                    super::servers::open(spec, plan, &p.target, config, &mut self.st, ev).await,
                 );
             }
             let b = self.current.as_mut().expect("block opened above");
             rec.server_version = b.version.clone();
-            run_one(spec, p, b, &mut rec, self.dir, ev, self.keep_k8s).await;
+            run_one(spec, p, b, &mut rec, self.dir, ev, self.cx.keep_k8s).await;
         }
         self.keep(rec, &p.id, p.rate)
     }
@@ -199,8 +254,9 @@ impl<'a> Runner<'a> {
         &mut self.st
     }
 
-    pub fn keep_samples(&mut self, p: &Point, r: &RunReport) {
-        write_samples(self.dir, self.ev, &p.id, r);
+    /// A point's per-second samples and histograms (intervals.csv, .hlog).
+    pub fn keep_samples(&mut self, id: &str, r: &RunReport) {
+        write_samples(self.dir, self.cx.ev, id, r);
     }
 
     /// Tallies a measured point, says how it went and appends its record. False when the run
@@ -210,6 +266,9 @@ impl<'a> Runner<'a> {
         if rec.status == PointStatus::Failed && crate::interrupt::requested() {
             // The point failed because of the interrupt (a load cut short, say).
             rec.status = PointStatus::Interrupted;
+        }
+        if rec.is_host() {
+            self.t.host += 1;
         }
         match rec.status {
             PointStatus::Ok => {

@@ -54,7 +54,7 @@ pub(super) async fn round(
     let mut recs: Vec<_> = points
         .iter()
         .zip(series.iter())
-        .map(|(p, s)| record(&r.dir.run_id, p, &s.block.version))
+        .map(|(p, s)| record(r.run_id, p, &s.block.version))
         .collect();
     let mut sides: Vec<Side> = series
         .iter()
@@ -155,11 +155,11 @@ pub(super) async fn round(
                 rec.server_cpu_s = side.server_cpu_s.map(r4);
                 rec.status = status(rep, &mut rec);
                 cpu = others_share(Some(HostCpu::default()), side.host, &rec);
-                r.keep_samples(&p, rep);
+                r.keep_samples(&p.id, rep);
             }
         }
         let b = &mut series[i].block;
-        b.keep_costs(&r.dir.path, cost0[i].take(), &rec, r.ev).await;
+        b.keep_costs(r.run_path, cost0[i].take(), &rec, r.ev).await;
         if rec.status == PointStatus::Failed {
             revive(&mut series[i].block, &mut rec.error).await;
         }
