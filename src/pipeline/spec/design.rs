@@ -174,17 +174,7 @@ type Dur<'a> = dyn Fn(&Option<toml::Spanned<String>>, &str, u64) -> Result<u64, 
 /// Reads `design`, `slice` and `budget` (durations read by `dur`, as `[run]`'s others are).
 pub(super) fn parse(cx: &Ctx<'_>, raw: &RawSweep, dur: &Dur<'_>) -> Result<DesignSpec, SpecError> {
     let r = &raw.run;
-    let design = match r.design.as_ref().map(|d| (d.get_ref().as_str(), d.span())) {
-        None | Some(("sequential", _)) => Design::Sequential,
-        Some(("paired", _)) => Design::Paired,
-        Some(("duet", _)) => Design::Duet,
-        Some((other, span)) => {
-            return Err(cx.err(
-                span,
-                format!("run.design = '{other}': expected sequential, paired or duet"),
-            ))
-        }
-    };
+    let design = super::words::or(&r.design, Design::Sequential);
     let slice_s = dur(&r.slice, "slice", DEFAULT_SLICE_S)?;
     if slice_s == 0 {
         return Err(cx.err(
@@ -211,17 +201,7 @@ pub(super) fn parse(cx: &Ctx<'_>, raw: &RawSweep, dur: &Dur<'_>) -> Result<Desig
             }
         }
     }
-    let isolate = match r.isolate.as_ref().map(|v| (v.get_ref().as_str(), v.span())) {
-        None | Some(("auto", _)) => Isolate::Auto,
-        Some(("cpus", _)) => Isolate::Cpus,
-        Some(("none", _)) => Isolate::None,
-        Some((other, span)) => {
-            return Err(cx.err(
-                span,
-                format!("run.isolate = '{other}': expected auto, cpus or none"),
-            ))
-        }
-    };
+    let isolate = super::words::or(&r.isolate, Isolate::Auto);
     let interleave_auto = matches!(
         r.interleave.as_ref().map(|v| v.get_ref().trim()),
         None | Some("auto")
@@ -245,18 +225,7 @@ pub(super) fn parse(cx: &Ctx<'_>, raw: &RawSweep, dur: &Dur<'_>) -> Result<Desig
             "run.interleave applies to design = \"paired\" (a duet's sides already share their seconds)",
         ));
     }
-    let pin = match r.pin.as_ref().map(|v| (v.get_ref().as_str(), v.span())) {
-        None => DEFAULT_PIN,
-        Some(("apart", _)) => Pin::Apart,
-        Some(("pairs", _)) => Pin::Pairs,
-        Some(("none", _)) => Pin::None,
-        Some((other, span)) => {
-            return Err(cx.err(
-                span,
-                format!("run.pin = '{other}': expected apart, pairs or none"),
-            ))
-        }
-    };
+    let pin = super::words::or(&r.pin, DEFAULT_PIN);
     if let (Some(v), true) = (&r.pin, chosen == "file" && design != Design::Paired) {
         return Err(cx.err(
             v.span(),
@@ -322,11 +291,12 @@ pub(super) fn check(
             .as_ref()
             .or(raw.run.budget.as_ref())
             .or(raw.run.interleave.as_ref())
-            .or(raw.run.pin.as_ref());
+            .map(|v| v.span())
+            .or(raw.run.pin.as_ref().map(|v| v.span()));
         match (why, slice_or_budget) {
-            (Some(why), Some(v)) => {
+            (Some(why), Some(span)) => {
                 return Err(cx.err(
-                    v.span(),
+                    span,
                     format!("run.slice and run.budget apply to the paired design, which this sweep cannot use: {why}"),
                 ));
             }

@@ -12,6 +12,7 @@ pub mod quick;
 pub mod raw;
 mod sections;
 pub mod target;
+pub mod words;
 
 use lexical::{element_span, fraction, toml_literal, unknown_field_hint};
 pub use lexical::{name_ok, parse_duration, var_name_ok, NAME_RULE};
@@ -391,17 +392,7 @@ impl SweepSpec {
 
     fn data(cx: &Ctx<'_>, raw: &RawSweep) -> Result<DataSpec, SpecError> {
         let d = &raw.data;
-        let prepare = match d.prepare.as_ref().map(|p| (p.get_ref().as_str(), p.span())) {
-            None | Some(("auto", _)) => PreparePolicy::Auto,
-            Some(("always", _)) => PreparePolicy::Always,
-            Some(("never", _)) => PreparePolicy::Never,
-            Some((other, span)) => {
-                return Err(cx.err(
-                    span,
-                    format!("data.prepare = '{other}': expected auto, always or never"),
-                ))
-            }
-        };
+        let prepare = words::or(&d.prepare, PreparePolicy::Auto);
         let engine = d
             .storage_engine
             .as_ref()
@@ -510,16 +501,7 @@ impl SweepSpec {
                 "run.duration must be more than 0s",
             ));
         }
-        let order = match r.order.as_ref().map(|o| (o.get_ref().as_str(), o.span())) {
-            None | Some(("sequential", _)) => Order::Sequential,
-            Some(("interleaved", _)) => Order::Interleaved,
-            Some((other, span)) => {
-                return Err(cx.err(
-                    span,
-                    format!("run.order = '{other}': expected sequential or interleaved"),
-                ))
-            }
-        };
+        let order = words::or(&r.order, Order::Sequential);
         let repeats = r.repeats.as_ref().map_or(DEFAULT_REPEATS, |x| *x.get_ref());
         if repeats == 0 {
             return Err(cx.err(
@@ -537,7 +519,7 @@ impl SweepSpec {
         let design = design::parse(cx, raw, &dur)?;
         Ok(RunSpec {
             design,
-            profile: profile::parse(cx, &r.profile)?,
+            profile: words::or(&r.profile, profile::Profile::Off),
             clients,
             workloads,
             host_tests,

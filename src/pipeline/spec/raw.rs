@@ -1,6 +1,10 @@
 //! The sweep file as written: a serde mirror with spans, no semantics. Unknown keys are
 //! refused here so typos never silently change a sweep.
 
+use super::design::{Design, Isolate, Pin};
+use super::profile::Profile;
+use super::words::Word;
+use super::{Order, PreparePolicy};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use toml::Spanned;
@@ -43,7 +47,7 @@ pub struct RawData {
     pub tables: Option<Spanned<u32>>,
     pub table_size: Option<Spanned<u32>>,
     pub storage_engine: Option<Spanned<String>>,
-    pub prepare: Option<Spanned<String>>,
+    pub prepare: Option<Spanned<Word<PreparePolicy>>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -57,7 +61,7 @@ pub struct RawRun {
     pub repeats: Option<Spanned<u32>>,
     pub report_interval: Option<Spanned<String>>,
     pub rate: Option<Spanned<u64>>,
-    pub order: Option<Spanned<String>>,
+    pub order: Option<Spanned<Word<Order>>>,
     pub point_timeout: Option<Spanned<String>>,
     pub drivers: Option<Spanned<Vec<Spanned<String>>>>,
     /// "auto": search the highest rate meeting `sla`.
@@ -66,18 +70,18 @@ pub struct RawRun {
     /// Client processes per point: a count or a list (an axis).
     pub clients: Option<Spanned<toml::Value>>,
     /// "sequential" or "paired" (spec/design.rs).
-    pub design: Option<Spanned<String>>,
+    pub design: Option<Spanned<Word<Design>>>,
     pub slice: Option<Spanned<String>>,
     pub budget: Option<Spanned<String>>,
     /// A duet's CPU isolation: "cpus" (each side its own cores) or "none".
-    pub isolate: Option<Spanned<String>>,
+    pub isolate: Option<Spanned<Word<Isolate>>>,
     /// Paired: how often the sides take turns within a round ("250ms"; "off": one turn).
     pub interleave: Option<Spanned<String>>,
     /// Paired: "pairs" (each client worker and its connection's server thread on one CPU)
     /// or "none".
-    pub pin: Option<Spanned<String>>,
+    pub pin: Option<Spanned<Word<Pin>>>,
     /// "perf": an on-CPU profile of each managed server during one window per point.
-    pub profile: Option<Spanned<String>>,
+    pub profile: Option<Spanned<Word<Profile>>>,
 }
 
 /// `sla = { p99_ms = 10, threads = 32, max_steps = 8, resolution = 0.05 }`.

@@ -239,7 +239,7 @@ impl SweepSpec {
                 .run
                 .design
                 .as_ref()
-                .is_none_or(|d| d.get_ref() != "sequential")
+                .is_none_or(|d| d.get_ref().0 != super::design::Design::Sequential)
         {
             Some("it cannot share rounds with real servers (a model's slices and a server's share no machine): make every target synthetic, or set design = \"sequential\"")
         } else {
