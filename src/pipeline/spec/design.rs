@@ -4,6 +4,7 @@
 
 use super::raw::RawSweep;
 use super::target::TargetKind;
+pub use super::words::{Design, Isolate, Pin};
 use super::{Config, Ctx, RunSpec, SpecError, Target};
 
 /// Rounds a budgeted paired point runs before its first look: fewer leave the t quantile of
@@ -25,37 +26,12 @@ pub const DEFAULT_SLICE_S: u64 = 2;
 /// turns"): a workload that writes keeps its slices in one piece unless the file asks for
 /// turns.
 pub const DEFAULT_INTERLEAVE_MS: u64 = 100;
-/// `run.pin`: where a paired design holds each client worker and its connection's server
-/// thread (docs/statistics.md, "Where the threads run").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Pin {
-    /// The scheduler decides.
-    None,
-    /// Both on one CPU: no wake-up crosses cores.
-    Pairs,
-    /// The server thread on the CPU after its client's: every wake-up crosses cores, as a
-    /// client on another host's would arrive.
-    Apart,
-}
 
 /// Where a paired design pins when the sweep file does not say.
 pub const DEFAULT_PIN: Pin = Pin::None;
 /// The shortest turn: below it the edges of a turn (the events in flight when it ends) weigh
 /// too much in its rate.
 pub const MIN_INTERLEAVE_MS: u64 = 100;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Design {
-    /// Every point of a series measured on its own, `repeats` times (`order` applies).
-    Sequential,
-    /// All series up at once; each point measured in rounds of one slice per series.
-    Paired,
-    /// As paired, but a round's slices run in the same seconds, each series with its own
-    /// client threads: what interferes hits both sides of a pair alike.
-    Duet,
-}
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct DesignSpec {
@@ -83,18 +59,6 @@ pub struct DesignSpec {
     /// A duet's CPU isolation (each side's server threads and client workers held to its
     /// own share of the CPUs).
     pub isolate: Isolate,
-}
-
-/// `[run] isolate`, for a duet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Isolate {
-    /// Where each side gets at least `ISOLATE_MIN_CPUS`.
-    Auto,
-    /// Wherever each side gets one CPU.
-    Cpus,
-    /// Never.
-    None,
 }
 
 impl Default for DesignSpec {

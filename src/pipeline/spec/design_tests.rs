@@ -194,7 +194,7 @@ fn several_series_are_paired_by_default_where_they_can_be() {
 
 #[test]
 fn profile_is_perf_or_off_and_a_wrong_word_names_its_place() {
-    use super::profile::Profile;
+    use super::words::Profile;
     assert_eq!(parse(PAIRED).unwrap().run.profile, Profile::Off);
     let with = |v: &str| PAIRED.replace("[[targets]]", &format!("profile = \"{v}\"\n[[targets]]"));
     assert_eq!(parse(&with("perf")).unwrap().run.profile, Profile::Perf);

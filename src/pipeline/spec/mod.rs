@@ -7,7 +7,6 @@ pub mod distributed;
 mod filter;
 mod host;
 mod lexical;
-pub mod profile;
 pub mod quick;
 pub mod raw;
 mod sections;
@@ -52,37 +51,7 @@ impl fmt::Display for SpecError {
 
 impl std::error::Error for SpecError {}
 
-/// When `run` prepares the data set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PreparePolicy {
-    /// Prepare when the tables are missing or their row counts differ.
-    Auto,
-    Always,
-    Never,
-}
-
-impl fmt::Display for PreparePolicy {
-    /// The sweep file's word.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            PreparePolicy::Auto => "auto",
-            PreparePolicy::Always => "always",
-            PreparePolicy::Never => "never",
-        })
-    }
-}
-
-/// Order of points across targets and configs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Order {
-    /// All points of one target × config, then the next.
-    Sequential,
-    /// Repeat r of every target × config before repeat r + 1 (A-B-A-B), so drift over time
-    /// hits every side alike.
-    Interleaved,
-}
+pub use words::{Order, PreparePolicy};
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct DataSpec {
@@ -138,7 +107,7 @@ pub struct RunSpec {
     pub clients: Vec<u32>,
     /// Sequential or paired, with the paired design's slice and budget.
     pub design: design::DesignSpec,
-    pub profile: profile::Profile,
+    pub profile: words::Profile,
 }
 
 impl RunSpec {
@@ -519,7 +488,7 @@ impl SweepSpec {
         let design = design::parse(cx, raw, &dur)?;
         Ok(RunSpec {
             design,
-            profile: words::or(&r.profile, profile::Profile::Off),
+            profile: words::or(&r.profile, words::Profile::Off),
             clients,
             workloads,
             host_tests,

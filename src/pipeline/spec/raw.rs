@@ -1,10 +1,7 @@
 //! The sweep file as written: a serde mirror with spans, no semantics. Unknown keys are
 //! refused here so typos never silently change a sweep.
 
-use super::design::{Design, Isolate, Pin};
-use super::profile::Profile;
-use super::words::Word;
-use super::{Order, PreparePolicy};
+use super::words::{Design, Isolate, Order, Pin, PreparePolicy, Profile, Word};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use toml::Spanned;

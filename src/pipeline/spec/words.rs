@@ -1,11 +1,9 @@
-//! Settings that are one of a few words (`prepare = "auto"`, `design = "paired"`), read as
-//! their enum where the sweep file is read: an unknown word is refused at its line and
-//! column, with the words it could be.
+//! Settings that are one of a few words (`prepare = "auto"`, `design = "paired"`): each
+//! enum and its words, read as the enum where the sweep file is read; an unknown word is
+//! refused at its line and column, with the words it could be.
 
-use super::design::{Design, Isolate, Pin};
-use super::profile::Profile;
-use super::{Order, PreparePolicy};
 use serde::de::{Deserialize, Deserializer, Error};
+use std::fmt;
 
 /// An enum a setting's words name.
 pub trait Words: Sized + Copy + 'static {
@@ -37,6 +35,87 @@ impl<'de, T: Words> Deserialize<'de> for Word<T> {
 /// The setting's value, or `default` where the file does not give it.
 pub fn or<T: Words>(w: &Option<toml::Spanned<Word<T>>>, default: T) -> T {
     w.as_ref().map_or(default, |w| w.get_ref().0)
+}
+
+/// When `run` prepares the data set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PreparePolicy {
+    /// Prepare when the tables are missing or their row counts differ.
+    Auto,
+    Always,
+    Never,
+}
+
+impl fmt::Display for PreparePolicy {
+    /// The sweep file's word.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            PreparePolicy::Auto => "auto",
+            PreparePolicy::Always => "always",
+            PreparePolicy::Never => "never",
+        })
+    }
+}
+
+/// Order of points across targets and configs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    /// All points of one target × config, then the next.
+    Sequential,
+    /// Repeat r of every target × config before repeat r + 1 (A-B-A-B), so drift over time
+    /// hits every side alike.
+    Interleaved,
+}
+
+/// `run.design`: how a sweep's series are measured against each other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Design {
+    /// Every point of a series measured on its own, `repeats` times (`order` applies).
+    Sequential,
+    /// All series up at once; each point measured in rounds of one slice per series.
+    Paired,
+    /// As paired, but a round's slices run in the same seconds, each series with its own
+    /// client threads: what interferes hits both sides of a pair alike.
+    Duet,
+}
+
+/// `[run] isolate`, for a duet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Isolate {
+    /// Where each side gets at least `ISOLATE_MIN_CPUS`.
+    Auto,
+    /// Wherever each side gets one CPU.
+    Cpus,
+    /// Never.
+    None,
+}
+
+/// `run.pin`: where a paired design holds each client worker and its connection's server
+/// thread (docs/statistics.md, "Where the threads run").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pin {
+    /// The scheduler decides.
+    None,
+    /// Both on one CPU: no wake-up crosses cores.
+    Pairs,
+    /// The server thread on the CPU after its client's: every wake-up crosses cores, as a
+    /// client on another host's would arrive.
+    Apart,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// No profiles (the default): nothing but the workload and the counters touch the server.
+    #[default]
+    Off,
+    /// `perf record` on the server's process during the first repeat or round of each point.
+    Perf,
 }
 
 impl Words for PreparePolicy {

@@ -119,7 +119,7 @@ pub struct Block {
 impl Block {
     /// Keeps a measured window's counters in status.csv (`cost::Reader::keep`), read now
     /// unless the window failed or has no reading before it.
-    pub async fn keep_costs(
+    async fn keep_costs(
         &mut self,
         run: &std::path::Path,
         before: Option<crate::pipeline::results::cost::Sample>,
@@ -152,7 +152,7 @@ impl Block {
     /// beside it where the sweep asks and the server's process is here.
     pub(super) fn watch_costs(&mut self, spec: &SweepSpec, st: &RunState) {
         self.costs.conn = self.conn.clone();
-        if spec.run.profile == crate::pipeline::spec::profile::Profile::Perf
+        if spec.run.profile == crate::pipeline::spec::words::Profile::Perf
             && self.server_pid().is_some()
         {
             let dir = st
@@ -201,6 +201,32 @@ impl Block {
 
     pub fn server_cpu_seconds(&self) -> Option<f64> {
         self.live.as_ref()?.cpu_seconds()
+    }
+
+    /// The server's CPU seconds since `before` (its `server_cpu_seconds` then), rounded as
+    /// points.csv keeps them; None where either reading is missing.
+    pub fn server_cpu_since(&self, before: Option<f64>) -> Option<f64> {
+        Some(crate::pipeline::results::r4(
+            self.server_cpu_seconds()? - before?,
+        ))
+    }
+
+    /// Ends a measured window, whatever the design: its counters kept (status.csv), and
+    /// after a window that failed, a server or proxy that died started again for the next,
+    /// what that took said in the record's error.
+    pub async fn end_window(
+        &mut self,
+        run: &std::path::Path,
+        before: Option<crate::pipeline::results::cost::Sample>,
+        rec: &mut crate::pipeline::results::PointRecord,
+        ev: &dyn Events,
+    ) {
+        self.keep_costs(run, before, rec, ev).await;
+        if rec.status == crate::pipeline::results::PointStatus::Failed {
+            if let Some(note) = self.revive(&rec.error).await {
+                rec.error = format!("{} | {note}", rec.error);
+            }
+        }
     }
 
     /// After a point that failed with `error`: a managed server that died is started again

@@ -75,15 +75,13 @@ pub(super) async fn round(
             Err(e) => rec.error = e,
             Ok(rep) => {
                 fill(&mut rec, &rep, client_cpu);
-                rec.server_cpu_s = match (srv0[i], b.server_cpu_seconds()) {
-                    (Some(a), Some(z)) => Some(crate::pipeline::results::r4(z - a)),
-                    _ => None,
-                };
+                rec.server_cpu_s = b.server_cpu_since(srv0[i]);
                 rec.status = status(&rep, &mut rec);
                 r.keep_samples(&p.id, &rep);
             }
         }
-        b.keep_costs(r.run_path, cost0[i].take(), &rec, r.ev).await;
+        b.end_window(r.run_path, cost0[i].take(), &mut rec, r.ev)
+            .await;
         out.push((p, rec));
     }
     out

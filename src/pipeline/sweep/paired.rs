@@ -531,20 +531,12 @@ async fn slice(
         Err(e) => rec.set_error(&e),
         Ok(rep) => {
             fill(&mut rec, &rep, crate::usage::self_cpu_seconds() - cpu0);
-            rec.server_cpu_s = match (srv0, b.server_cpu_seconds()) {
-                (Some(a), Some(z)) => Some(crate::pipeline::results::r4(z - a)),
-                _ => None,
-            };
+            rec.server_cpu_s = b.server_cpu_since(srv0);
             rec.status = status(&rep, &mut rec);
             r.keep_samples(&p.id, &rep);
         }
     }
-    b.keep_costs(r.run_path, cost0, &rec, r.ev).await;
-    if rec.status == PointStatus::Failed {
-        if let Some(note) = b.revive(&rec.error).await {
-            rec.error = format!("{} | {note}", rec.error);
-        }
-    }
+    b.end_window(r.run_path, cost0, &mut rec, r.ev).await;
     rec
 }
 

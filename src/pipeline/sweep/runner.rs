@@ -425,10 +425,7 @@ async fn run_one(
     }
     if produced {
         fail_if_empty(rec);
-        rec.server_cpu_s = match (srv0, b.server_cpu_seconds()) {
-            (Some(a), Some(z)) => Some(r4(z - a)),
-            _ => None,
-        };
+        rec.server_cpu_s = b.server_cpu_since(srv0);
         if let (true, Some(server_s)) = (client_here, rec.server_cpu_s) {
             let shares =
                 super::record::host_shares(host0, host1, wall_s, rec.client_cpu_s + server_s);
@@ -444,12 +441,7 @@ async fn run_one(
             );
         }
     }
-    b.keep_costs(&run_dir, cost0, rec, ev).await;
-    if rec.status == PointStatus::Failed {
-        if let Some(note) = b.revive(&rec.error).await {
-            rec.error = format!("{} | {note}", rec.error);
-        }
-    }
+    b.end_window(&run_dir, cost0, rec, ev).await;
 }
 
 /// A measured point's status from its report: failed (with why), interrupted or ok.

@@ -4,7 +4,6 @@
 //! round alike instead of on one slice and not the other. A side's turns add up to one
 //! record: its counts, histogram, measured time and CPU summed over the round.
 
-use super::block::Block;
 use super::record::{fill, record};
 use super::runner::Runner;
 use super::slices::{others_share, slice_point, status, Measured, Quiet, Series};
@@ -159,19 +158,11 @@ pub(super) async fn round(
             }
         }
         let b = &mut series[i].block;
-        b.keep_costs(r.run_path, cost0[i].take(), &rec, r.ev).await;
-        if rec.status == PointStatus::Failed {
-            revive(&mut series[i].block, &mut rec.error).await;
-        }
+        b.end_window(r.run_path, cost0[i].take(), &mut rec, r.ev)
+            .await;
         out.push((i, p, rec, cpu));
     }
     out
-}
-
-async fn revive(b: &mut Block, error: &mut String) {
-    if let Some(note) = b.revive(error).await {
-        *error = format!("{error} | {note}");
-    }
 }
 
 #[cfg(test)]
