@@ -31,6 +31,11 @@ pub async fn run(a: SandboxArgs) -> anyhow::Result<i32> {
         max_connections: a.max_connections,
         ..ServerSpec::default()
     };
+    // What a killed sandbox or sweep left in TMPDIR goes first, said (the server's start
+    // would reap it silently).
+    for line in crate::pipeline::server::workdir::reap_temp() {
+        eprintln!("[sandbox] {line}");
+    }
     let db = a.db.clone();
     let server = tokio::task::spawn_blocking(move || -> anyhow::Result<ManagedServer> {
         let s = ManagedServer::start(&spec)?;

@@ -7,6 +7,9 @@ use crate::pipeline::preflight;
 use crate::pipeline::spec::target::ConnInfo;
 use crate::pipeline::spec::{PreparePolicy, SweepSpec};
 
+/// How often a long prepare says it is still going.
+const PREPARE_NOTE_EVERY: std::time::Duration = std::time::Duration::from_secs(15);
+
 /// An administrative connection to the benchmark database, created first when the server
 /// says it is missing.
 async fn data_conn(
@@ -77,7 +80,28 @@ pub(crate) async fn ensure_data(
         prepare::cleanup(&o).await?;
     }
     let began = std::time::Instant::now();
-    prepare::prepare(&o).await?;
+    // A big data set takes minutes: say it is still going (the engine's own progress lines
+    // are sysbench's, on the terminal, which a sweep's sink may not be).
+    let preparing = prepare::prepare(&o);
+    tokio::pin!(preparing);
+    let mut tick = tokio::time::interval_at(
+        tokio::time::Instant::now() + PREPARE_NOTE_EVERY,
+        PREPARE_NOTE_EVERY,
+    );
+    loop {
+        tokio::select! {
+            done = &mut preparing => {
+                done?;
+                break;
+            }
+            _ = tick.tick() => ev.note(&format!(
+                "{key}: preparing {} table(s) × {} rows, {:.0} s so far",
+                spec.data.tables,
+                spec.data.table_size,
+                began.elapsed().as_secs_f64()
+            )),
+        }
+    }
     ev.note(&format!(
         "{key}: prepared {} table(s) × {} rows in {:.0} s",
         spec.data.tables,
