@@ -1,6 +1,7 @@
-//! What runs the points: `Runner` holds the run's spec, plan, directory and tally and the
-//! open target × config block; `point` measures one point on it (`run_one`) and `keep`
-//! records it. Every design (sequential, auto, host, paired) drives points through it.
+//! What runs the points: `Ctx` is the run as the designs read it (spec, plan, event sink,
+//! directory), `Runner` holds what changes (the tally, the records, the open target × config
+//! block); `point` measures one point on it (`run_one`) and `keep` records it. Every design
+//! (sequential, auto, host, paired) drives points through it.
 
 use super::block;
 use super::measure::{Measure, Measured};
@@ -16,7 +17,7 @@ use crate::pipeline::spec::SweepSpec;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// A sequential point's observer: prints its per-second lines every `report_interval` and
+/// A sequential point's observer: says its per-second lines every `report_interval` and
 /// says when its workers started (the counters' window opens after the warmup from there).
 struct PointObserver<'a> {
     ev: &'a dyn Events,

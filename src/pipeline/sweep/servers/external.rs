@@ -63,6 +63,8 @@ pub(super) async fn preflight(
     }
 }
 
+/// The block of `target` × `config`: the config's variables set (a refused one is the
+/// block's error), the target's data checked or prepared once per run, the server recorded.
 pub(super) async fn open(
     spec: &SweepSpec,
     key: String,

@@ -149,6 +149,8 @@ async fn start(spec: ServerSpec) -> anyhow::Result<ManagedServer> {
     .await?
 }
 
+/// The block of `target` × `config`: a server started with the config's my.cnf, from the
+/// target's golden datadir (prepared, and kept, by its first config), recorded.
 pub(super) async fn open(
     spec: &SweepSpec,
     target: &str,
