@@ -47,13 +47,20 @@ impl Reader {
     /// The counters at the start of the window of `point_id`, and its profile started if it
     /// is one to profile.
     pub async fn begin(&mut self, pid: Option<u32>, point_id: &str) -> Option<Sample> {
-        // perf reads the process's threads and maps before it samples: on a loaded host
-        // that once took longer than a 2 s slice. The counters are read after the wait, so
+        // perf reads the machine's threads and maps before it samples: on a loaded host
+        // that has taken longer than a 2 s slice. The counters are read after the wait, so
         // it is in no window.
         if self.start_profile(pid, point_id) {
-            tokio::time::sleep(super::profile::ATTACH).await;
+            self.profile_attached().await;
         }
         self.sample(pid).await
+    }
+
+    /// Waits for a profile just started to have attached (`Profiler::attached`).
+    pub async fn profile_attached(&mut self) {
+        if let Some(p) = self.profiler.as_mut() {
+            p.attached().await;
+        }
     }
 
     /// Starts the profile of `point_id`'s window if it is one to profile (a sequential

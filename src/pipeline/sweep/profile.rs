@@ -7,8 +7,11 @@ use crate::pipeline::results::profile::{self as files, DATA, FREQ_HZ, PID, UNAVA
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-/// How long perf is given to attach before the window it records starts.
+/// How long perf is given to attach, once its file shows it started, before the window it
+/// records starts.
 pub const ATTACH: std::time::Duration = std::time::Duration::from_millis(300);
+/// The longest wait for perf to start writing (its file) before a window goes on without.
+const ATTACH_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// One block's profiler: at most one recording at a time, its server's.
 pub struct Profiler {
@@ -72,6 +75,21 @@ impl Profiler {
             }
             Err(e) => self.give_up(format!("perf could not be started: {e}")),
         }
+    }
+
+    /// Waits until the recording under way has attached — perf has written its header and
+    /// the machine's threads and maps to its file, which on a loaded host has taken longer
+    /// than a 2 s slice — or has exited, or `ATTACH_LIMIT` has passed; then `ATTACH` more.
+    pub async fn attached(&mut self) {
+        let started = std::time::Instant::now();
+        while let Some((child, out)) = self.running.as_mut() {
+            let wrote = std::fs::metadata(&*out).is_ok_and(|m| m.len() > 0);
+            if wrote || !matches!(child.try_wait(), Ok(None)) || started.elapsed() > ATTACH_LIMIT {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        tokio::time::sleep(ATTACH).await;
     }
 
     /// Ends the recording under way, if any: perf is told to stop (SIGINT, as Ctrl-C) and

@@ -383,7 +383,10 @@ async fn run_one(
     // measurement that never says its workers started (the sysbench binary, a model) keeps
     // none: the reading is given up when the measurement ends.
     costs.ready().await;
-    costs.start_profile(pid, &p.id);
+    // perf attached before the workers start: the window follows their warmup.
+    if costs.start_profile(pid, &p.id) {
+        costs.profile_attached().await;
+    }
     let (measured, cost0) = {
         let window_start = async {
             workers_started.await.ok()?;
