@@ -1,10 +1,11 @@
 //! A duet's round of the paired design: every series' slice in the same seconds, each on
 //! its own connections and client threads (`design = "duet"`).
 
-use super::record::{fill, record};
+use super::measure::{settle, Measure, Measured};
+use super::record::record;
 use super::runner::Runner;
-use super::slices::{slice_point, status, Quiet, Series};
-use super::window::{self, Window};
+use super::slices::{slice_point, Quiet, Series};
+use super::window::Window;
 use crate::engine::exec;
 use crate::pipeline::plan::Point;
 use crate::pipeline::results::{PointRecord, PointStatus};
@@ -24,15 +25,7 @@ pub(super) async fn round(
         .iter()
         .map(|s| slice_point(cell, &s.key, n))
         .collect();
-    let opts: Vec<Option<crate::engine::config::EngineConfig>> = series
-        .iter()
-        .map(|s| {
-            s.block
-                .conn
-                .as_ref()
-                .map(|c| window::config(spec, cell, Window::Slice, Some(c)))
-        })
-        .collect();
+    let conns: Vec<_> = series.iter().map(|s| s.block.conn.clone()).collect();
     let srv0: Vec<Option<f64>> = series
         .iter()
         .map(|s| s.block.server_cpu_seconds())
@@ -47,38 +40,43 @@ pub(super) async fn round(
         .zip(series.iter())
         .map(|(p, s)| record(r.run_id, p, &s.block.version))
         .collect();
+    let ctx = (r.run_id, r.run_path, r.keep_k8s);
     let cpu0 = crate::usage::self_cpu_seconds();
-    let mut quiet: Vec<Quiet> = series.iter().map(|_| Quiet).collect();
     let runs = rigs
         .iter_mut()
-        .zip(&opts)
-        .zip(quiet.iter_mut())
-        .map(|((rig, o), q)| async move {
-            match (rig, o) {
-                (Ok(rig), Some(o)) => rig.run(o, q).await.map_err(|e| format!("{e:#}")),
-                (Err(e), _) => Err(e.clone()),
-                (_, None) => Err("no connection".to_string()),
+        .zip(&conns)
+        .zip(&points)
+        .zip(recs.iter_mut())
+        .map(|(((rig, c), p), rec)| async move {
+            match (rig, c) {
+                (Ok(rig), Some(c)) => {
+                    Measure::Open(rig, c)
+                        .run(spec, p, Window::Slice, rec, ctx, &mut Quiet)
+                        .await
+                }
+                (Err(e), _) => Err(anyhow::anyhow!("{e}")),
+                (_, None) => Err(anyhow::anyhow!("no connection")),
             }
         });
-    let reports = futures::future::join_all(runs).await;
+    let mut measured = futures::future::join_all(runs).await;
+    // Each side's measurement saw the whole process's CPU over the same seconds.
     let client_cpu = (crate::usage::self_cpu_seconds() - cpu0) / series.len() as f64;
     let mut out = Vec::new();
-    for (i, ((p, rep), mut rec)) in points
+    for (i, ((p, m), mut rec)) in points
         .into_iter()
-        .zip(reports)
-        .zip(recs.drain(..))
+        .zip(measured.iter_mut())
+        .zip(recs)
         .enumerate()
     {
+        if let Ok(Measured::Report { cpu_s, .. }) = m {
+            *cpu_s = client_cpu;
+        }
         let b = &mut series[i].block;
         rec.status = PointStatus::Failed;
-        match rep {
-            Err(e) => rec.error = e,
-            Ok(rep) => {
-                fill(&mut rec, &rep, client_cpu);
-                rec.server_cpu_s = b.server_cpu_since(srv0[i]);
-                rec.status = status(&rep, &mut rec);
-                r.keep_samples(&p.id, &rep);
-            }
+        settle(spec, &mut rec, m);
+        if let Ok(Measured::Report { report, .. }) = &*m {
+            rec.server_cpu_s = b.server_cpu_since(srv0[i]);
+            r.keep_samples(&p.id, report);
         }
         b.end_window(r.run_path, cost0[i].take(), &mut rec, r.ev)
             .await;

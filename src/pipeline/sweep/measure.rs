@@ -1,15 +1,18 @@
-//! The measuring seam: how one point of the sequential design is measured — by the native
-//! engine in this process, by the sysbench binary, by client processes (here or as pods of a
-//! cluster), or by a synthetic target's model — chosen once per point (`Measure::of`); each
-//! gives back one `Measured`, and the sweep loop knows nothing else of them.
+//! The measuring seam: how every design measures a point over a window (`Window`) — by the
+//! native engine in this process, on connections it opens or on a paired point's open ones,
+//! by the sysbench binary, by client processes (here or as pods of a cluster), or by a
+//! synthetic target's model — chosen once per point (`Measure::of`, or `Measure::Open` for
+//! a paired point's slices and turns); each gives back one `Measured`, which `settle` turns
+//! into the record's figures and status, one way for every design.
 
 use super::block::Block;
+use super::record::{fail_if_empty, fill};
 use super::servers::synthetic::Synthetic;
 use super::sysbench_driver;
 use super::window::{self, Window};
 use crate::engine::exec::{self, IntervalStats, Observer, RunReport};
 use crate::pipeline::plan::Point;
-use crate::pipeline::results::PointRecord;
+use crate::pipeline::results::{r4, PointRecord, PointStatus};
 use crate::pipeline::spec::distributed::{Executor, Kube};
 use crate::pipeline::spec::target::ConnInfo;
 use crate::pipeline::spec::LoadDriver;
@@ -28,6 +31,9 @@ pub(super) enum Measure<'a> {
     Kubernetes(&'a ConnInfo, &'a Kube),
     /// No server: the model computes the point.
     Synthetic(&'a Synthetic),
+    /// The native engine on connections a paired point opened and warmed once for its
+    /// slices (and a duet's, and an interleaved round's turns).
+    Open(&'a mut exec::Rig, &'a ConnInfo),
 }
 
 /// What a measurement gives back.
@@ -69,24 +75,35 @@ impl<'a> Measure<'a> {
     pub fn client_here(&self) -> bool {
         matches!(
             self,
-            Measure::Native(_) | Measure::Sysbench(_) | Measure::LocalClients(_)
+            Measure::Native(_)
+                | Measure::Sysbench(_)
+                | Measure::LocalClients(_)
+                | Measure::Open(..)
         )
     }
 
-    /// Measures the point. `rec` receives what only sysbench's output holds.
+    /// Measures point `p` over `window`. `rec` receives what only sysbench's output holds.
+    /// The sysbench binary and client processes measure whole points only (the sweep file's
+    /// check keeps them out of the paired designs).
+    #[allow(clippy::too_many_arguments)]
     pub async fn run(
-        &self,
+        &mut self,
         spec: &SweepSpec,
         p: &Point,
+        window: Window,
         rec: &mut PointRecord,
         (run_id, run_dir, keep_k8s): (&str, &Path, bool),
         observer: &mut dyn Observer,
     ) -> anyhow::Result<Measured> {
-        let options = |c: &ConnInfo| window::config(spec, p, Window::Point, Some(c));
+        let options = |c: &ConnInfo| window::config(spec, p, window, Some(c));
         let cpu0 = crate::usage::self_cpu_seconds();
         let spent = move || crate::usage::self_cpu_seconds() - cpu0;
         let percentile = |c: &ConnInfo| options(c).percentile.max(1);
+        let whole = matches!(window, Window::Point);
         Ok(match self {
+            Measure::Sysbench(_) | Measure::LocalClients(_) | Measure::Kubernetes(..) if !whole => {
+                anyhow::bail!("{}: only the native engine measures slices", p.id)
+            }
             Measure::Sysbench(c) => {
                 let intervals =
                     sysbench_driver::run_point(spec, p.workload, p.threads, c, rec, run_dir)
@@ -133,7 +150,7 @@ impl<'a> Measure<'a> {
                 }
             }
             Measure::Synthetic(s) => {
-                let o = window::config(spec, p, Window::Point, None);
+                let o = window::config(spec, p, window, None);
                 let report = s.measure(&p.target, p.repeat, &o).await;
                 for i in &report.intervals {
                     observer.interval(i);
@@ -144,6 +161,62 @@ impl<'a> Measure<'a> {
                     skew_ms: None,
                 }
             }
+            Measure::Open(rig, c) => {
+                let o = window::config(spec, p, window, Some(c));
+                let report = match window {
+                    Window::Turn(d) => rig.run_for(&o, d, observer).await?,
+                    _ => rig.run(&o, observer).await?,
+                };
+                Measured::Report {
+                    report: Box::new(report),
+                    cpu_s: spent(),
+                    skew_ms: None,
+                }
+            }
         })
+    }
+}
+
+/// What a measurement gave, written into its record — the one way for every design: the
+/// engine's counts, latencies and client CPU (sysbench's are already there), and the status:
+/// failed with why (an error, the engine's fatal error, events still running past the
+/// point's timeout, or no event at all), interrupted, or ok.
+pub(super) fn settle(spec: &SweepSpec, rec: &mut PointRecord, m: &anyhow::Result<Measured>) {
+    match m {
+        Err(e) => {
+            rec.status = PointStatus::Failed;
+            rec.set_error(e);
+            return;
+        }
+        Ok(Measured::Sysbench { .. }) => {}
+        Ok(Measured::Report {
+            report,
+            cpu_s,
+            skew_ms,
+        }) => {
+            fill(rec, report, *cpu_s);
+            rec.start_skew_ms = skew_ms.map(r4);
+            rec.status = status(spec, report, rec);
+        }
+    }
+    fail_if_empty(rec);
+}
+
+/// A measured window's status from its report: failed (with why), interrupted or ok.
+fn status(spec: &SweepSpec, r: &RunReport, rec: &mut PointRecord) -> PointStatus {
+    match (&r.fatal, r.interrupted, r.unfinished) {
+        (Some(f), _, _) => {
+            rec.set_fatal(f);
+            PointStatus::Failed
+        }
+        (None, _, Some(n)) => {
+            rec.error = format!(
+                "point timeout: {n} event(s) still running {:.0}s after the point's end; ended by forced shutdown",
+                super::point_grace_s(spec)
+            );
+            PointStatus::Failed
+        }
+        (None, true, None) => PointStatus::Interrupted,
+        (None, false, None) => PointStatus::Ok,
     }
 }

@@ -6,10 +6,11 @@
 //! the paired verdicts, with the rounds each point took, go to verdicts.json.
 
 use super::block::Block;
-use super::record::{fill, record};
+use super::measure::{settle, Measure, Measured};
+use super::record::record;
 use super::runner::Runner;
 use super::servers::synthetic::Synthetic;
-use super::slices::{others_share, slice_point, status, Measured, Quiet, Series, SLICE_SETUP_S};
+use super::slices::{others_share, slice_point, Quiet, Series, Sliced, SLICE_SETUP_S};
 use super::window::{self, Window};
 use crate::engine::exec;
 use crate::pipeline::judge::verdict::paired::{self, PairedPoint, Rounds, Schedule};
@@ -296,13 +297,19 @@ async fn measure_cell(
         out.pinned = said;
     }
     // Warmed at the point's thread count once pinned, not recorded.
+    let ctx = (r.run_id, r.run_path, r.keep_k8s);
     for (s, rig) in series.iter().zip(rigs.iter_mut()) {
-        let (Ok(r), Some(o)) = (&mut *rig, warm_opts(s)) else {
+        let (Ok(open), Some(c)) = (&mut *rig, s.block.conn.as_ref()) else {
             continue;
         };
-        let failed = match r.run(&o, &mut Quiet).await {
+        let mut unkept = record(r.run_id, cell, &s.block.version);
+        let warmed = Measure::Open(open, c)
+            .run(spec, cell, Window::Warm, &mut unkept, ctx, &mut Quiet)
+            .await;
+        let failed = match warmed {
             Err(e) => Some(format!("warming: {e:#}")),
-            Ok(w) => w.fatal.map(|f| format!("warming: {f}")),
+            Ok(Measured::Report { report, .. }) => report.fatal.map(|f| format!("warming: {f}")),
+            Ok(Measured::Sysbench { .. }) => None,
         };
         if let Some(e) = failed {
             *rig = Err(e);
@@ -329,7 +336,7 @@ async fn measure_cell(
         let mut cpu_round: Vec<Option<[f64; 2]>> = vec![None; series.len()];
         // Each slice of the round, measured one after another in the round's order, or (a
         // duet) all in the same seconds.
-        let mut measured: Vec<Measured> = Vec::new();
+        let mut measured: Vec<Sliced> = Vec::new();
         if crate::interrupt::requested() {
             r.interrupt();
             out.stopped = Stopped::Interrupted;
@@ -512,7 +519,6 @@ async fn slice(
     b: &mut Block,
     rig: &mut Result<exec::Rig, String>,
 ) -> PointRecord {
-    let spec = r.spec;
     let mut rec = record(r.run_id, p, &b.version);
     rec.status = PointStatus::Failed;
     let rig = match rig {
@@ -523,18 +529,16 @@ async fn slice(
         }
     };
     let c = b.conn.clone().expect("an open block has a connection");
-    let o = window::config(spec, p, Window::Slice, Some(&c));
     let srv0 = b.server_cpu_seconds();
     let cost0 = b.window_start(&p.id).await;
-    let cpu0 = crate::usage::self_cpu_seconds();
-    match rig.run(&o, &mut Quiet).await {
-        Err(e) => rec.set_error(&e),
-        Ok(rep) => {
-            fill(&mut rec, &rep, crate::usage::self_cpu_seconds() - cpu0);
-            rec.server_cpu_s = b.server_cpu_since(srv0);
-            rec.status = status(&rep, &mut rec);
-            r.keep_samples(&p.id, &rep);
-        }
+    let ctx = (r.run_id, r.run_path, r.keep_k8s);
+    let measured = Measure::Open(rig, &c)
+        .run(r.spec, p, Window::Slice, &mut rec, ctx, &mut Quiet)
+        .await;
+    settle(r.spec, &mut rec, &measured);
+    if let Ok(Measured::Report { report, .. }) = &measured {
+        rec.server_cpu_s = b.server_cpu_since(srv0);
+        r.keep_samples(&p.id, report);
     }
     b.end_window(r.run_path, cost0, &mut rec, r.ev).await;
     rec
@@ -542,23 +546,20 @@ async fn slice(
 
 /// One slice of a synthetic series in round `n` of a paired point: computed by its model
 /// (time = the slice, no warmup) and kept as a real slice's record would be.
-async fn synthetic_slice(
-    r: &mut Runner<'_>,
-    cell: &Point,
-    s: &Series,
-    i: usize,
-    n: u32,
-) -> Measured {
+async fn synthetic_slice(r: &mut Runner<'_>, cell: &Point, s: &Series, i: usize, n: u32) -> Sliced {
     let p = slice_point(cell, &s.key, n);
-    let mut rec = super::record::record(r.run_id, &p, &s.block.version);
-    rec.status = crate::pipeline::results::PointStatus::Failed;
+    let mut rec = record(r.run_id, &p, &s.block.version);
+    rec.status = PointStatus::Failed;
     match s.block.live_as::<Synthetic>() {
         Some(m) => {
-            let o = window::config(r.spec, &p, Window::Slice, None);
-            let rep = m.measure(&p.target, n, &o).await;
-            super::record::fill(&mut rec, &rep, 0.0);
-            rec.status = status(&rep, &mut rec);
-            r.keep_samples(&p.id, &rep);
+            let ctx = (r.run_id, r.run_path, r.keep_k8s);
+            let measured = Measure::Synthetic(m)
+                .run(r.spec, &p, Window::Slice, &mut rec, ctx, &mut Quiet)
+                .await;
+            settle(r.spec, &mut rec, &measured);
+            if let Ok(Measured::Report { report, .. }) = &measured {
+                r.keep_samples(&p.id, report);
+            }
         }
         _ => {
             rec.error = s

@@ -5,14 +5,13 @@
 
 use super::block;
 use super::measure::{Measure, Measured};
-use super::point_grace_s;
-use super::record::{fail_if_empty, fill, record, write_samples};
+use super::record::{record, write_samples};
 use super::tally::Tally;
 use super::window::{self, Window};
 use crate::engine::exec::{self, IntervalStats, Observer, RunReport};
 use crate::pipeline::events::{Event, Events};
 use crate::pipeline::plan::{Plan, Point};
-use crate::pipeline::results::{r4, PointRecord, PointStatus, RunDir};
+use crate::pipeline::results::{PointRecord, PointStatus, RunDir};
 use crate::pipeline::spec::SweepSpec;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -362,7 +361,7 @@ async fn run_one(
     let srv0 = b.server_cpu_seconds();
     // The counters' reader leaves the block while `how` holds it, and comes back after.
     let (mut costs, pid) = (std::mem::take(&mut b.costs), b.server_pid());
-    let Some(how) = Measure::of(spec, p, b) else {
+    let Some(mut how) = Measure::of(spec, p, b) else {
         rec.error = "no connection to measure on".into();
         b.costs = costs;
         return;
@@ -393,7 +392,14 @@ async fn run_one(
             tokio::time::sleep(std::time::Duration::from_secs(warmup)).await;
             costs.sample(pid).await
         };
-        let measuring = how.run(spec, p, rec, (&dir.run_id, &run_dir, keep_k8s), &mut obs);
+        let measuring = how.run(
+            spec,
+            p,
+            Window::Point,
+            rec,
+            (&dir.run_id, &run_dir, keep_k8s),
+            &mut obs,
+        );
         tokio::pin!(window_start, measuring);
         let mut cost0 = None;
         let mut read = false;
@@ -409,26 +415,17 @@ async fn run_one(
     let (has_client, client_here) = (how.has_client(), how.client_here());
     b.costs = costs;
     let produced = measured.is_ok();
-    match measured {
-        Err(e) => rec.set_error(&e),
+    super::measure::settle(spec, rec, &measured);
+    match &measured {
+        Err(_) => {}
         Ok(Measured::Sysbench { intervals }) => {
-            if let Err(e) = dir.append_intervals(&p.id, &intervals) {
+            if let Err(e) = dir.append_intervals(&p.id, intervals) {
                 rec.error = format!("per-second samples not written: {e:#}");
             }
         }
-        Ok(Measured::Report {
-            report,
-            cpu_s,
-            skew_ms,
-        }) => {
-            fill(rec, &report, cpu_s);
-            rec.start_skew_ms = skew_ms.map(r4);
-            write_samples(dir, ev, &p.id, &report);
-            rec.status = status_of(spec, &report, rec);
-        }
+        Ok(Measured::Report { report, .. }) => write_samples(dir, ev, &p.id, report),
     }
     if produced {
-        fail_if_empty(rec);
         rec.server_cpu_s = b.server_cpu_since(srv0);
         if let (true, Some(server_s)) = (client_here, rec.server_cpu_s) {
             let shares =
@@ -446,23 +443,4 @@ async fn run_one(
         }
     }
     b.end_window(&run_dir, cost0, rec, ev).await;
-}
-
-/// A measured point's status from its report: failed (with why), interrupted or ok.
-fn status_of(spec: &SweepSpec, r: &RunReport, rec: &mut PointRecord) -> PointStatus {
-    match (&r.fatal, r.interrupted, r.unfinished) {
-        (Some(f), _, _) => {
-            rec.set_fatal(f);
-            PointStatus::Failed
-        }
-        (None, _, Some(n)) => {
-            rec.error = format!(
-                "point timeout: {n} event(s) still running {:.0}s after the point's end; ended by forced shutdown",
-                point_grace_s(spec)
-            );
-            PointStatus::Failed
-        }
-        (None, true, None) => PointStatus::Interrupted,
-        (None, false, None) => PointStatus::Ok,
-    }
 }

@@ -1,10 +1,10 @@
 //! What every design that measures in slices shares (paired rounds, duet rounds, turns): a
-//! series, a slice's point and status, the CPU others took during it.
+//! series, a slice's point, the CPU others took during it.
 
 use super::block::Block;
-use crate::engine::exec::{self, Observer};
+use crate::engine::exec::Observer;
 use crate::pipeline::plan::Point;
-use crate::pipeline::results::{PointRecord, PointStatus};
+use crate::pipeline::results::PointRecord;
 
 /// Time between slices (the report of one, the start of the next), for budgeting.
 pub const SLICE_SETUP_S: f64 = 0.1;
@@ -14,7 +14,7 @@ impl Observer for Quiet {}
 
 /// One slice measured: the series' index, its point, its record and the CPU shares others
 /// took during it (`others_share`).
-pub type Measured = (usize, Point, PointRecord, Option<(f64, f64)>);
+pub type Sliced = (usize, Point, PointRecord, Option<(f64, f64)>);
 
 /// One series of the sweep: target/config, its open block, and the CPUs a duet gives it
 /// (empty: any).
@@ -39,21 +39,4 @@ pub fn others_share(
 pub fn slice_point(cell: &Point, key: &str, n: u32) -> Point {
     let (target, config) = key.split_once('/').expect("series keys are target/config");
     cell.of_series(target, config, n)
-}
-
-/// A slice's status from its run: failed (with why), interrupted or ok; a slice with no
-/// event is failed, never ok.
-pub fn status(rep: &exec::RunReport, rec: &mut PointRecord) -> PointStatus {
-    match (&rep.fatal, rep.interrupted) {
-        (Some(f), _) => {
-            rec.set_fatal(f);
-            PointStatus::Failed
-        }
-        (None, true) => PointStatus::Interrupted,
-        (None, false) if rep.totals.events == 0 => {
-            rec.error = "no event completed in the slice".into();
-            PointStatus::Failed
-        }
-        (None, false) => PointStatus::Ok,
-    }
 }

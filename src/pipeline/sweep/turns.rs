@@ -4,10 +4,11 @@
 //! round alike instead of on one slice and not the other. A side's turns add up to one
 //! record: its counts, histogram, measured time and CPU summed over the round.
 
-use super::record::{fill, record};
+use super::measure::{settle, Measure, Measured};
+use super::record::record;
 use super::runner::Runner;
-use super::slices::{others_share, slice_point, status, Measured, Quiet, Series};
-use super::window::{self, Window};
+use super::slices::{others_share, slice_point, Quiet, Series, Sliced};
+use super::window::Window;
 use crate::engine::exec::{self, RunReport};
 use crate::engine::workload::rand::Rng;
 use crate::pipeline::plan::Point;
@@ -43,7 +44,7 @@ pub(super) async fn round(
     first: &[usize],
     rng: &mut Rng,
     n: u32,
-) -> Vec<Measured> {
+) -> Vec<Sliced> {
     let spec = r.spec;
     let points: Vec<Point> = series
         .iter()
@@ -71,6 +72,7 @@ pub(super) async fn round(
     for (s, p) in series.iter_mut().zip(&points) {
         cost0.push(s.block.window_start(&p.id).await);
     }
+    let ctx = (r.run_id, r.run_path, r.keep_k8s);
     let mut order = first.to_vec();
     'turns: for (k, ms) in turns(
         spec.run.design.slice_s,
@@ -98,15 +100,12 @@ pub(super) async fn round(
             };
             let b = &series[i].block;
             let c = b.conn.clone().expect("an open block has a connection");
-            let o = window::config(spec, cell, Window::Turn, Some(&c));
-            let (h0, srv0, cpu0) = (
-                crate::usage::host_cpu(),
-                b.server_cpu_seconds(),
-                crate::usage::self_cpu_seconds(),
-            );
-            let got = rig.run_for(&o, Duration::from_millis(ms), &mut Quiet).await;
+            let (h0, srv0) = (crate::usage::host_cpu(), b.server_cpu_seconds());
+            let turn = Window::Turn(Duration::from_millis(ms));
+            let got = Measure::Open(rig, &c)
+                .run(spec, &points[i], turn, &mut recs[i], ctx, &mut Quiet)
+                .await;
             let side = &mut sides[i];
-            side.client_cpu_s += crate::usage::self_cpu_seconds() - cpu0;
             // Summed over the turns; unknown from the first turn that could not read it.
             side.server_cpu_s = match (side.server_cpu_s, srv0, b.server_cpu_seconds()) {
                 (Some(s), Some(a), Some(z)) => Some(s + z - a),
@@ -124,7 +123,12 @@ pub(super) async fn round(
                     side.error = Some(format!("{e:#}"));
                     break 'turns;
                 }
-                Ok(rep) => {
+                Ok(Measured::Sysbench { .. }) => unreachable!("a turn is the native engine's"),
+                Ok(Measured::Report {
+                    report: rep, cpu_s, ..
+                }) => {
+                    side.client_cpu_s += cpu_s;
+                    let rep = *rep;
                     let stop = rep.fatal.is_some() || rep.interrupted;
                     match &mut side.report {
                         None => side.report = Some(rep),
@@ -146,15 +150,21 @@ pub(super) async fn round(
     {
         rec.status = PointStatus::Failed;
         let mut cpu = None;
-        match (&side.report, side.error) {
+        match (side.report, side.error) {
             (_, Some(e)) => rec.error = e,
             (None, None) => rec.error = "no turn was measured".into(),
             (Some(rep), None) => {
-                fill(&mut rec, rep, side.client_cpu_s);
+                let m = Ok(Measured::Report {
+                    report: Box::new(rep),
+                    cpu_s: side.client_cpu_s,
+                    skew_ms: None,
+                });
+                settle(spec, &mut rec, &m);
                 rec.server_cpu_s = side.server_cpu_s.map(r4);
-                rec.status = status(rep, &mut rec);
                 cpu = others_share(Some(HostCpu::default()), side.host, &rec);
-                r.keep_samples(&p.id, rep);
+                if let Ok(Measured::Report { report, .. }) = &m {
+                    r.keep_samples(&p.id, report);
+                }
             }
         }
         let b = &mut series[i].block;

@@ -18,9 +18,9 @@ pub enum Window {
     /// A series' connections warmed before a paired point, not recorded: the warmup (at least
     /// 1 s), no warmup of its own.
     Warm,
-    /// One turn of a duet: as long as the turn says (`Rig::run_for`), no warmup, no per-second
-    /// samples.
-    Turn,
+    /// One turn of an interleaved round: as long as given (which may be under a second), no
+    /// warmup, no per-second samples.
+    Turn(std::time::Duration),
 }
 
 /// The engine configuration of point `p` measured over `window`, connecting as `conn` says
@@ -47,7 +47,7 @@ pub fn config(
         Window::Point => {}
         Window::Slice => (o.time_s, o.warmup_s) = (spec.run.design.slice_s, 0),
         Window::Warm => (o.time_s, o.warmup_s) = (spec.run.warmup_s.max(1), 0),
-        Window::Turn => (o.warmup_s, o.report_interval_s) = (0, 0),
+        Window::Turn(_) => (o.warmup_s, o.report_interval_s) = (0, 0),
     }
     o
 }
