@@ -6,6 +6,7 @@
 pub mod cost;
 pub mod host;
 pub mod import;
+mod made;
 mod manifest;
 pub mod nightly;
 pub mod profile;

@@ -2,7 +2,6 @@
 //! its own connections and client threads (`design = "duet"`).
 
 use super::measure::{settle, Measure, Measured};
-use super::record::record;
 use super::runner::Runner;
 use super::slices::{slice_point, Quiet, Series};
 use super::window::Window;
@@ -38,7 +37,7 @@ pub(super) async fn round(
     let mut recs: Vec<PointRecord> = points
         .iter()
         .zip(series.iter())
-        .map(|(p, s)| record(r.run_id, p, &s.block.version))
+        .map(|(p, s)| PointRecord::new(r.run_id, p, &s.block.version))
         .collect();
     let ctx = (r.run_id, r.run_path, r.keep_k8s);
     let cpu0 = crate::usage::self_cpu_seconds();

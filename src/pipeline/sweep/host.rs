@@ -4,10 +4,11 @@
 //! a slower host. fileio's files are prepared once in the run's work directory (where
 //! managed servers keep their data) and removed after the last host point.
 
-use super::record::{fail_if_empty, fill, host_record, host_shares, set_shares};
+use super::record::{fail_if_empty, host_shares, set_shares};
 use super::runner::Runner;
 use crate::engine::host::fileio::{self, FileIo, FileIoOptions};
 use crate::engine::host::HostKind;
+use crate::pipeline::results::PointRecord;
 use crate::pipeline::results::PointStatus;
 use std::path::{Path, PathBuf};
 
@@ -38,7 +39,7 @@ async fn measure_all(
             return false;
         }
         r.ev.emit(crate::pipeline::events::Event::PointStarted { point: &p.id });
-        let mut rec = host_record(r.run_id, p);
+        let mut rec = PointRecord::of_host(r.run_id, p);
         // fileio's options and files, or why its files could not be prepared.
         let fileio = match (p.test, &r.spec.run.fileio) {
             (HostKind::FileIo, Some(o)) => {
@@ -77,7 +78,7 @@ async fn measure_all(
         let cpu_s = crate::usage::self_cpu_seconds() - cpu0;
         match measured {
             Ok(Ok(report)) => {
-                fill(&mut rec, &report, cpu_s);
+                rec.fill(&report, cpu_s);
                 rec.status = if report.interrupted {
                     PointStatus::Interrupted
                 } else {

@@ -6,7 +6,7 @@
 //! into the record's figures and status, one way for every design.
 
 use super::block::Block;
-use super::record::{fail_if_empty, fill};
+use super::record::fail_if_empty;
 use super::servers::synthetic::Synthetic;
 use super::sysbench_driver;
 use super::window::{self, Window};
@@ -194,7 +194,7 @@ pub(super) fn settle(spec: &SweepSpec, rec: &mut PointRecord, m: &anyhow::Result
             cpu_s,
             skew_ms,
         }) => {
-            fill(rec, report, *cpu_s);
+            rec.fill(report, *cpu_s);
             rec.start_skew_ms = skew_ms.map(r4);
             rec.status = status(spec, report, rec);
         }

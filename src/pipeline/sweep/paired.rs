@@ -7,7 +7,6 @@
 
 use super::block::Block;
 use super::measure::{settle, Measure, Measured};
-use super::record::record;
 use super::runner::Runner;
 use super::servers::synthetic::Synthetic;
 use super::slices::{others_share, slice_point, Quiet, Series, Sliced, SLICE_SETUP_S};
@@ -302,7 +301,7 @@ async fn measure_cell(
         let (Ok(open), Some(c)) = (&mut *rig, s.block.conn.as_ref()) else {
             continue;
         };
-        let mut unkept = record(r.run_id, cell, &s.block.version);
+        let mut unkept = PointRecord::new(r.run_id, cell, &s.block.version);
         let warmed = Measure::Open(open, c)
             .run(spec, cell, Window::Warm, &mut unkept, ctx, &mut Quiet)
             .await;
@@ -519,7 +518,7 @@ async fn slice(
     b: &mut Block,
     rig: &mut Result<exec::Rig, String>,
 ) -> PointRecord {
-    let mut rec = record(r.run_id, p, &b.version);
+    let mut rec = PointRecord::new(r.run_id, p, &b.version);
     rec.status = PointStatus::Failed;
     let rig = match rig {
         Ok(rig) => rig,
@@ -548,7 +547,7 @@ async fn slice(
 /// (time = the slice, no warmup) and kept as a real slice's record would be.
 async fn synthetic_slice(r: &mut Runner<'_>, cell: &Point, s: &Series, i: usize, n: u32) -> Sliced {
     let p = slice_point(cell, &s.key, n);
-    let mut rec = record(r.run_id, &p, &s.block.version);
+    let mut rec = PointRecord::new(r.run_id, &p, &s.block.version);
     rec.status = PointStatus::Failed;
     match s.block.live_as::<Synthetic>() {
         Some(m) => {

@@ -5,7 +5,7 @@
 
 use super::block;
 use super::measure::{Measure, Measured};
-use super::record::{record, write_samples};
+use super::record::write_samples;
 use super::tally::Tally;
 use super::window::{self, Window};
 use crate::engine::exec::{self, IntervalStats, Observer, RunReport};
@@ -216,7 +216,7 @@ impl<'a> Runner<'a> {
         }
         let (spec, ev) = (self.spec, self.ev);
         ev.emit(Event::PointStarted { point: &p.id });
-        let mut rec = record(&self.dir.run_id, p, "");
+        let mut rec = PointRecord::new(&self.dir.run_id, p, "");
         if self
             .limits
             .get(&p.target)

@@ -5,13 +5,13 @@
 //! record: its counts, histogram, measured time and CPU summed over the round.
 
 use super::measure::{settle, Measure, Measured};
-use super::record::record;
 use super::runner::Runner;
 use super::slices::{others_share, slice_point, Quiet, Series, Sliced};
 use super::window::Window;
 use crate::engine::exec::{self, RunReport};
 use crate::engine::workload::rand::Rng;
 use crate::pipeline::plan::Point;
+use crate::pipeline::results::PointRecord;
 use crate::pipeline::results::{r4, PointStatus};
 use crate::usage::HostCpu;
 use std::time::Duration;
@@ -54,7 +54,7 @@ pub(super) async fn round(
     let mut recs: Vec<_> = points
         .iter()
         .zip(series.iter())
-        .map(|(p, s)| record(r.run_id, p, &s.block.version))
+        .map(|(p, s)| PointRecord::new(r.run_id, p, &s.block.version))
         .collect();
     let mut sides: Vec<Side> = series
         .iter()
