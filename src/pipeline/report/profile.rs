@@ -53,7 +53,7 @@ pub fn attach(run: &Path, m: &mut ReportModel, points: &[PointRecord]) {
         notes.push(format!("not taken: {}", why.trim()));
     }
     let mut graphs = Vec::new();
-    for r in points.iter().filter(|r| files::wants(&r.point_id)) {
+    for r in points.iter().filter(|r| files::wants(r.repeat)) {
         let stem = files::stem(&r.point_id);
         let folded = dir.join(format!("{stem}.folded"));
         let pid = std::fs::read_to_string(dir.join(format!("{stem}{PID}")))

@@ -22,9 +22,9 @@ pub fn stem(point_id: &str) -> String {
     super::file_stem(point_id.strip_suffix("/r1").unwrap_or(point_id))
 }
 
-/// Whether a window of `point_id` is profiled: the first repeat or round of each point.
-pub fn wants(point_id: &str) -> bool {
-    point_id.ends_with("/r1")
+/// Whether a window of a point's repeat (or paired round) `repeat` is profiled: the first.
+pub fn wants(repeat: u32) -> bool {
+    repeat == 1
 }
 
 /// The perf binary: `SWEEPBENCH_PERF` where set (a perf installed under another name), else
@@ -53,9 +53,9 @@ mod tests {
 
     #[test]
     fn the_first_window_of_a_point_is_profiled_and_named_without_its_repeat() {
-        assert!(wants("local/default/oltp_read_write/t4/r1"));
-        assert!(!wants("local/default/oltp_read_write/t4/r2"));
-        assert!(!wants("local/default/oltp_read_write/t4/r11"));
+        assert!(wants(1));
+        assert!(!wants(2));
+        assert!(!wants(11));
         assert_eq!(
             stem("local/default/oltp_read_write/t4/r1"),
             "local__default__oltp_read_write__t4"

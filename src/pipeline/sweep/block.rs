@@ -182,14 +182,14 @@ impl Block {
         self.live.as_ref()?.pid()
     }
 
-    /// The counters at the start of the window of `point_id` (`cost::Reader::begin`): its
+    /// The counters at the start of a window of point `p` (`cost::Reader::begin`): its
     /// profile starts too where the sweep asks for one.
     pub async fn window_start(
         &mut self,
-        point_id: &str,
+        p: &crate::pipeline::plan::Point,
     ) -> Option<crate::pipeline::results::cost::Sample> {
         let pid = self.server_pid();
-        self.costs.begin(pid, point_id).await
+        self.costs.begin(pid, p).await
     }
 
     /// The server's counters now (status, and /proc for a managed server); None where

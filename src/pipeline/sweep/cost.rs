@@ -2,6 +2,7 @@
 //! connection of its own (never a workload connection, never through a proxy) and its
 //! process's /proc counters, just before the window and just after it.
 
+use crate::pipeline::plan::Point;
 use crate::pipeline::results::cost::{self, Sample};
 use crate::pipeline::results::PointRecord;
 use crate::pipeline::spec::target::ConnInfo;
@@ -46,11 +47,11 @@ impl Reader {
 
     /// The counters at the start of the window of `point_id`, and its profile started if it
     /// is one to profile.
-    pub async fn begin(&mut self, pid: Option<u32>, point_id: &str) -> Option<Sample> {
+    pub async fn begin(&mut self, pid: Option<u32>, p: &Point) -> Option<Sample> {
         // perf reads the machine's threads and maps before it samples: on a loaded host
         // that has taken longer than a 2 s slice. The counters are read after the wait, so
         // it is in no window.
-        if self.start_profile(pid, point_id) {
+        if self.start_profile(pid, p) {
             self.profile_attached().await;
         }
         self.sample(pid).await
@@ -63,15 +64,15 @@ impl Reader {
         }
     }
 
-    /// Starts the profile of `point_id`'s window if it is one to profile (a sequential
+    /// Starts the profile of a window of `p` if it is one to profile (a sequential
     /// point's, as its warmup starts, so perf has attached when the window does); true when
     /// one started.
-    pub fn start_profile(&mut self, pid: Option<u32>, point_id: &str) -> bool {
-        let (Some(p), Some(pid)) = (self.profiler.as_mut(), pid) else {
+    pub fn start_profile(&mut self, pid: Option<u32>, p: &Point) -> bool {
+        let (Some(profiler), Some(pid)) = (self.profiler.as_mut(), pid) else {
             return false;
         };
-        self.note = p.start(pid, point_id).or(self.note.take());
-        p.recording()
+        self.note = profiler.start(pid, p).or(self.note.take());
+        profiler.recording()
     }
 
     /// Opens the administrative connection now if it is not open, so that a reading due at

@@ -31,7 +31,7 @@ pub(super) async fn round(
         .collect();
     let mut cost0 = Vec::new();
     for (s, p) in series.iter_mut().zip(&points) {
-        cost0.push(s.block.window_start(&p.id).await);
+        cost0.push(s.block.window_start(p).await);
     }
     // Made before the slices start, so each record's started_at is the round's.
     let mut recs: Vec<PointRecord> = points

@@ -529,7 +529,7 @@ async fn slice(
     };
     let c = b.conn.clone().expect("an open block has a connection");
     let srv0 = b.server_cpu_seconds();
-    let cost0 = b.window_start(&p.id).await;
+    let cost0 = b.window_start(p).await;
     let ctx = (r.run_id, r.run_path, r.keep_k8s);
     let measured = Measure::Open(rig, &c)
         .run(r.spec, p, Window::Slice, &mut rec, ctx, &mut Quiet)

@@ -3,6 +3,7 @@
 //! profiles/<point>.perf.data with the server's pid beside it, for the report to pick the
 //! server's samples out, fold and draw (report/profile.rs).
 
+use crate::pipeline::plan::Point;
 use crate::pipeline::results::profile::{self as files, DATA, FREQ_HZ, PID, UNAVAILABLE};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -36,10 +37,10 @@ impl Profiler {
         self.running.is_some()
     }
 
-    /// Starts recording process `pid` for the window of `point_id`, if that window is one
-    /// to profile. A note comes back when profiles cannot be taken (said once per block).
-    pub fn start(&mut self, pid: u32, point_id: &str) -> Option<String> {
-        if self.off || self.running.is_some() || !files::wants(point_id) {
+    /// Starts recording process `pid` for a window of point `p`, if that window is one to
+    /// profile. A note comes back when profiles cannot be taken (said once per block).
+    pub fn start(&mut self, pid: u32, p: &Point) -> Option<String> {
+        if self.off || self.running.is_some() || !files::wants(p.repeat) {
             return None;
         }
         let perf = match available().and_then(|perf| {
@@ -50,7 +51,7 @@ impl Profiler {
             Ok(perf) => perf,
             Err(why) => return self.give_up(why),
         };
-        let stem = files::stem(point_id);
+        let stem = files::stem(&p.id);
         let out = self.dir.join(format!("{stem}{DATA}"));
         // Every CPU, not the server's threads (`-p`): per-thread events tax each of the
         // server's context switches — measured 13–31 % of read_write's throughput at
@@ -174,9 +175,15 @@ mod tests {
         let kept = std::fs::read_to_string(d.path().join("profiles").join(UNAVAILABLE)).unwrap();
         assert_eq!(kept, "first\n");
         // Given up: no later window starts perf.
-        assert!(p
-            .start(std::process::id(), "a/b/oltp_read_only/t1/r1")
-            .is_none());
+        let spec = crate::pipeline::spec::SweepSpec::parse(
+            Path::new("p.toml"),
+            "name = \"p\"\n[run]\nworkloads = [\"oltp_read_only\"]\nthreads = [1]\n\
+             [[targets]]\nname = \"a\"\nurl = \"mysql://u@127.0.0.1/db\"\n",
+        )
+        .unwrap();
+        let first = &crate::pipeline::plan::Plan::build(&spec, &[]).points[0];
+        assert_eq!(first.repeat, 1);
+        assert!(p.start(std::process::id(), first).is_none());
         assert!(p.running.is_none());
     }
 }

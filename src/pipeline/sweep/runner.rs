@@ -383,7 +383,7 @@ async fn run_one(
     // none: the reading is given up when the measurement ends.
     costs.ready().await;
     // perf attached before the workers start: the window follows their warmup.
-    if costs.start_profile(pid, &p.id) {
+    if costs.start_profile(pid, p) {
         costs.profile_attached().await;
     }
     let (measured, cost0) = {

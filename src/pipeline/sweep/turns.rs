@@ -70,7 +70,7 @@ pub(super) async fn round(
     // own background work, which its transactions of the round are charged with.
     let mut cost0 = Vec::new();
     for (s, p) in series.iter_mut().zip(&points) {
-        cost0.push(s.block.window_start(&p.id).await);
+        cost0.push(s.block.window_start(p).await);
     }
     let ctx = (r.run_id, r.run_path, r.keep_k8s);
     let mut order = first.to_vec();
