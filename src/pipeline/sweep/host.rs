@@ -1,10 +1,14 @@
 //! A sweep's host tests (`workloads = ["cpu", "memory", "fileio"]`): the machine's own
-//! scaling curve at the sweep's thread counts, measured by the engine's host runner before
-//! any server's point, so the report can draw it beside the servers' and `compare` can tell
-//! a slower host. fileio's files are prepared once in the run's work directory (where
-//! managed servers keep their data) and removed after the last host point.
+//! scaling curve at the sweep's thread counts, measured before any server's point, so the
+//! report can draw it beside the servers' and `compare` can tell a slower host. The engine's
+//! host runner measures them — a machine's test, with no connection and no `EngineConfig`,
+//! the one design outside `Measure::run` — and `measure::settle` makes their records'
+//! figures and status as for every other point. fileio's files are prepared once in the
+//! run's work directory (where managed servers keep their data) and removed after the last
+//! host point.
 
-use super::record::{fail_if_empty, host_shares, set_shares};
+use super::measure::{settle, Measured};
+use super::record::{host_shares, set_shares};
 use super::runner::Runner;
 use crate::engine::host::fileio::{self, FileIo, FileIoOptions};
 use crate::engine::host::HostKind;
@@ -78,20 +82,21 @@ async fn measure_all(
         let cpu_s = crate::usage::self_cpu_seconds() - cpu0;
         match measured {
             Ok(Ok(report)) => {
-                rec.fill(&report, cpu_s);
-                rec.status = if report.interrupted {
-                    PointStatus::Interrupted
-                } else {
-                    PointStatus::Ok
-                };
-                fail_if_empty(&mut rec);
+                let m = Ok(Measured::Report {
+                    report: Box::new(report),
+                    cpu_s,
+                    skew_ms: None,
+                });
+                settle(r.spec, &mut rec, &m);
                 // What else ran on the machine meanwhile: this client is the test.
                 let wall = began.elapsed().as_secs_f64();
                 set_shares(
                     &mut rec,
                     host_shares(h0, crate::usage::host_cpu(), wall, cpu_s),
                 );
-                r.keep_samples(&p.id, &report);
+                if let Ok(Measured::Report { report, .. }) = &m {
+                    r.keep_samples(&p.id, report);
+                }
             }
             Ok(Err(why)) => {
                 rec.status = PointStatus::Failed;
