@@ -454,3 +454,25 @@ fn a_run_watched_as_json_lines_says_each_point_once() {
     assert!(!said.contains(" tps, "), "no point's figures: {said}");
     assert!(!said.contains("starting model"), "{said}");
 }
+
+/// The README's screenshot sweep says what the README says of it: a 12 % slower model is
+/// regressed for each workload at 6 of 6 thread counts, and the gate exits 3.
+#[test]
+fn the_readme_synthetic_upgrade_is_regressed_at_every_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("sweeps/synthetic-upgrade.toml");
+    let out = run_in(dir.path(), &f, &["--quiet", "--fail-on-regression"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let said = text(&out);
+    for wl in ["oltp_read_only", "oltp_read_write"] {
+        let line = said
+            .lines()
+            .find(|l| l.contains(&format!("slower than 10.11/default for {wl} by ")))
+            .unwrap_or_else(|| panic!("no answer for {wl}:\n{said}"));
+        assert!(
+            line.contains("(lower at 6 of 6 thread counts): regressed"),
+            "{line}"
+        );
+    }
+    assert!(said.contains("regressed at 12/12 points"), "{said}");
+}
