@@ -90,13 +90,9 @@ impl HostKind {
             HostKind::Memory => run(&memory::Memory::default(), &lim, None, |_| {}),
             HostKind::FileIo => {
                 let (o, dir) = fileio.ok_or("fileio: no options and no directory")?;
-                let t = fileio::FileIo::open(o, dir, true)?;
-                let mut r = run(&t, &lim, None, |_| {});
-                let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
-                r.totals.reads = get(&t.stats.read_ops);
-                r.totals.writes = get(&t.stats.write_ops);
-                r.totals.other = get(&t.stats.other_ops);
-                r
+                let mut t = fileio::FileIo::open(o, dir, true)?;
+                t.quiet = true;
+                t.measure(&lim)
             }
         })
     }

@@ -94,6 +94,11 @@ pub struct FileIo {
     pub stats: Stats,
     /// The interval line's counters at the last line.
     pub last: Mutex<(u64, u64, u64)>,
+    /// The first failed request's FATAL line: said once (on stderr, as sysbench, unless
+    /// `quiet`), and the run's fatal error for a sweep's host point.
+    pub failed: std::sync::OnceLock<String>,
+    /// The first failure is kept, not printed (a sweep records it in the point instead).
+    pub quiet: bool,
 }
 
 /// The path of file `i` in `dir`.
@@ -152,6 +157,8 @@ impl FileIo {
             }),
             stats: Stats::default(),
             last: Mutex::new((0, 0, 0)),
+            failed: std::sync::OnceLock::new(),
+            quiet: false,
         };
         if !run {
             return Ok(t);
@@ -306,7 +313,7 @@ impl FileIo {
             Ok(()) => {
                 self.stats.other_ops.fetch_add(1, Ordering::Relaxed);
             }
-            Err(e) => eprintln!("FATAL: Failed to fsync file! file: {file}: {e}"),
+            Err(e) => self.fail(format!("FATAL: Failed to fsync file! file: {file}: {e}")),
         }
     }
 
@@ -330,9 +337,31 @@ impl FileIo {
         if d.ok {
             self.count(d.write, d.bytes);
         } else if d.write {
-            eprintln!("FATAL: Asynchronous write failed!");
+            self.fail("FATAL: Asynchronous write failed!".into());
         } else {
-            eprintln!("FATAL: Asynchronous read failed!");
+            self.fail("FATAL: Asynchronous read failed!".into());
+        }
+    }
+
+    /// Runs the test within `lim` (a sweep's host point): the report's counts are its
+    /// reads, writes and fsyncs, and a failed request is its fatal error.
+    pub fn measure(&self, lim: &super::Limits) -> crate::engine::exec::RunReport {
+        let mut r = super::run(self, lim, None, |_| {});
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        r.totals.reads = get(&self.stats.read_ops);
+        r.totals.writes = get(&self.stats.write_ops);
+        r.totals.other = get(&self.stats.other_ops);
+        if let Some(line) = self.failed.get() {
+            r.fatal = Some(crate::engine::Fatal::new(line.clone(), None));
+        }
+        r
+    }
+
+    /// A failed request: the first one's FATAL line is kept and said (unless `quiet`); the
+    /// later ones are not said again, and the run goes on counting what it could do.
+    fn fail(&self, line: String) {
+        if self.failed.set(line.clone()).is_ok() && !self.quiet {
+            eprintln!("{line}");
         }
     }
 }
@@ -357,7 +386,7 @@ impl HostTest for FileIo {
             IoMode::Async { backlog } => match io::Aio::new(backlog) {
                 Ok(a) => Some(a),
                 Err(e) => {
-                    eprintln!("FATAL: io_queue_init() failed!: {e}");
+                    self.fail(format!("FATAL: io_queue_init() failed!: {e}"));
                     None
                 }
             },
@@ -371,8 +400,7 @@ impl HostTest for FileIo {
         let f = &self.files[file];
         let buf = &mut b.bytes[b.start..b.start + size as usize];
         // A failed read or write is sysbench's FATAL: said once, then the run goes on
-        // counting what it could do (sysbench stops; a short note here keeps the host test
-        // simple).
+        // counting what it could do (sysbench stops); a sweep's host point with one fails.
         match op {
             Op::Write | Op::Read => {
                 let write = op == Op::Write;
@@ -402,7 +430,9 @@ impl HostTest for FileIo {
                     Ok(false) => {}
                     Err(e) => {
                         let what = if write { "write" } else { "read" };
-                        eprintln!("FATAL: Failed to {what} file! file: {file} pos: {pos}: {e}");
+                        self.fail(format!(
+                            "FATAL: Failed to {what} file! file: {file} pos: {pos}: {e}"
+                        ));
                         return;
                     }
                 }
@@ -433,7 +463,7 @@ impl HostTest for FileIo {
         }
         if let Some(aio) = &mut b.aio {
             if let Err(e) = aio.finish(&mut |d| self.completed(d)) {
-                eprintln!("FATAL: io_getevents() failed!: {e}");
+                self.fail(format!("FATAL: io_getevents() failed!: {e}"));
             }
         }
     }
@@ -518,6 +548,63 @@ pub fn cleanup(t: &FileIo, say: &mut dyn FnMut(String)) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A request that fails mid-run (its file cut short after the run opened it) is the
+    /// run's fatal error, its FATAL line kept once, as sysbench words it; the other requests
+    /// are still counted.
+    #[test]
+    fn a_failed_request_is_the_runs_fatal_error() {
+        let d = tempfile::tempdir().unwrap();
+        let given = |n: &str| -> String {
+            match n {
+                "file_num" => "2".into(),
+                "file_total_size" => "2M".into(),
+                _ => options::DEFAULTS
+                    .iter()
+                    .find(|(k, _)| *k == n)
+                    .map(|(_, v)| v.to_string())
+                    .unwrap_or_default(),
+            }
+        };
+        let mut o = FileIoOptions::parse(&given).unwrap();
+        prepare(&FileIo::open(&o, d.path(), false).unwrap(), &mut |_| {}).unwrap();
+        o.mode = Some(Mode::RndRead);
+        let mut t = FileIo::open(&o, d.path(), true).unwrap();
+        t.quiet = true;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(file_name(d.path(), 0))
+            .unwrap()
+            .set_len(0)
+            .unwrap();
+        let lim = super::super::Limits {
+            threads: 2,
+            time_s: 0,
+            events: 400,
+        };
+        let r = t.measure(&lim);
+        let fatal = r.fatal.expect("a fatal error");
+        assert!(
+            fatal
+                .message
+                .starts_with("FATAL: Failed to read file! file: 0 pos: "),
+            "{}",
+            fatal.message
+        );
+        // File 1 was whole: its reads were done and counted.
+        assert!(r.totals.reads > 0, "{:?}", r.totals);
+        assert!(r.totals.reads < 400, "{:?}", r.totals);
+        // Files left whole give a run with no fatal error.
+        let d2 = tempfile::tempdir().unwrap();
+        o.mode = None;
+        prepare(&FileIo::open(&o, d2.path(), false).unwrap(), &mut |_| {}).unwrap();
+        o.mode = Some(Mode::RndRead);
+        let mut whole = FileIo::open(&o, d2.path(), true).unwrap();
+        whole.quiet = true;
+        let r = whole.measure(&lim);
+        assert!(r.fatal.is_none(), "{:?}", r.fatal);
+        assert_eq!(r.totals.reads, 400);
+    }
 
     #[test]
     fn sizes_print_as_sysbench_prints_them() {
