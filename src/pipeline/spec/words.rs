@@ -50,12 +50,16 @@ pub enum PreparePolicy {
 impl fmt::Display for PreparePolicy {
     /// The sweep file's word.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            PreparePolicy::Auto => "auto",
-            PreparePolicy::Always => "always",
-            PreparePolicy::Never => "never",
-        })
+        f.write_str(word(*self))
     }
+}
+
+/// The sweep file's word for `v`.
+pub fn word<T: Words + PartialEq>(v: T) -> &'static str {
+    T::WORDS
+        .iter()
+        .find(|(_, x)| *x == v)
+        .map_or("", |(w, _)| w)
 }
 
 /// Order of points across targets and configs.
@@ -193,6 +197,7 @@ mod tests {
         check::<Isolate>();
         check::<Pin>();
         check::<Profile>();
+        check::<PreparePolicy>();
         for (w, v) in PreparePolicy::WORDS {
             assert_eq!(v.to_string(), *w);
         }
