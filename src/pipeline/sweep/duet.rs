@@ -39,7 +39,7 @@ pub(super) async fn round(
         .zip(series.iter())
         .map(|(p, s)| PointRecord::new(r.run_id, p, &s.block.version))
         .collect();
-    let ctx = (r.run_id, r.run_path, r.keep_k8s);
+    let ctx = r.run_at();
     let cpu0 = crate::usage::self_cpu_seconds();
     let runs = rigs
         .iter_mut()

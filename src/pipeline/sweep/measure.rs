@@ -19,6 +19,10 @@ use crate::pipeline::spec::LoadDriver;
 use crate::pipeline::spec::SweepSpec;
 use std::path::Path;
 
+/// Where a measurement's files go: the run's id and directory, and whether a cluster's
+/// finished Job is kept (`--keep-k8s`).
+pub(super) type RunAt<'a> = (&'a str, &'a Path, bool);
+
 /// One point's way of being measured.
 pub(super) enum Measure<'a> {
     /// The native engine, in this process.
@@ -92,7 +96,7 @@ impl<'a> Measure<'a> {
         p: &Point,
         window: Window,
         rec: &mut PointRecord,
-        (run_id, run_dir, keep_k8s): (&str, &Path, bool),
+        (run_id, run_dir, keep_k8s): RunAt<'_>,
         observer: &mut dyn Observer,
     ) -> anyhow::Result<Measured> {
         let options = |c: &ConnInfo| window::config(spec, p, window, Some(c));

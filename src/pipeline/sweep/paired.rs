@@ -296,7 +296,7 @@ async fn measure_cell(
         out.pinned = said;
     }
     // Warmed at the point's thread count once pinned, not recorded.
-    let ctx = (r.run_id, r.run_path, r.keep_k8s);
+    let ctx = r.run_at();
     for (s, rig) in series.iter().zip(rigs.iter_mut()) {
         let (Ok(open), Some(c)) = (&mut *rig, s.block.conn.as_ref()) else {
             continue;
@@ -530,7 +530,7 @@ async fn slice(
     let c = b.conn.clone().expect("an open block has a connection");
     let srv0 = b.server_cpu_seconds();
     let cost0 = b.window_start(p).await;
-    let ctx = (r.run_id, r.run_path, r.keep_k8s);
+    let ctx = r.run_at();
     let measured = Measure::Open(rig, &c)
         .run(r.spec, p, Window::Slice, &mut rec, ctx, &mut Quiet)
         .await;
@@ -551,7 +551,7 @@ async fn synthetic_slice(r: &mut Runner<'_>, cell: &Point, s: &Series, i: usize,
     rec.status = PointStatus::Failed;
     match s.block.live_as::<Synthetic>() {
         Some(m) => {
-            let ctx = (r.run_id, r.run_path, r.keep_k8s);
+            let ctx = r.run_at();
             let measured = Measure::Synthetic(m)
                 .run(r.spec, &p, Window::Slice, &mut rec, ctx, &mut Quiet)
                 .await;

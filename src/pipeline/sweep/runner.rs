@@ -4,7 +4,7 @@
 //! (sequential, auto, host, paired) drives points through it.
 
 use super::block;
-use super::measure::{Measure, Measured};
+use super::measure::{Measure, Measured, RunAt};
 use super::record::write_samples;
 use super::tally::Tally;
 use super::window::{self, Window};
@@ -73,6 +73,13 @@ pub(super) struct Ctx<'a> {
     pub run_path: &'a Path,
     /// --keep-k8s.
     pub keep_k8s: bool,
+}
+
+impl<'a> Ctx<'a> {
+    /// Where a measurement's files go (`Measure::run`).
+    pub fn run_at(&self) -> RunAt<'a> {
+        (self.run_id, self.run_path, self.keep_k8s)
+    }
 }
 
 /// What runs the points: the open block, the tally, where records go. The designs read the
@@ -216,7 +223,7 @@ impl<'a> Runner<'a> {
         }
         let (spec, ev) = (self.spec, self.ev);
         ev.emit(Event::PointStarted { point: &p.id });
-        let mut rec = PointRecord::new(&self.dir.run_id, p, "");
+        let mut rec = PointRecord::new(self.run_id, p, "");
         if self
             .limits
             .get(&p.target)
@@ -245,7 +252,7 @@ impl<'a> Runner<'a> {
             }
             let b = self.current.as_mut().expect("block opened above");
             rec.server_version = b.version.clone();
-            run_one(spec, p, b, &mut rec, self.dir, ev, self.cx.keep_k8s).await;
+            run_one(spec, p, b, &mut rec, self.dir, ev, self.cx.run_at()).await;
         }
         self.keep(rec, &p.id, p.rate)
     }
@@ -346,7 +353,7 @@ async fn run_one(
     rec: &mut PointRecord,
     dir: &mut RunDir,
     ev: &dyn Events,
-    keep_k8s: bool,
+    at: RunAt<'_>,
 ) {
     rec.rate = if p.rate > 0 { p.rate } else { spec.run.rate };
     rec.status = PointStatus::Failed;
@@ -376,7 +383,6 @@ async fn run_one(
         print_every: spec.run.report_interval_s,
         started: Some(started),
     };
-    let run_dir = dir.path.clone();
     let (host0, began) = (crate::usage::host_cpu(), std::time::Instant::now());
     // The counters before the measured window: once the workers started and warmed up. A
     // measurement that never says its workers started (the sysbench binary, a model) keeps
@@ -392,14 +398,7 @@ async fn run_one(
             tokio::time::sleep(std::time::Duration::from_secs(warmup)).await;
             costs.sample(pid).await
         };
-        let measuring = how.run(
-            spec,
-            p,
-            Window::Point,
-            rec,
-            (&dir.run_id, &run_dir, keep_k8s),
-            &mut obs,
-        );
+        let measuring = how.run(spec, p, Window::Point, rec, at, &mut obs);
         tokio::pin!(window_start, measuring);
         let mut cost0 = None;
         let mut read = false;
@@ -442,5 +441,5 @@ async fn run_one(
             );
         }
     }
-    b.end_window(&run_dir, cost0, rec, ev).await;
+    b.end_window(at.1, cost0, rec, ev).await;
 }

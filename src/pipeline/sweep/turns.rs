@@ -72,7 +72,7 @@ pub(super) async fn round(
     for (s, p) in series.iter_mut().zip(&points) {
         cost0.push(s.block.window_start(p).await);
     }
-    let ctx = (r.run_id, r.run_path, r.keep_k8s);
+    let ctx = r.run_at();
     let mut order = first.to_vec();
     'turns: for (k, ms) in turns(
         spec.run.design.slice_s,
