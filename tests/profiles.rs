@@ -90,14 +90,8 @@ fn each_point_of_each_series_gets_one_flame_graph_from_its_first_repeat() {
             let folded =
                 std::fs::read_to_string(run.join("profiles").join(format!("{stem}.folded")))
                     .unwrap();
-            // The server's own threads, each line a stack and a count of samples.
-            let samples: u64 = folded
-                .lines()
-                .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
-                .sum();
-            assert!(samples > 0, "{stem}: no samples");
-            // Only the server's process: its threads are named mariadbd (one it names
-            // itself may be sampled too), never this client or perf.
+            // The server's own threads, each line a stack and a count of samples: those
+            // of the stacks whose thread name starts with `name` ("" for all).
             let of = |name: &str| -> u64 {
                 folded
                     .lines()
@@ -105,6 +99,10 @@ fn each_point_of_each_series_gets_one_flame_graph_from_its_first_repeat() {
                     .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
                     .sum()
             };
+            let samples = of("");
+            assert!(samples > 0, "{stem}: no samples");
+            // Only the server's process: its threads are named mariadbd (one it names
+            // itself may be sampled too), never this client or perf.
             assert!(of("mariadbd") * 2 > samples, "{folded}");
             assert_eq!(of("sweepbench") + of("perf"), 0, "{folded}");
         }
