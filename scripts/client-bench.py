@@ -4,7 +4,8 @@ earlier revision's and sysbench 1.0.20 run the same workload on one throwaway Ma
 slices, in a random order in every round, until each ratio is decided or the budget is spent.
 
     scripts/client-bench.py [--prev REV] [--budget 20m] [--slice 3] [--threads 1,2,16]
-                            [--workloads oltp_point_select,oltp_read_only] [--guard]
+                            [--workloads oltp_point_select,oltp_read_only] [--pin none|same|apart]
+                            [--guard]
 
 Per workload and thread count it prints the QPS of each client (geometric means over the
 rounds), this checkout's QPS against sysbench's and against REV's, and its client CPU per query
@@ -12,6 +13,12 @@ against sysbench's, each a ratio with its interval: the mean of the rounds' log 
 interval at 95 % with Bonferroni over the looks (rounds 5, 10, 20, 40). A ratio is decided when
 its interval lies wholly on one side of its goal (QPS: 1, ahead or behind; CPU per query: 0.8),
 or, against the earlier revision, wholly within ±5 % (the same speed).
+`--pin same` runs the server and every client on one CPU (taskset): the rate is then what
+the client's and the server's CPU per query allow, with no wake-up of an idle CPU between them,
+so a client that costs less CPU serves more queries. That is the client's cost as the server
+feels it, and on a noisy VM at 1-2 threads it decides where the unpinned run cannot: unpinned,
+the wake-ups set every client's rate and move by 20-40 % between slices. `--pin apart` puts the
+server on the last CPU and the clients on the others. Default `none`.
 `--guard` exits 1 when this checkout is decided slower than REV or than sysbench anywhere: the
 check to run before a change to the hot path lands. Traffic goes to 127.0.0.1 only.
 """
@@ -107,15 +114,37 @@ def fmt(ci):
     return f"{ci[0]:.2f}× [{ci[1]:.2f}, {ci[2]:.2f}]"
 
 
+def server_pid(port):
+    """The throwaway server's pid, from the socket it listens on."""
+    out = subprocess.run(["ss", "-ltnpH", f"sport = :{port}"], capture_output=True, text=True).stdout
+    m = re.search(r"pid=(\d+)", out)
+    if not m:
+        raise SystemExit(f"--pin: no process found listening on 127.0.0.1:{port} (ss -ltnp)")
+    return m.group(1)
+
+
+def pinning(pin, port):
+    """Pins the server's threads as `pin` says; returns the prefix for every client's command."""
+    if pin == "none":
+        return []
+    cpus = os.cpu_count() or 1
+    last = cpus - 1
+    client = str(last) if pin == "same" else (f"0-{last - 1}" if last > 0 else "0")
+    # -a: every thread the server has now; its new threads inherit the mask.
+    run(["taskset", "-a", "-p", "-c", str(last), server_pid(port)], stdout=subprocess.DEVNULL)
+    return ["taskset", "-c", client]
+
+
 def inner(a):
     port = os.environ["SWEEPBENCH_PORT"]
     conn = [f"--mysql-host=127.0.0.1", f"--mysql-port={port}", "--mysql-user=root", "--mysql-db=sbtest"]
     data = [f"--tables={a.tables}", f"--table-size={a.table_size}"]
     run([a.ours, "bench", "oltp_read_write", "prepare", *conn, *data, "--threads=2"], stdout=subprocess.DEVNULL)
+    pre = pinning(a.pin, port)
     tools = {
-        "ours": lambda wl, t, s: [a.ours, "bench", wl, "run", *conn, *data, f"--threads={t}", f"--time={s}"],
-        "prev": lambda wl, t, s: [a.prev_bin, "bench", wl, "run", *conn, *data, f"--threads={t}", f"--time={s}"],
-        "sysbench": lambda wl, t, s: ["sysbench", wl, *conn, *data, f"--threads={t}", f"--time={s}", "run"],
+        "ours": lambda wl, t, s: [*pre, a.ours, "bench", wl, "run", *conn, *data, f"--threads={t}", f"--time={s}"],
+        "prev": lambda wl, t, s: [*pre, a.prev_bin, "bench", wl, "run", *conn, *data, f"--threads={t}", f"--time={s}"],
+        "sysbench": lambda wl, t, s: [*pre, "sysbench", wl, *conn, *data, f"--threads={t}", f"--time={s}", "run"],
     }
     cells = [(wl, t) for wl in a.workloads for t in a.threads]
     per_cell = a.budget / len(cells)
@@ -177,6 +206,8 @@ def main():
     p.add_argument("--tables", type=int, default=4)
     p.add_argument("--table-size", type=int, default=100000)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--pin", choices=["none", "same", "apart"], default="none",
+                   help="same: server and clients on one CPU; apart: server on the last CPU, clients on the rest")
     p.add_argument("--guard", action="store_true", help="exit 1 when decided behind REV or sysbench")
     p.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--ours", help=argparse.SUPPRESS)
@@ -196,7 +227,7 @@ def main():
     print(
         f"client-bench {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {load:.1f}, "
         f"{a.tables} × {a.table_size:,} rows, slices of {a.slice} s in a random order per round, "
-        f"this checkout against {rev} and sysbench 1.0.20\n"
+        f"this checkout against {rev} and sysbench 1.0.20, pinned: {a.pin}\n"
     )
     print("| workload | threads | rounds | QPS ours | QPS prev | QPS sysbench | ours/sysbench QPS | "
           "ours/prev QPS | client µs/query ours / sysbench: ratio |")
@@ -204,7 +235,8 @@ def main():
     args = [sys.executable, os.path.abspath(__file__), "--inner", "--ours", ours, "--prev-bin", prev_bin,
             "--prev", rev, "--budget", f"{a.budget}s", "--slice", str(a.slice),
             "--threads", ",".join(map(str, a.threads)), "--workloads", ",".join(a.workloads),
-            "--tables", str(a.tables), "--table-size", str(a.table_size), "--seed", str(a.seed)]
+            "--tables", str(a.tables), "--table-size", str(a.table_size), "--seed", str(a.seed),
+            "--pin", a.pin]
     if a.guard:
         args.append("--guard")
     r = subprocess.run([ours, "sandbox", "--max-connections=300",
