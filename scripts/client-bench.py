@@ -127,9 +127,8 @@ def pinning(pin, port):
     """Pins the server's threads as `pin` says; returns the prefix for every client's command."""
     if pin == "none":
         return []
-    cpus = os.cpu_count() or 1
-    last = cpus - 1
-    client = str(last) if pin == "same" else (f"0-{last - 1}" if last > 0 else "0")
+    last = (os.cpu_count() or 1) - 1
+    client = str(last) if pin == "same" else f"0-{last - 1}"
     # -a: every thread the server has now; its new threads inherit the mask.
     run(["taskset", "-a", "-p", "-c", str(last), server_pid(port)], stdout=subprocess.DEVNULL)
     return ["taskset", "-c", client]
@@ -220,6 +219,8 @@ def main():
         for b in behind:
             print(f"[client-bench] decided: {b}", file=sys.stderr)
         sys.exit(1 if a.guard and behind else 0)
+    if a.pin == "apart" and (os.cpu_count() or 1) < 2:
+        sys.exit("--pin apart needs two CPUs and this machine has one: use --pin same")
     if subprocess.run(["sh", "-c", "command -v sysbench"], capture_output=True).returncode:
         sys.exit("sysbench is not installed: scripts/setup.sh installs it (apt-get install sysbench)")
     ours, prev_bin, rev = build(a.prev)
