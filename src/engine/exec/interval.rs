@@ -1,16 +1,18 @@
-//! The reporter's side of interval reporting: folds the histograms workers hand over into the
-//! current interval and the run's total, and turns counter deltas into an interval line.
+//! The reporter's side of interval reporting: turns the workers' live counters and latency
+//! buckets into an interval line, and folds the histograms workers hand over into the run's
+//! total.
 
 use super::pacer::Pacer;
 use super::IntervalStats;
-use crate::engine::metrics::{self, Counts, LiveCounts, TotalHist, WorkerHist};
+use crate::engine::metrics::{self, live_hist, Counts, LiveCounts, TotalHist, WorkerHist};
 use std::fmt::Write;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
 pub(super) struct Intervals {
     pub total: TotalHist,
-    interval: TotalHist,
+    /// Every worker's latency buckets as the last line read them.
+    seen: Vec<u64>,
     last_t: Instant,
     last: Counts,
     percentile: u32,
@@ -26,7 +28,7 @@ impl Intervals {
     pub fn new(percentile: u32, start: Instant, measure_start: Instant) -> Intervals {
         Intervals {
             total: metrics::total_hist(),
-            interval: metrics::total_hist(),
+            seen: vec![0; live_hist::LEN],
             last_t: measure_start,
             last: Counts::default(),
             percentile: percentile.max(1),
@@ -37,8 +39,9 @@ impl Intervals {
         }
     }
 
+    /// Adds a worker's handed-over histogram to the run's total (the interval lines read the
+    /// workers' live buckets instead).
     pub fn absorb(&mut self, h: &WorkerHist) {
-        metrics::merge(&mut self.interval, h);
         metrics::merge(&mut self.total, h);
     }
 
@@ -71,13 +74,15 @@ impl Intervals {
         pacer: Option<&Pacer>,
     ) -> &IntervalStats {
         let mut cur = Counts::default();
+        let mut buckets = vec![0u64; live_hist::LEN];
         for l in live {
             cur.add(&l.snapshot());
+            l.lat.add_to(&mut buckets);
         }
+        let h = live_hist::delta(&buckets, &mut self.seen);
         let d = cur.minus(&self.last);
         let dt = (now - self.last_t).as_secs_f64().max(1e-9);
         let rate = |n: u64| n as f64 / dt;
-        let h = &self.interval;
         let s = IntervalStats {
             t_s: (now - self.measure_start).as_secs_f64(),
             threads: running,
@@ -88,9 +93,9 @@ impl Intervals {
             other_s: rate(d.other),
             errors_s: rate(d.errors),
             reconnects_s: rate(d.reconnects),
-            lat_pct_ms: metrics::percentile_ms(h, self.percentile as f64),
-            lat_p50_ms: metrics::percentile_ms(h, 50.0),
-            lat_p99_ms: metrics::percentile_ms(h, 99.0),
+            lat_pct_ms: metrics::percentile_ms(&h, self.percentile as f64),
+            lat_p50_ms: metrics::percentile_ms(&h, 50.0),
+            lat_p99_ms: metrics::percentile_ms(&h, 99.0),
             lat_max_ms: if h.is_empty() {
                 0.0
             } else {
@@ -99,8 +104,7 @@ impl Intervals {
             queue_length: pacer.map(|p| p.queue_length((now - self.start).as_nanos() as u64)),
             concurrency: pacer.map(|_| live.iter().filter(|l| l.busy.load(Relaxed)).count() as u64),
         };
-        self.hists.push(self.interval.clone());
-        self.interval.reset();
+        self.hists.push(h);
         self.last = cur;
         self.last_t = now;
         self.series.push(s);

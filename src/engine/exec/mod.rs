@@ -13,7 +13,7 @@ use crate::engine::config::EngineConfig;
 use crate::engine::metrics::{Counts, LiveCounts, TotalHist, WorkerHist};
 use crate::engine::wire::Sockets;
 use crate::engine::workload::rand::UniqueSeq;
-use crate::engine::workload::session::SessionConfig;
+use crate::engine::workload::session::{Lost, SessionConfig};
 use crate::engine::workload::EventPlan;
 use pacer::Pacer;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -198,6 +198,9 @@ struct RunCtx {
     pacer: Option<Pacer>,
     live: Vec<LiveCounts>,
     fatal: Mutex<Option<crate::engine::Fatal>>,
+    /// Threads whose connection was lost with an ignored error and never came back, by
+    /// worker index.
+    lost: Mutex<Vec<(usize, Lost)>>,
     /// The workers disconnect as this run ends (a one-run session); otherwise they wait on
     /// their open connections for the next.
     last: bool,
@@ -210,6 +213,14 @@ impl RunCtx {
             *f = Some(fatal.into());
         }
         self.stop.store(true, Relaxed);
+    }
+
+    /// A thread that could not reconnect: it ends, the others go on.
+    fn lose(&self, worker: usize, lost: Lost) {
+        self.lost
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((worker, lost));
     }
 }
 
@@ -376,6 +387,7 @@ impl Rig {
             pacer: (o.rate > 0).then(|| Pacer::new(o.rate)),
             live: (0..self.threads).map(|_| LiveCounts::new()).collect(),
             fatal: Mutex::new(None),
+            lost: Mutex::new(Vec::new()),
             last,
         });
         self.go.set(Some(ctx.clone()));

@@ -6,6 +6,7 @@ use super::{interval, Baseline, Inbox, Observer, RunCtx, RunReport, WorkerEnd};
 use crate::engine::config::{EngineConfig, ForcedShutdown};
 use crate::engine::metrics::{self, WorkerHist};
 use crate::engine::wire::Sockets;
+use crate::engine::workload::session::Lost;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -48,6 +49,39 @@ async fn collect_handovers(
             _ = &mut wait => break,
         }
     }
+}
+
+/// The run's error when threads lost their connection for good: how many, when (seconds of
+/// the measured time) and the last attempt's error, as one FATAL line.
+fn lost_threads(
+    lost: &[(usize, Lost)],
+    threads: usize,
+    measure_start: Instant,
+) -> Option<crate::engine::Fatal> {
+    let last = &lost.last()?.1;
+    let at = |i: Instant| {
+        if i < measure_start {
+            "in the warm-up".to_string()
+        } else {
+            let s = i.duration_since(measure_start).as_secs_f64();
+            format!("at {s:.1} s")
+        }
+    };
+    let first = lost.iter().map(|(_, l)| l.at).min()?;
+    let latest = lost.iter().map(|(_, l)| l.at).max()?;
+    let when = if latest.duration_since(first) < Duration::from_millis(100) {
+        at(first)
+    } else {
+        format!("first {}, last {}", at(first), at(latest))
+    };
+    Some(crate::engine::Fatal::new(
+        format!(
+            "FATAL: {} of {threads} thread(s) lost the connection ({when}) and could not reconnect before the run ended; the last attempt: {}",
+            lost.len(),
+            last.error
+        ),
+        Some(last.error.code),
+    ))
 }
 
 fn forced_after(o: &EngineConfig) -> Option<Duration> {
@@ -113,7 +147,7 @@ impl<'a> Supervisor<'a> {
                 },
                 Some(h) = inbox.hists.recv() => self.iv.absorb(&h),
                 due = ticker.tick(), if o.report_interval_s > 0 => {
-                    self.tick(due.into_std(), &mut inbox.hists, observer).await;
+                    self.tick(due.into_std(), observer);
                 }
                 _ = checkpoint => {
                     self.checkpoint(&mut inbox.hists, observer).await;
@@ -151,16 +185,10 @@ impl<'a> Supervisor<'a> {
     }
 
     /// A report interval: one line from this interval's handovers.
-    async fn tick(
-        &mut self,
-        due: Instant,
-        hists: &mut mpsc::UnboundedReceiver<WorkerHist>,
-        observer: &mut dyn Observer,
-    ) {
-        // The deadline's own tick is left to the run's end (`report`): workers leaving at the
-        // deadline hand their last samples over only as they end, so a line printed now would
-        // count their events but show none of their latencies (a p95 of 0). `report` also
-        // counts the leaving workers as running, as sysbench does.
+    fn tick(&mut self, due: Instant, observer: &mut dyn Observer) {
+        // The deadline's own tick is left to the run's end (`report`), which prints it once
+        // the workers have finished their last events and counts the leaving workers as
+        // running, as sysbench does.
         if self
             .ctx
             .deadline
@@ -168,7 +196,9 @@ impl<'a> Supervisor<'a> {
         {
             return;
         }
-        let now = self.handover(hists).await;
+        // The line reads the workers' live buckets, which hold every event completed so
+        // far: nothing to wait for.
+        let now = Instant::now();
         let running = self.threads - self.finished;
         self.iv
             .report(now, &self.ctx.live, running as u32, self.ctx.pacer.as_ref());
@@ -278,6 +308,10 @@ impl<'a> Supervisor<'a> {
         report.intervals = self.iv.series;
         report.interval_hists = self.iv.hists;
         report.fatal = ctx.fatal.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if report.fatal.is_none() {
+            let lost = ctx.lost.lock().unwrap_or_else(|p| p.into_inner());
+            report.fatal = lost_threads(&lost, threads, ctx.measure_start);
+        }
         report.unfinished = self.unfinished;
         report.interrupted = self.interrupted;
         for e in &self.ends {

@@ -191,6 +191,7 @@ fn run(
     let mut seen_epoch = 0;
     let mut rng = Rng::seeded(seed);
     let mut ignored: Vec<(u16, u64)> = Vec::new();
+    s.set_deadline(ctx.deadline);
     while !ctx.stop.load(Relaxed) {
         let intended = match &ctx.pacer {
             Some(p) => {
@@ -247,7 +248,21 @@ fn run(
                 ctx.set_fatal(m);
                 break;
             }
-            Err(EventError::Stopped) => break,
+            // The statements of an event the run's end cut short still ran, and a reconnect
+            // that never succeeded was still attempted: sysbench counts both as they happen.
+            Err(EventError::Stopped) => {
+                if counting {
+                    live.add_statements(&s.tally);
+                }
+                break;
+            }
+            Err(EventError::Lost(lost)) => {
+                if counting {
+                    live.add_statements(&s.tally);
+                }
+                ctx.lose(idx, lost);
+                break;
+            }
         }
         let e = ctx.epoch.load(Relaxed);
         if e != seen_epoch {

@@ -1,6 +1,7 @@
 //! Measurement primitives: per-worker live counters (single writer, read at interval ticks),
 //! latency histograms (HDR, nanoseconds), and the summaries built from them. No I/O, no tokio.
 
+pub mod live_hist;
 pub mod sysbench_hist;
 
 use hdrhistogram::Histogram;
@@ -92,6 +93,8 @@ pub struct LiveCounts {
     lat_max_ns: AtomicU64,
     /// True while the worker is inside an event (for `concurrency` and forced shutdown).
     pub busy: AtomicBool,
+    /// Event latencies, read by the reporter for each interval line.
+    pub lat: live_hist::LiveHist,
 }
 
 #[inline]
@@ -112,6 +115,7 @@ impl LiveCounts {
         bump(&self.events, 1);
         self.add_statements(t);
         bump(&self.lat_sum_ns, latency_ns);
+        self.lat.record(latency_ns);
         if latency_ns < self.lat_min_ns.load(Relaxed) {
             self.lat_min_ns.store(latency_ns, Relaxed);
         }

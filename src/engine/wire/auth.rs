@@ -116,7 +116,7 @@ fn start_tls(
         super::Stream::Tcp(s) => s.try_clone().map_err(|e| Error::lost(&e))?,
         super::Stream::Unix(_) => return Err(fail("TLS over a Unix socket is not used".into())),
     };
-    let mut s = rustls::StreamOwned::new(conn, sock);
+    let mut s = rustls::StreamOwned::new(conn, super::packet::TlsSocket(sock));
     while s.conn.is_handshaking() {
         s.conn.complete_io(&mut s.sock).map_err(|e| {
             // The certificate's verdict, when that is what failed.

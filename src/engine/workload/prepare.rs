@@ -92,6 +92,21 @@ fn run_sql(conn: &mut wire::Conn, q: &str) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("FATAL: {e} for query '{}'", short(q)))
 }
 
+/// A table that could not be created, with the remedy its error calls for: `cleanup` only
+/// when the table is already there.
+fn create_failed(t: u32, e: &wire::Error) -> anyhow::Error {
+    let remedy = match e.code {
+        1050 => " (it exists: drop it first with cleanup)",
+        1044 | 1142 => " (the user may not create tables here: GRANT CREATE ON the database)",
+        1049 => " (no such database: CREATE DATABASE it, or name another with --mysql-db)",
+        1286 => {
+            " (the server has no such storage engine: see SHOW ENGINES, --mysql-storage-engine)"
+        }
+        _ => "",
+    };
+    anyhow::anyhow!("FATAL: creating table sbtest{t}: {e}{remedy}")
+}
+
 fn short(q: &str) -> &str {
     &q[..q.len().min(160)]
 }
@@ -169,9 +184,9 @@ async fn build(o: &EngineConfig, sockets: Arc<wire::Sockets>) -> anyhow::Result<
             if !serial {
                 say!(o, "Creating table 'sbtest{t}'...");
             }
-            run_sql(&mut admin, &sql::create_table(t, &o.wl)).with_context(|| {
-                format!("creating table sbtest{t} (drop it first with cleanup?)")
-            })?;
+            admin
+                .query(&sql::create_table(t, &o.wl))
+                .map_err(|e| create_failed(t, &e))?;
         }
         admin.close();
         Ok(())

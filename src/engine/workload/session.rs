@@ -11,7 +11,15 @@ use crate::engine::{db, Fatal};
 use std::fmt::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// The longest wait between two reconnect attempts: sysbench retries every millisecond,
+/// which against a dead host is a thousand failed connects a second per thread; doubling
+/// from 1 ms up to this keeps a returning server found within a quarter of a second.
+const RECONNECT_BACKOFF_MAX: Duration = Duration::from_millis(250);
+/// How long a thread of a run with no time limit (`--time=0 --events=N`) tries to reconnect
+/// before it gives up; a timed run tries until its deadline.
+const RECONNECT_PATIENCE: Duration = Duration::from_secs(30);
 
 /// What every session of a run shares, read-only.
 #[derive(Debug)]
@@ -40,12 +48,24 @@ pub enum EventError {
     Fatal(Fatal),
     /// The run is stopping while the session was reconnecting.
     Stopped,
+    /// The connection was lost with an ignored error (2013, 2006) and could not be opened
+    /// again before the run's deadline: the thread ends.
+    Lost(Lost),
+}
+
+/// A connection lost for good: when it was lost, and the error of the last attempt to open
+/// it again.
+#[derive(Debug, Clone)]
+pub struct Lost {
+    pub at: Instant,
+    pub error: wire::Error,
 }
 
 enum Failure {
     Restart,
     Fatal(Fatal),
     Stopped,
+    Lost(Lost),
 }
 
 /// A statement's failure before the query text is attached.
@@ -56,14 +76,24 @@ enum Raw {
 }
 
 impl Raw {
-    fn with_query(self, query: &str) -> Failure {
+    /// sysbench's FATAL line names the libmysqlclient call that failed: a server-side
+    /// prepared statement's execute, or a query sent as text (`--db-ps-mode=disable`, a
+    /// statement the server would not prepare, the bulk and text inserts).
+    fn with_query(self, query: &str, prepared: bool) -> Failure {
         match self {
             Raw::Restart => Failure::Restart,
             Raw::Stopped(f) => f,
-            Raw::Fatal(e) => Failure::Fatal(Fatal::new(
-                format!("FATAL: mysql_stmt_execute() returned {e} for query '{query}'"),
-                Some(e.code),
-            )),
+            Raw::Fatal(e) => {
+                let call = if prepared {
+                    "mysql_stmt_execute()"
+                } else {
+                    "mysql_drv_query()"
+                };
+                Failure::Fatal(Fatal::new(
+                    format!("FATAL: {call} returned {e} for query '{query}'"),
+                    Some(e.code),
+                ))
+            }
         }
     }
 }
@@ -89,6 +119,8 @@ pub struct Session {
     pub tally: Tally,
     /// Codes of the ignored errors of the event in progress (reused buffer).
     pub event_codes: Vec<u16>,
+    /// When the current run ends: a restarted event or a reconnect gives up then.
+    deadline: Option<Instant>,
 }
 
 fn connect(cfg: &SessionConfig, index: usize) -> Result<Conn, wire::Error> {
@@ -125,9 +157,19 @@ impl Session {
             bulk_rows: 0,
             tally: Tally::default(),
             event_codes: Vec::with_capacity(8),
+            deadline: None,
         };
         s.prepare_all()?;
         Ok(s)
+    }
+
+    /// The end of the run about to start (None: no time limit).
+    pub fn set_deadline(&mut self, deadline: Option<Instant>) {
+        self.deadline = deadline;
+    }
+
+    fn past_deadline(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
     }
 
     /// The server's id for this connection (PROCESSLIST.ID) as it was opened.
@@ -184,13 +226,16 @@ impl Session {
         loop {
             match self.try_event() {
                 Ok(()) => return Ok(()),
+                // A restart is a new event to sysbench's event loop, which asks the time
+                // limit first: an error that keeps coming never holds a thread past it.
                 Err(Failure::Restart) => {
-                    if self.cfg.stop.load(Ordering::Relaxed) {
+                    if self.cfg.stop.load(Ordering::Relaxed) || self.past_deadline() {
                         return Err(EventError::Stopped);
                     }
                 }
                 Err(Failure::Fatal(m)) => return Err(EventError::Fatal(m)),
                 Err(Failure::Stopped) => return Err(EventError::Stopped),
+                Err(Failure::Lost(l)) => return Err(EventError::Lost(l)),
             }
         }
     }
@@ -265,12 +310,13 @@ impl Session {
         let p = p
             .as_mut()
             .expect("BEGIN/COMMIT prepared when the plan has them");
+        let prepared = p.handle.is_some();
         let r = match &mut p.handle {
             Some(h) => self.conn.execute(h, &[]),
             None => self.conn.query(p.text.as_str()),
         };
         let query = if begin { "BEGIN" } else { "COMMIT" };
-        self.classify(r).map_err(|f| f.with_query(query))
+        self.classify(r).map_err(|f| f.with_query(query, prepared))
     }
 
     fn exec_table(&mut self, stmt: Stmt, table: u32, args: &[Arg<'_>]) -> Result<(), Failure> {
@@ -288,13 +334,11 @@ impl Session {
         match self.classify(r) {
             Err(Raw::Fatal(e)) => {
                 let p = self.stmts[i].as_ref().expect("prepared above");
-                Err(Raw::Fatal(e).with_query(if p.handle.is_some() {
-                    &p.text
-                } else {
-                    &self.text
-                }))
+                let prepared = p.handle.is_some();
+                let query = if prepared { &p.text } else { &self.text };
+                Err(Raw::Fatal(e).with_query(query, prepared))
             }
-            other => other.map_err(|f| f.with_query("")),
+            other => other.map_err(|f| f.with_query("", true)),
         }
     }
 
@@ -331,7 +375,7 @@ impl Session {
         match self.classify(r) {
             Err(f) => {
                 let p = self.random.as_ref().expect("prepared above");
-                Err(f.with_query(&p.text))
+                Err(f.with_query(&p.text, p.handle.is_some()))
             }
             Ok(()) => Ok(()),
         }
@@ -356,7 +400,7 @@ impl Session {
         );
         let r = self.conn.query(self.text.as_str());
         match self.classify(r) {
-            Err(f) => Err(f.with_query(&self.text)),
+            Err(f) => Err(f.with_query(&self.text, false)),
             Ok(()) => Ok(()),
         }
     }
@@ -389,7 +433,7 @@ impl Session {
         }
         let r = self.conn.query(self.bulk.as_str());
         let out = match self.classify(r) {
-            Err(f) => Err(f.with_query(&self.bulk[..self.bulk.len().min(120)])),
+            Err(f) => Err(f.with_query(&self.bulk[..self.bulk.len().min(120)], false)),
             Ok(()) => Ok(()),
         };
         self.bulk.clear();
@@ -437,9 +481,14 @@ impl Session {
         Err(Raw::Restart)
     }
 
-    /// Reconnects every millisecond until it works (sysbench's behaviour), then prepares the
-    /// statements again; gives up only when the run is stopping.
+    /// Reconnects until it works, as sysbench does, waiting 1 ms after the first failed
+    /// attempt and twice as long after each next one (at most `RECONNECT_BACKOFF_MAX`), then
+    /// prepares the statements again. Gives up when the run is stopping, and with the last
+    /// attempt's error at the run's deadline (or after `RECONNECT_PATIENCE` without one).
     fn reconnect(&mut self) -> Result<(), Failure> {
+        let at = Instant::now();
+        let give_up = self.deadline.unwrap_or(at + RECONNECT_PATIENCE);
+        let mut wait = Duration::from_millis(1);
         loop {
             if self.cfg.stop.load(Ordering::Relaxed) {
                 return Err(Failure::Stopped);
@@ -449,7 +498,14 @@ impl Session {
                     self.conn = c;
                     break;
                 }
-                Err(_) => std::thread::sleep(Duration::from_millis(1)),
+                Err(error) => {
+                    let now = Instant::now();
+                    if now >= give_up {
+                        return Err(Failure::Lost(Lost { at, error }));
+                    }
+                    std::thread::sleep(wait.min(give_up - now));
+                    wait = (wait * 2).min(RECONNECT_BACKOFF_MAX);
+                }
             }
         }
         self.prepare_all().map_err(Failure::Fatal)
