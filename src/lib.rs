@@ -3,7 +3,7 @@
 //! Three layers (docs/architecture.md): `engine` runs one workload against one server;
 //! `pipeline` turns a sweep file into points, runs them on the engine and judges the results;
 //! `cmd` (with `bench`, sysbench's own command line) is what the user types. `exit`,
-//! `interrupt`, `owner` and `usage` are process-wide and depend on nothing else here.
+//! `interrupt`, `owner`, `usage` and `visible` are process-wide and depend on nothing else here.
 
 pub mod affinity;
 pub mod bench;
@@ -15,5 +15,6 @@ pub mod owner;
 pub mod pipeline;
 pub mod shield;
 pub mod usage;
+pub mod visible;
 
 pub use cmd::run;

@@ -2,6 +2,7 @@
 //! server module, stopped at exit), a fresh database per test, and helpers to run the binary.
 #![allow(dead_code)]
 
+pub mod fake;
 pub mod sweeps;
 pub mod tls;
 

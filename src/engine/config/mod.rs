@@ -410,6 +410,19 @@ pub enum SslMode {
     VerifyIdentity,
 }
 
+impl SslMode {
+    /// The mysql client's name of the mode (what a URL's `ssl-mode` takes).
+    pub fn word(self) -> &'static str {
+        match self {
+            SslMode::Disabled => "DISABLED",
+            SslMode::Preferred => "PREFERRED",
+            SslMode::Required => "REQUIRED",
+            SslMode::VerifyCa => "VERIFY_CA",
+            SslMode::VerifyIdentity => "VERIFY_IDENTITY",
+        }
+    }
+}
+
 impl FromStr for SslMode {
     type Err = String;
     fn from_str(s: &str) -> Result<SslMode, String> {

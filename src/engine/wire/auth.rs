@@ -149,7 +149,7 @@ pub fn handshake(
             "Unsupported protocol version (sweepbench speaks protocol 10)".into(),
         ));
     }
-    let version = String::from_utf8_lossy(rd.nul_str()?).into_owned();
+    let version = crate::visible::visible(&String::from_utf8_lossy(rd.nul_str()?)).into_owned();
     let connection_id = rd.u32()?;
     let mut nonce = rd.bytes(8)?.to_vec();
     rd.u8()?;
@@ -212,6 +212,11 @@ pub fn handshake(
         }
         _ => false,
     };
+    // The greeting's nonce is MySQL's 20 bytes whatever plugin it names (ed25519 sends its
+    // own 32 in a switch).
+    if plugin != b"client_ed25519" {
+        nonce_fits(&plugin, &nonce, "greeting")?;
+    }
     let password = login.password.as_bytes();
     let clear_ok = is_socket || tls || login.allow_cleartext;
     let auth = response(&plugin, &nonce, password, clear_ok)?;
@@ -265,6 +270,7 @@ pub fn handshake(
                 // Auth switch request: another plugin, a fresh nonce.
                 switched = true;
                 (plugin, nonce) = switch_request(&p[1..])?;
+                nonce_fits(&plugin, &nonce, "auth switch request")?;
                 let auth = response(&plugin, &nonce, password, clear_ok)?;
                 f.begin_reply().extend_from_slice(&auth);
                 f.send()?;
@@ -314,13 +320,66 @@ fn full_sha2_auth(
     if p.first() != Some(&0x01) {
         return Err(Error::malformed());
     }
-    let key = p[1..].to_vec();
+    let key = public_key(&p[1..])?;
+    // The nonce's length was checked when it came (`nonce_fits`): never empty here.
     for (i, b) in clear.iter_mut().enumerate() {
-        *b ^= nonce[i % nonce.len().max(1)];
+        *b ^= nonce[i % nonce.len()];
     }
-    let sealed = mysql_common::crypto::encrypt(&clear, &key);
+    let sealed = key
+        .encrypt(&mut rand_core::OsRng, rsa::Oaep::new::<sha1::Sha1>(), &clear)
+        .map_err(|e| rsa_failed(format!("the password cannot be sealed with the server's key ({e}): a password of {} bytes is too long for a {}-bit key", password.len(), rsa::traits::PublicKeyParts::size(&key) * 8)))?;
     f.begin_reply().extend_from_slice(&sealed);
     f.send()
+}
+
+/// libmysqlclient's CR_AUTH_PLUGIN_ERR for the RSA step of caching_sha2_password.
+fn rsa_failed(why: String) -> Error {
+    Error::client(
+        2061,
+        format!("Authentication plugin 'caching_sha2_password' reported error: {why}"),
+    )
+}
+
+/// The server's RSA public key, as MySQL sends it: PEM, SubjectPublicKeyInfo (or PKCS#1).
+fn public_key(pem: &[u8]) -> Result<rsa::RsaPublicKey, Error> {
+    use rsa::pkcs1::DecodeRsaPublicKey;
+    use rsa::pkcs8::DecodePublicKey;
+    let text = std::str::from_utf8(pem)
+        .map_err(|_| rsa_failed("the server's RSA public key is not PEM text".into()))?;
+    let text = text.trim_end_matches('\0');
+    rsa::RsaPublicKey::from_public_key_pem(text)
+        .or_else(|e| rsa::RsaPublicKey::from_pkcs1_pem(text).map_err(|_| e))
+        .map_err(|e| {
+            rsa_failed(format!(
+                "the server's RSA public key cannot be read ({e}; {} bytes sent)",
+                pem.len()
+            ))
+        })
+}
+
+/// The nonce length each plugin's answer is computed over; None: any.
+fn nonce_len(plugin: &[u8]) -> Option<usize> {
+    match plugin {
+        b"mysql_native_password" | b"caching_sha2_password" => Some(20),
+        b"client_ed25519" => Some(32),
+        _ => None,
+    }
+}
+
+/// A nonce of the wrong length for `plugin` is the server's mistake, said as such (an empty
+/// one would otherwise be indexed by the RSA step).
+fn nonce_fits(plugin: &[u8], nonce: &[u8], from: &str) -> Result<(), Error> {
+    match nonce_len(plugin) {
+        Some(n) if nonce.len() != n => Err(Error::client(
+            2027,
+            format!(
+                "Malformed packet: the server's {from} for {} carried a nonce of {} bytes (it takes {n})",
+                String::from_utf8_lossy(plugin),
+                nonce.len()
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]

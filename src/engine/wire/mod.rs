@@ -37,6 +37,9 @@ impl std::fmt::Display for Endpoint {
 }
 
 const SERVER_MORE_RESULTS_EXISTS: u16 = 0x0008;
+/// More columns than any server puts in a result (MySQL and MariaDB stop at 4,096 a table
+/// and a select list); a larger count is a broken or hostile peer, not a size to allocate.
+const MAX_COLUMNS: u64 = 65_535;
 const MYSQL_TYPE_LONGLONG: u8 = 0x08;
 const MYSQL_TYPE_STRING: u8 = 0xFE;
 
@@ -115,9 +118,11 @@ impl Error {
             sqlstate = rest[1..6].try_into().ok();
             rest = &rest[6..];
         }
+        // The server's words reach terminals, summary.txt and mail: never raw.
+        let text = String::from_utf8_lossy(rest);
         Error {
             sqlstate,
-            ..Error::client(code, String::from_utf8_lossy(rest).into_owned())
+            ..Error::client(code, crate::visible::visible(&text).into_owned())
         }
     }
 }
@@ -487,6 +492,12 @@ impl Conn {
                 _ => {
                     out.result_set = true;
                     let columns = Reader { buf: p }.lenenc()?;
+                    if columns > MAX_COLUMNS {
+                        return Err(Error::client(
+                            2027,
+                            format!("Malformed packet: a result of {columns} columns (a server sends at most {MAX_COLUMNS})"),
+                        ));
+                    }
                     for _ in 0..columns {
                         self.f.next()?;
                     }

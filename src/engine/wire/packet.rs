@@ -56,6 +56,8 @@ impl Write for TlsSocket {
 /// Largest payload of one packet; a longer one continues in the next (not needed by any
 /// workload we run, so refused rather than reassembled).
 pub const MAX_PAYLOAD: usize = 0xFF_FFFF;
+/// A read buffer larger than this is given back before the next command.
+const SHRINK_ABOVE: usize = 256 * 1024;
 
 pub struct Framed {
     pub stream: Arc<Stream>,
@@ -85,6 +87,13 @@ impl Framed {
     /// Starts a command: sequence 0 and an empty payload after the 4 header bytes.
     pub fn begin(&mut self) -> &mut Vec<u8> {
         self.seq = 0;
+        // A large result (an administrative SHOW of many rows) grew the read buffer: give it
+        // back between commands, so a connection holds 32 MiB only while it needs it.
+        if self.rbuf.len() > SHRINK_ABOVE && self.rpos == self.rend {
+            self.rbuf = vec![0; 4 * 1024];
+            self.rpos = 0;
+            self.rend = 0;
+        }
         self.begin_reply()
     }
 
@@ -120,6 +129,15 @@ impl Framed {
         self.fill(4)?;
         let h = &self.rbuf[self.rpos..self.rpos + 4];
         let len = u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize;
+        if h[3] != self.seq {
+            return Err(Error::client(
+                2027,
+                format!(
+                    "Malformed packet: packets out of order (expected sequence number {}, got {})",
+                    self.seq, h[3]
+                ),
+            ));
+        }
         self.seq = h[3].wrapping_add(1);
         if len == MAX_PAYLOAD {
             return Err(Error::client(

@@ -39,7 +39,7 @@ impl Conn {
                 _ => {}
             }
             let mut rd = Reader { buf: p };
-            let mut row = Vec::with_capacity(columns);
+            let mut row = Vec::with_capacity(columns.min(64));
             for _ in 0..columns {
                 if rd.buf.first() == Some(&0xFB) {
                     rd.u8()?;

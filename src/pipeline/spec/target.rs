@@ -238,9 +238,39 @@ impl ConnInfo {
         } else {
             self.host.clone()
         };
+        // What the URL said of the transport is kept: a reader of manifest.json must see
+        // that a target was measured over TLS.
+        let mut params: Vec<String> = Vec::new();
+        if let Some(s) = &self.socket {
+            params.push(format!("socket={s}"));
+        }
+        let t = &self.tls;
+        if t.mode != crate::engine::config::SslMode::Disabled {
+            params.push(format!("ssl-mode={}", t.mode.word()));
+        }
+        for (k, v) in [
+            ("ssl-ca", &t.ca),
+            ("ssl-cert", &t.cert),
+            ("ssl-key", &t.key),
+        ] {
+            if let Some(v) = v {
+                params.push(format!("{k}={}", v.display()));
+            }
+        }
+        if let Some(c) = &t.cipher {
+            params.push(format!("ssl-cipher={c}"));
+        }
+        let query = if params.is_empty() {
+            String::new()
+        } else {
+            format!("?{}", params.join("&"))
+        };
         match &self.socket {
-            Some(s) => format!("mysql://{}{pw}@{host}/{}?socket={s}", self.user, self.db),
-            None => format!("mysql://{}{pw}@{host}:{}/{}", self.user, self.port, self.db),
+            Some(_) => format!("mysql://{}{pw}@{host}/{}{query}", self.user, self.db),
+            None => format!(
+                "mysql://{}{pw}@{host}:{}/{}{query}",
+                self.user, self.port, self.db
+            ),
         }
     }
 
@@ -399,6 +429,12 @@ mod tests {
         assert_eq!(c.password.as_deref(), Some("p@ss:w/rd"));
         assert_eq!((c.host.as_str(), c.port), ("::1", 3307));
         assert_eq!(c.redacted(), "mysql://u:***@[::1]:3307/db");
+        let c =
+            ConnInfo::from_url("mysql://u:pw@db:3307/x?ssl-mode=verify_ca&ssl-ca=/ca.pem").unwrap();
+        assert_eq!(
+            c.redacted(),
+            "mysql://u:***@db:3307/x?ssl-mode=VERIFY_CA&ssl-ca=/ca.pem"
+        );
         let c = ConnInfo::from_url("mysql://u@[::1]/db").unwrap();
         assert_eq!((c.host.as_str(), c.port, c.password), ("::1", 3306, None));
         let c = ConnInfo::from_url("mysql://u@localhost/db?socket=%2Frun%2Fm.sock").unwrap();

@@ -1,0 +1,150 @@
+//! Servers that break the protocol, met through every front door (`bench`, `check --url`, a
+//! sweep's preflight): an auth switch with an empty nonce, a garbage RSA key, packets out of
+//! order, a result of 2^32 columns and an error message full of escape codes each end in a
+//! clear error naming what was wrong, promptly, with no panic, and the escape codes shown, not
+//! obeyed. (A real MariaDB 10.11 escapes a SIGNAL's control characters itself, as `\001B`:
+//! raw ones come from other servers and proxies, which a fake server stands in for.)
+
+mod common;
+use common::fake::{self, Fake};
+use common::*;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// Each front door's exit code and output against `f`.
+fn doors(f: &Fake) -> Vec<(&'static str, Option<i32>, String, Duration)> {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = dir.path().join("fake.toml");
+    std::fs::write(
+        &sweep,
+        format!(
+            "name = \"fake\"\n[data]\ntables = 1\ntable_size = 100\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1]\nduration = \"1s\"\n[[targets]]\nname = \"fake\"\nurl = \"mysql://u:pw@127.0.0.1:{}/d\"\n",
+            f.port
+        ),
+    )
+    .unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("sweepbench");
+    let mut bench = Command::new(&bin);
+    bench.args([
+        "bench",
+        "oltp_point_select",
+        "run",
+        "--mysql-host=127.0.0.1",
+        &format!("--mysql-port={}", f.port),
+        "--mysql-user=u",
+        "--mysql-password=pw",
+        "--mysql-db=d",
+        "--time=1",
+    ]);
+    let mut check = Command::new(&bin);
+    check.env("SWEEPBENCH_PASSWORD", "pw").args([
+        "check",
+        "--url",
+        &format!("mysql://u@127.0.0.1:{}/d", f.port),
+    ]);
+    let mut run = Command::new(&bin);
+    run.env("TMPDIR", dir.path())
+        .arg("run")
+        .arg(&sweep)
+        .arg("--results-dir")
+        .arg(dir.path().join("results"));
+    let mut out = Vec::new();
+    for (name, mut c) in [("bench", bench), ("check", check), ("run", run)] {
+        let t = Instant::now();
+        let o = c.output().unwrap();
+        out.push((name, o.status.code(), text(&o), t.elapsed()));
+    }
+    out
+}
+
+/// Every front door refuses with `code` and words containing `says`, within 30 s, with no
+/// panic and no control character from the server.
+fn refused(f: &Fake, says: &str) {
+    for (door, code, out, took) in doors(f) {
+        assert!(
+            matches!(code, Some(1) | Some(2)),
+            "{door}: exit {code:?}\n{out}"
+        );
+        assert!(out.contains(says), "{door} names it ('{says}'):\n{out}");
+        assert!(!out.contains("panicked at"), "{door}:\n{out}");
+        assert!(took < Duration::from_secs(30), "{door} took {took:?}");
+    }
+}
+
+#[test]
+fn an_auth_switch_with_an_empty_nonce_is_a_malformed_packet() {
+    let f = fake::serve(|s| {
+        if fake::login(s, "mysql_native_password").is_some() {
+            fake::send(s, 2, b"\xfecaching_sha2_password\0");
+            if fake::read(s).is_some() {
+                fake::send(s, 4, &[0x01, 0x04]);
+                let _ = fake::read(s);
+            }
+        }
+    });
+    refused(&f, "nonce of 0 bytes (it takes 20)");
+}
+
+#[test]
+fn a_garbage_rsa_key_is_refused_with_2061() {
+    let f = fake::serve(|s| {
+        if fake::login(s, "caching_sha2_password").is_some() {
+            fake::send(s, 2, &[0x01, 0x04]);
+            if fake::read(s).is_some() {
+                fake::send(
+                    s,
+                    4,
+                    b"\x01-----BEGIN PUBLIC KEY-----\nbm90IGEga2V5\n-----END PUBLIC KEY-----\n",
+                );
+                let _ = fake::read(s);
+            }
+        }
+    });
+    refused(&f, "error 2061 (Authentication plugin 'caching_sha2_password' reported error: the server's RSA public key cannot be read");
+}
+
+#[test]
+fn packets_out_of_order_are_refused() {
+    let f = fake::serve(|s| {
+        fake::send(s, 3, &fake::greeting("mysql_native_password", &[b'n'; 20]));
+        let _ = fake::read(s);
+    });
+    refused(
+        &f,
+        "packets out of order (expected sequence number 0, got 3)",
+    );
+}
+
+#[test]
+fn a_result_of_four_billion_columns_is_not_an_allocation() {
+    // Statements are refused preparation (as a proxy may), so the workload sends them as
+    // text too, and every query is answered with the count.
+    let f = fake::serve(|s| {
+        fake::after_login(s, |cmd| match cmd {
+            0x16 => vec![fake::err(
+                1295,
+                "HY000",
+                "not in the prepared statement protocol",
+            )],
+            _ => vec![vec![0xFE, 0, 0, 0, 0, 1, 0, 0, 0]],
+        })
+    });
+    refused(&f, "a result of 4294967296 columns");
+}
+
+#[test]
+fn a_servers_escape_codes_are_shown_not_obeyed() {
+    let evil = "\u{1b}[31mRED\u{1b}[0m evil \u{7} message\u{202e}";
+    let f = fake::serve(move |s| fake::send(s, 0, &fake::err(1040, "08004", evil)));
+    for (door, code, out, _) in doors(&f) {
+        assert!(matches!(code, Some(1) | Some(2)), "{door}: {code:?} {out}");
+        assert!(
+            out.contains("\\e[31mRED\\e[0m evil \\a message\\u{202e}"),
+            "{door} shows the message escaped:\n{out}"
+        );
+        assert!(
+            !out.contains('\u{7}') && !out.contains("\u{1b}[31m") && !out.contains('\u{202e}'),
+            "{door} printed the server's control characters raw"
+        );
+    }
+}
