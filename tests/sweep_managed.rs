@@ -4,7 +4,7 @@
 
 mod common;
 use assert_cmd::Command;
-use common::text;
+use common::{text, unpacked_mariadb};
 use std::path::{Path, PathBuf};
 use sweepbench::pipeline::results::PointStatus;
 use sweepbench::pipeline::sweep::latest_run;
@@ -75,25 +75,6 @@ fn variable(run: &Path, server: &str, name: &str) -> String {
 /// One series after another: these tests follow a block's life (start, prepare, variables,
 /// stop) point by point; tests/paired.rs covers the design several series get by default.
 const RUN: &str = "[data]\ntables = 1\ntable_size = 500\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1, 2]\nduration = \"1s\"\nrepeats = 1\ndesign = \"sequential\"\n";
-
-/// An unpacked MariaDB `version`, via the repo's script: 10.11.18 from this machine's package
-/// lists, 11.8.9 from Debian 13's (with its own C library).
-fn unpacked_mariadb(version: &str) -> PathBuf {
-    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mariadb-cache");
-    let out = std::process::Command::new(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/unpack-mariadb.sh"),
-    )
-    .arg(version)
-    .arg(&cache)
-    .output()
-    .expect("running scripts/unpack-mariadb.sh");
-    assert!(
-        out.status.success(),
-        "unpacking {version} failed: {}",
-        text(&out)
-    );
-    PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
-}
 
 fn mariadb_10_11_18() -> PathBuf {
     unpacked_mariadb("10.11.18")

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod fake;
+pub mod mysql;
 pub mod sweeps;
 pub mod tls;
 
@@ -218,4 +219,23 @@ pub fn run_in(
         .args(extra)
         .output()
         .unwrap()
+}
+
+/// A MariaDB release unpacked once into the test cache by scripts/unpack-mariadb.sh (10.11.18
+/// from this machine's package lists, 11.8.9 from Debian 13's); its basedir.
+pub fn unpacked_mariadb(version: &str) -> std::path::PathBuf {
+    let cache = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mariadb-cache");
+    let out = std::process::Command::new(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/unpack-mariadb.sh"),
+    )
+    .arg(version)
+    .arg(&cache)
+    .output()
+    .expect("running scripts/unpack-mariadb.sh");
+    assert!(
+        out.status.success(),
+        "unpacking {version} failed: {}",
+        text(&out)
+    );
+    std::path::PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
 }
