@@ -2,7 +2,8 @@
 //! authentication exchange for mysql_native_password, caching_sha2_password (fast and full,
 //! with the server's RSA key over TCP), MariaDB's client_ed25519 and mysql_clear_password.
 
-use super::packet::{Framed, Reader};
+use super::decode;
+use super::packet::Framed;
 use super::{Error, Login};
 
 pub const CLIENT_LONG_PASSWORD: u32 = 0x1;
@@ -137,44 +138,15 @@ pub fn handshake(
     host: &str,
 ) -> Result<Greeting, Error> {
     let r = f.next()?;
-    let p = f.payload(r);
-    if p.first() == Some(&0xFF) {
-        // Refused before the greeting, e.g. "Too many connections".
-        return Err(Error::from_err_packet(p));
-    }
-    let mut rd = Reader { buf: p };
-    if rd.u8()? != 10 {
-        return Err(Error::client(
-            2027,
-            "Unsupported protocol version (sweepbench speaks protocol 10)".into(),
-        ));
-    }
-    let version = crate::visible::visible(&String::from_utf8_lossy(rd.nul_str()?)).into_owned();
-    let connection_id = rd.u32()?;
-    let mut nonce = rd.bytes(8)?.to_vec();
-    rd.u8()?;
-    let mut server_caps = rd.u16()? as u32;
-    let server_collation = rd.u8()?;
-    rd.u16()?;
-    server_caps |= (rd.u16()? as u32) << 16;
-    let data_len = rd.u8()? as usize;
-    rd.bytes(10)?;
-    if server_caps & CLIENT_SECURE_CONNECTION != 0 {
-        let n = data_len.saturating_sub(8).max(13);
-        let more = rd.bytes(n.min(rd.buf.len()))?;
-        // The scramble's second part ends with a NUL that is not part of it.
-        let more = more.strip_suffix(&[0]).unwrap_or(more);
-        nonce.extend_from_slice(more);
-    }
-    let mut plugin: Vec<u8> = if server_caps & CLIENT_PLUGIN_AUTH != 0 {
-        let rest = rd.rest();
-        rest.split(|&b| b == 0).next().unwrap_or_default().to_vec()
-    } else {
-        b"mysql_native_password".to_vec()
-    };
-    if plugin.is_empty() {
-        plugin = b"mysql_native_password".to_vec();
-    }
+    // Refused before the greeting (e.g. "Too many connections") is the ERR as the error.
+    let decode::Handshake {
+        version,
+        connection_id,
+        mut nonce,
+        caps: server_caps,
+        collation: server_collation,
+        mut plugin,
+    } = decode::handshake(f.payload(r))?;
     if server_caps & CLIENT_PROTOCOL_41 == 0 {
         return Err(Error::client(
             2027,
@@ -215,7 +187,7 @@ pub fn handshake(
     // The greeting's nonce is MySQL's 20 bytes whatever plugin it names (ed25519 sends its
     // own 32 in a switch).
     if plugin != b"client_ed25519" {
-        nonce_fits(&plugin, &nonce, "greeting")?;
+        decode::nonce_fits(&plugin, &nonce, "greeting")?;
     }
     let password = login.password.as_bytes();
     let clear_ok = is_socket || tls || login.allow_cleartext;
@@ -251,7 +223,7 @@ pub fn handshake(
             }
             Some(0xFF) => {
                 // Which plugin and transport the refused login used: the remedy depends on it.
-                let mut e = Error::from_err_packet(p);
+                let mut e = decode::err(p);
                 let transport = if is_socket {
                     "a Unix socket"
                 } else if tls {
@@ -269,8 +241,7 @@ pub fn handshake(
             Some(0xFE) if !switched => {
                 // Auth switch request: another plugin, a fresh nonce.
                 switched = true;
-                (plugin, nonce) = switch_request(&p[1..])?;
-                nonce_fits(&plugin, &nonce, "auth switch request")?;
+                (plugin, nonce) = decode::auth_switch(&p[1..])?;
                 let auth = response(&plugin, &nonce, password, clear_ok)?;
                 f.begin_reply().extend_from_slice(&auth);
                 f.send()?;
@@ -283,20 +254,6 @@ pub fn handshake(
             _ => return Err(Error::malformed()),
         }
     }
-}
-
-/// The plugin and nonce of an auth switch request (after its 0xFE). The 20-byte scrambles of
-/// mysql_native_password and caching_sha2_password come with a NUL that is not part of them;
-/// MariaDB's ed25519 nonce is 32 random bytes and may itself end in 0, so it is kept whole.
-fn switch_request(p: &[u8]) -> Result<(Vec<u8>, Vec<u8>), Error> {
-    let mut rd = Reader { buf: p };
-    let plugin = rd.nul_str()?.to_vec();
-    let rest = rd.rest();
-    let nonce = match rest {
-        [head @ .., 0] if plugin != b"client_ed25519" => head,
-        all => all,
-    };
-    Ok((plugin, nonce.to_vec()))
 }
 
 /// caching_sha2_password when the server has no cached hash: the password in clear over a
@@ -357,31 +314,6 @@ fn public_key(pem: &[u8]) -> Result<rsa::RsaPublicKey, Error> {
         })
 }
 
-/// The nonce length each plugin's answer is computed over; None: any.
-fn nonce_len(plugin: &[u8]) -> Option<usize> {
-    match plugin {
-        b"mysql_native_password" | b"caching_sha2_password" => Some(20),
-        b"client_ed25519" => Some(32),
-        _ => None,
-    }
-}
-
-/// A nonce of the wrong length for `plugin` is the server's mistake, said as such (an empty
-/// one would otherwise be indexed by the RSA step).
-fn nonce_fits(plugin: &[u8], nonce: &[u8], from: &str) -> Result<(), Error> {
-    match nonce_len(plugin) {
-        Some(n) if nonce.len() != n => Err(Error::client(
-            2027,
-            format!(
-                "Malformed packet: the server's {from} for {} carried a nonce of {} bytes (it takes {n})",
-                String::from_utf8_lossy(plugin),
-                nonce.len()
-            ),
-        )),
-        _ => Ok(()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -413,12 +345,12 @@ mod tests {
         let nonce: Vec<u8> = (1..=31).chain([0]).collect();
         ed.extend_from_slice(&nonce);
         assert_eq!(
-            switch_request(&ed).unwrap(),
+            decode::auth_switch(&ed).unwrap(),
             (b"client_ed25519".to_vec(), nonce)
         );
         let mut native = b"mysql_native_password\0".to_vec();
         native.extend_from_slice(&[b'a'; 20]);
         native.push(0);
-        assert_eq!(switch_request(&native).unwrap().1, vec![b'a'; 20]);
+        assert_eq!(decode::auth_switch(&native).unwrap().1, vec![b'a'; 20]);
     }
 }

@@ -5,12 +5,13 @@
 //! on this same client with rows read as text (`rows`).
 
 mod auth;
+pub mod decode;
 mod packet;
 mod rows;
 pub mod tls;
 mod tls_v1;
 
-use packet::{put_lenenc, Framed, Reader};
+use packet::{put_lenenc, Framed};
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
@@ -37,9 +38,6 @@ impl std::fmt::Display for Endpoint {
 }
 
 const SERVER_MORE_RESULTS_EXISTS: u16 = 0x0008;
-/// More columns than any server puts in a result (MySQL and MariaDB stop at 4,096 a table
-/// and a select list); a larger count is a broken or hostile peer, not a size to allocate.
-const MAX_COLUMNS: u64 = 65_535;
 const MYSQL_TYPE_LONGLONG: u8 = 0x08;
 const MYSQL_TYPE_STRING: u8 = 0xFE;
 
@@ -106,23 +104,6 @@ impl Error {
                 2013,
                 format!("Lost connection to MySQL server during query ({e})"),
             ),
-        }
-    }
-
-    fn from_err_packet(p: &[u8]) -> Error {
-        let mut rd = Reader { buf: &p[1..] };
-        let code = rd.u16().unwrap_or(2000);
-        let mut rest = rd.rest();
-        let mut sqlstate = None;
-        if rest.first() == Some(&b'#') && rest.len() >= 6 {
-            sqlstate = rest[1..6].try_into().ok();
-            rest = &rest[6..];
-        }
-        // The server's words reach terminals, summary.txt and mail: never raw.
-        let text = String::from_utf8_lossy(rest);
-        Error {
-            sqlstate,
-            ..Error::client(code, crate::visible::visible(&text).into_owned())
         }
     }
 }
@@ -216,14 +197,6 @@ fn types_key(args: &[Arg<'_>]) -> u64 {
 pub struct Outcome {
     pub result_set: bool,
     pub affected: u64,
-}
-
-/// The status flags of an EOF packet (0xFE, warnings, status); a pre-4.1 EOF has none.
-fn eof_status(p: &[u8]) -> u16 {
-    match p {
-        [_, _, _, a, b, ..] => u16::from_le_bytes([*a, *b]),
-        _ => 0,
-    }
 }
 
 pub struct Conn {
@@ -353,17 +326,11 @@ impl Conn {
         b.extend_from_slice(sql.as_bytes());
         self.f.send()?;
         let r = self.f.next()?;
-        let p = self.f.payload(r);
-        match p.first() {
-            Some(0x00) => {}
-            Some(0xFF) => return Err(Error::from_err_packet(p)),
-            _ => return Err(Error::malformed()),
-        }
-        let mut rd = Reader { buf: &p[1..] };
+        let ok = decode::prepare_ok(self.f.payload(r))?;
         let st = Statement {
-            id: rd.u32()?,
-            columns: rd.u16()?,
-            params: rd.u16()?,
+            id: ok.id,
+            columns: ok.columns,
+            params: ok.params,
             bound: 0,
         };
         for n in [st.params, st.columns] {
@@ -461,8 +428,8 @@ impl Conn {
         let r = self.f.next()?;
         let p = self.f.payload(r);
         match p.first() {
-            Some(0xFE) if p.len() < 9 => Ok(eof_status(p)),
-            Some(0xFF) => Err(Error::from_err_packet(p)),
+            _ if decode::is_eof(p) => Ok(decode::eof_status(p)),
+            Some(&decode::ERR) => Err(decode::err(p)),
             _ => Err(Error::malformed()),
         }
     }
@@ -476,14 +443,13 @@ impl Conn {
             let r = self.f.next()?;
             let p = self.f.payload(r);
             let status = match p.first() {
-                Some(0x00) => {
-                    let mut rd = Reader { buf: &p[1..] };
-                    out.affected = rd.lenenc()?;
-                    rd.lenenc()?;
-                    rd.u16()?
+                Some(&decode::OK) => {
+                    let ok = decode::ok(p)?;
+                    out.affected = ok.affected;
+                    ok.status
                 }
-                Some(0xFF) => return Err(Error::from_err_packet(p)),
-                Some(0xFB) => {
+                Some(&decode::ERR) => return Err(decode::err(p)),
+                Some(&decode::LOCAL_INFILE) => {
                     // LOAD DATA LOCAL: we send no file; the server answers with its result.
                     self.f.begin_reply();
                     self.f.send()?;
@@ -491,13 +457,7 @@ impl Conn {
                 }
                 _ => {
                     out.result_set = true;
-                    let columns = Reader { buf: p }.lenenc()?;
-                    if columns > MAX_COLUMNS {
-                        return Err(Error::client(
-                            2027,
-                            format!("Malformed packet: a result of {columns} columns (a server sends at most {MAX_COLUMNS})"),
-                        ));
-                    }
+                    let columns = decode::column_count(p)?;
                     for _ in 0..columns {
                         self.f.next()?;
                     }
@@ -520,8 +480,8 @@ impl Conn {
             let r = self.f.next()?;
             let p = self.f.payload(r);
             match p.first() {
-                Some(0xFE) if p.len() < 9 => return Ok(eof_status(p)),
-                Some(0xFF) => return Err(Error::from_err_packet(p)),
+                _ if decode::is_eof(p) => return Ok(decode::eof_status(p)),
+                Some(&decode::ERR) => return Err(decode::err(p)),
                 _ => {}
             }
         }

@@ -2,8 +2,7 @@
 //! results without building rows; an administrative statement (SHOW STATUS, a variable's
 //! value) needs what the server sent.
 
-use super::packet::Reader;
-use super::{eof_status, Conn, Error};
+use super::{decode, Conn, Error};
 
 /// One row of a text-protocol result: each column's bytes, None for NULL.
 pub type TextRow = Vec<Option<Vec<u8>>>;
@@ -34,21 +33,12 @@ impl Conn {
             let r = self.f.next()?;
             let p = self.f.payload(r);
             match p.first() {
-                Some(0xFE) if p.len() < 9 => return Ok(eof_status(p)),
-                Some(0xFF) => return Err(Error::from_err_packet(p)),
+                _ if decode::is_eof(p) => return Ok(decode::eof_status(p)),
+                Some(&decode::ERR) => return Err(decode::err(p)),
                 _ => {}
             }
-            let mut rd = Reader { buf: p };
             let mut row = Vec::with_capacity(columns.min(64));
-            for _ in 0..columns {
-                if rd.buf.first() == Some(&0xFB) {
-                    rd.u8()?;
-                    row.push(None);
-                } else {
-                    let n = rd.lenenc()? as usize;
-                    row.push(Some(rd.bytes(n)?.to_vec()));
-                }
-            }
+            decode::text_row(p, columns, &mut row)?;
             rows.push(row);
         }
     }
