@@ -191,7 +191,12 @@ fn paired_cells(m: &mut ReportModel, v: &crate::pipeline::judge::verdicts_file::
 fn sweep_header(run: &Path) -> (String, String, Option<String>, Option<f64>) {
     let text = std::fs::read_to_string(run.join("sweep.toml")).unwrap_or_default();
     let v: toml::Value = toml::from_str(&text).unwrap_or(toml::Value::Table(Default::default()));
-    let get = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
+    // The file's own words go into report.md and report.html: control characters escaped.
+    let get = |k: &str| {
+        v.get(k)
+            .and_then(|x| x.as_str())
+            .map(|s| crate::visible::visible(s).into_owned())
+    };
     let name = get("name").unwrap_or_else(|| {
         run.parent()
             .and_then(|p| p.file_name())

@@ -221,7 +221,8 @@ pub fn parse(text: &str) -> Parsed {
                 .next()
                 .filter(|v| v.starts_with(|c: char| c.is_ascii_digit()))
             {
-                p.version = Some(v.to_string());
+                // The log's words reach points.csv and every report: never raw.
+                p.version = Some(crate::visible::visible(v).into_owned());
             }
             if let Some(w) = WORKLOADS.iter().find(|w| rest.contains(*w)) {
                 p.workload = Some(w.to_string());

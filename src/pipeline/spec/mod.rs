@@ -36,20 +36,21 @@ pub struct SpecError {
 }
 
 impl fmt::Display for SpecError {
+    /// The file's path and the message quote what the file (or its name) holds: shown with
+    /// control characters escaped, so a hostile sweep file cannot drive the terminal.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (file, message) = (visible(&self.file), visible(&self.message));
         // Line 0: the file as a whole (it cannot be read), not a place in it.
         if self.line == 0 {
-            return write!(f, "{}: {}", self.file, self.message);
+            return write!(f, "{file}: {message}");
         }
-        write!(
-            f,
-            "{}:{}:{}: {}",
-            self.file, self.line, self.column, self.message
-        )
+        write!(f, "{file}:{}:{}: {message}", self.line, self.column)
     }
 }
 
 impl std::error::Error for SpecError {}
+
+use crate::visible::visible;
 
 pub use words::{Order, PreparePolicy};
 

@@ -608,3 +608,15 @@ fn host_tests_in_workloads_are_kept_apart_from_the_servers() {
     assert!(s.run.workloads.is_empty());
     assert_eq!(s.run.host_tests, vec![HostKind::Cpu]);
 }
+
+/// A sweep file's own words are quoted in its errors with control characters escaped: a
+/// hostile file cannot recolour or clear the terminal of whoever plans it.
+#[test]
+fn errors_quote_the_files_words_with_control_characters_escaped() {
+    let text = "name = \"ok\"\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1]\n[[targets]]\nname = \"t\\u001b[2J\\u0007\"\nurl = \"mysql://root@127.0.0.1/sbtest\"\n";
+    let e = SweepSpec::parse(Path::new("sweeps/t.toml"), text)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("'t\\e[2J\\a'"), "{e}");
+    assert!(!e.contains('\u{1b}') && !e.contains('\u{7}'), "{e}");
+}
