@@ -1,7 +1,7 @@
 //! TLS against a real MariaDB configured with certificates made here: a `REQUIRE SSL` user
 //! prepares and runs through `bench --mysql-ssl=on`, is refused without TLS, VERIFY_CA takes
 //! the right CA and refuses a wrong one, and a sweep target with `ssl-mode=REQUIRED` runs
-//! without its password reaching the results.
+//! without its password reaching the results, its manifest and report saying it used TLS.
 
 mod common;
 use common::text;
@@ -149,6 +149,15 @@ fn a_sweep_target_with_ssl_mode_required_runs_and_keeps_its_password() {
             "{f} holds the password"
         );
     }
+    // Who reads the results sees the target was measured over TLS.
+    let manifest = std::fs::read_to_string(run.join("manifest.json")).unwrap();
+    assert!(manifest.contains("?ssl-mode=REQUIRED"), "{manifest}");
+    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(
+        report.contains("over TLS (ssl-mode=REQUIRED)"),
+        "{}",
+        &report[..report.len().min(600)]
+    );
 }
 
 /// Runs openssl in `d`, failing the test with its output if it fails.

@@ -197,7 +197,9 @@ impl Admin {
             .and_then(|r| r.into_iter().next().flatten()))
     }
 
-    /// Name–value rows (SHOW GLOBAL VARIABLES, SHOW GLOBAL STATUS).
+    /// Name–value rows (SHOW GLOBAL VARIABLES, SHOW GLOBAL STATUS), with control characters
+    /// escaped: the names and values go into reports, status.csv and the terminal, and no
+    /// server's value holds one for a reason.
     pub async fn pairs(
         &mut self,
         sql: impl AsRef<str>,
@@ -207,8 +209,12 @@ impl Admin {
             .await?
             .into_iter()
             .filter_map(|mut r| {
-                let value = r.get_mut(1).and_then(Option::take);
-                Some((r.into_iter().next().flatten()?, value))
+                let shown = |s: String| match crate::visible::visible(&s) {
+                    std::borrow::Cow::Borrowed(_) => s,
+                    std::borrow::Cow::Owned(o) => o,
+                };
+                let value = r.get_mut(1).and_then(Option::take).map(shown);
+                Some((shown(r.into_iter().next().flatten()?), value))
             })
             .collect())
     }

@@ -46,6 +46,7 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
     if let Some(p99) = sla_p99 {
         m.add_sla(&points, p99);
     }
+    say_tls(run, &mut m);
     let toml = std::fs::read_to_string(run.join("sweep.toml")).unwrap_or_default();
     m.proxy_cost = super::proxy::rows(&points, &super::proxy::pairs(&toml));
     m.gate = crate::pipeline::results::load_gate(run);
@@ -181,6 +182,44 @@ fn paired_cells(m: &mut ReportModel, v: &crate::pipeline::judge::verdicts_file::
                     .find(|j| j.judged && !j.note.is_empty())
                     .map(|j| format!("{} (paired): {}", j.metric.name(), j.note))
                     .unwrap_or_default();
+            }
+        }
+    }
+}
+
+/// Each series whose target was reached over TLS says so beside its version, with the
+/// mode (from manifest.json's redacted URL): a reader comparing two targets must see that
+/// one paid for encryption.
+fn say_tls(run: &Path, m: &mut ReportModel) {
+    let Ok(Some(manifest)) = crate::pipeline::results::load_manifest(run) else {
+        return;
+    };
+    let Some(targets) = manifest.targets.as_ref().and_then(|t| t.as_array()) else {
+        return;
+    };
+    for t in targets {
+        let (Some(name), Some(url)) = (t["name"].as_str(), t["url"].as_str()) else {
+            continue;
+        };
+        let Some(mode) = url
+            .split(['?', '&'])
+            .find_map(|kv| kv.strip_prefix("ssl-mode="))
+            .filter(|m| !m.eq_ignore_ascii_case("DISABLED"))
+        else {
+            continue;
+        };
+        let tls = if mode.eq_ignore_ascii_case("PREFERRED") {
+            "over TLS if the server offered it (ssl-mode=PREFERRED)".to_string()
+        } else {
+            format!("over TLS (ssl-mode={mode})")
+        };
+        for (s, v) in m.series.iter().zip(m.versions.iter_mut()) {
+            if s.split('/').next() == Some(name) {
+                *v = if v.is_empty() {
+                    tls.clone()
+                } else {
+                    format!("{v}, {tls}")
+                };
             }
         }
     }
