@@ -4,8 +4,10 @@
 //! SHOW GLOBAL VARIABLES and STATUS, information_schema, row counts, SHOW CREATE TABLE, a
 //! table of NULLs, empty strings and binary values) is made by both clients and compared
 //! value by value, NULL and '' kept apart; and each login (every auth plugin the server has,
-//! a wrong password, TLS where the user requires it) succeeds with both or fails with both
-//! with the same server code. A comparison that lets a NULL read as '' through is shown to
+//! a wrong password, TLS as REQUIRED, VERIFY_CA and VERIFY_IDENTITY, none where the user
+//! requires it) succeeds with both or fails with both with the same server code, and a CA
+//! that did not sign the server's certificate is refused by both. mysql_async has no
+//! PREFERRED mode, so that one is not compared. A comparison that lets a NULL read as '' through is shown to
 //! fail. Not compared: X.509 version 1 certificates (webpki, under mysql_async's rustls,
 //! cannot read them; tests/tls.rs covers ours).
 
@@ -20,6 +22,16 @@ use sweepbench::pipeline::server::{managed::exec_root, ManagedServer, ServerSpec
 
 type Rows = Vec<Vec<Option<String>>>;
 
+/// How a login asks for TLS, in the mysql client's modes that both clients have
+/// (mysql_async has no PREFERRED).
+#[derive(Clone, Debug)]
+enum Tls {
+    Off,
+    Required,
+    VerifyCa(std::path::PathBuf),
+    VerifyIdentity(std::path::PathBuf),
+}
+
 /// A login to try with both clients.
 #[derive(Clone)]
 struct Who {
@@ -27,7 +39,7 @@ struct Who {
     user: &'static str,
     password: &'static str,
     db: &'static str,
-    tls: bool,
+    tls: Tls,
 }
 
 const PW: &str = "o pw'\"\\";
@@ -40,13 +52,21 @@ async fn ours(w: &Who, sql: &[&str]) -> Result<Vec<Rows>, u16> {
         password: Some(w.password.into()),
         db: w.db.into(),
         tcp: true,
-        tls: TlsOptions {
-            mode: if w.tls {
-                SslMode::Required
-            } else {
-                SslMode::Disabled
+        tls: match &w.tls {
+            Tls::Off => TlsOptions::default(),
+            Tls::Required => TlsOptions {
+                mode: SslMode::Required,
+                ..Default::default()
             },
-            ..Default::default()
+            Tls::VerifyCa(ca) | Tls::VerifyIdentity(ca) => TlsOptions {
+                mode: if matches!(w.tls, Tls::VerifyCa(_)) {
+                    SslMode::VerifyCa
+                } else {
+                    SslMode::VerifyIdentity
+                },
+                ca: Some(ca.clone()),
+                ..Default::default()
+            },
         },
         ..Default::default()
     };
@@ -75,8 +95,17 @@ async fn theirs(w: &Who, sql: &[&str]) -> Result<Vec<Rows>, u16> {
     if !w.db.is_empty() {
         b = b.db_name(Some(w.db));
     }
-    if w.tls {
-        b = b.ssl_opts(mysql_async::SslOpts::default().with_danger_accept_invalid_certs(true));
+    let ssl = mysql_async::SslOpts::default();
+    match &w.tls {
+        Tls::Off => {}
+        Tls::Required => b = b.ssl_opts(ssl.with_danger_accept_invalid_certs(true)),
+        Tls::VerifyCa(ca) => {
+            b = b.ssl_opts(
+                ssl.with_root_certs(vec![ca.clone().into()])
+                    .with_danger_skip_domain_validation(true),
+            )
+        }
+        Tls::VerifyIdentity(ca) => b = b.ssl_opts(ssl.with_root_certs(vec![ca.clone().into()])),
     }
     let mut c = mysql_async::Conn::new(b).await.map_err(code)?;
     let mut out = Vec::new();
@@ -212,7 +241,7 @@ async fn logins_agree(whos: &[Who]) {
     for w in whos {
         let a = ours(w, &["SELECT CURRENT_USER()"]).await;
         let b = theirs(w, &["SELECT CURRENT_USER()"]).await;
-        assert_eq!(a, b, "{}@{} (tls {})", w.user, w.port, w.tls);
+        assert_eq!(a, b, "{}@{} (tls {:?})", w.user, w.port, w.tls);
     }
 }
 
@@ -222,7 +251,7 @@ fn who(port: u16, user: &'static str, password: &'static str) -> Who {
         user,
         password,
         db: "",
-        tls: false,
+        tls: Tls::Off,
     }
 }
 
@@ -290,16 +319,34 @@ async fn mariadb_11_8_reads_and_logins_agree_with_mysql_async() {
 async fn mariadb_over_tls_logins_agree_with_mysql_async() {
     let p = common::tls::pki();
     let s = common::tls::tls_server(&p);
-    let tls = |user, password| Who {
-        tls: true,
+    let with = |tls: Tls, user, password| Who {
+        tls,
         ..who(s.port(), user, password)
     };
     logins_agree(&[
-        tls("tlsu", "tls pw"),
-        tls("tlsu", "wrong"),
-        who(s.port(), "tlsu", "tls pw"),
+        with(Tls::Required, "tlsu", "tls pw"),
+        with(Tls::Required, "tlsu", "wrong"),
+        with(Tls::Off, "tlsu", "tls pw"),
+        with(Tls::VerifyCa(p.ca.clone()), "tlsu", "tls pw"),
+        with(Tls::VerifyIdentity(p.ca.clone()), "tlsu", "tls pw"),
     ])
     .await;
+    // A CA that did not sign the server's certificate: both refuse before any login (no
+    // server code to compare: each client's own TLS error).
+    let wrong = with(Tls::VerifyCa(p.other_ca.clone()), "tlsu", "tls pw");
+    assert!(ours(&wrong, &["SELECT 1"]).await.is_err());
+    let b = mysql_async::OptsBuilder::default()
+        .ip_or_hostname("127.0.0.1")
+        .tcp_port(s.port())
+        .user(Some("tlsu"))
+        .pass(Some("tls pw"))
+        .prefer_socket(false)
+        .ssl_opts(
+            mysql_async::SslOpts::default()
+                .with_root_certs(vec![p.other_ca.clone().into()])
+                .with_danger_skip_domain_validation(true),
+        );
+    assert!(mysql_async::Conn::new(b).await.is_err());
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -325,7 +372,7 @@ async fn mysql_9_reads_and_logins_agree_with_mysql_async() {
     })
     .await;
     let tls = |user, password| Who {
-        tls: true,
+        tls: Tls::Required,
         ..who(m.port, user, password)
     };
     // caching_sha2_password's full path (RSA over plain TCP) after the cache is emptied, then
