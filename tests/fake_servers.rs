@@ -1,8 +1,9 @@
 //! Servers that break the protocol, met through every front door (`bench`, `check --url`, a
 //! sweep's preflight): an auth switch with an empty nonce, a garbage RSA key, packets out of
-//! order, a result of 2^32 columns and an error message full of escape codes each end in a
-//! clear error naming what was wrong, promptly, with no panic, and the escape codes shown, not
-//! obeyed. (A real MariaDB 10.11 escapes a SIGNAL's control characters itself, as `\001B`:
+//! order, a result of 2^32 columns, an error in the middle of a result, a result that never
+//! ends and an error message full of escape codes each end in a clear error naming what was
+//! wrong, promptly, with no panic, and the escape codes shown, not obeyed; packets that
+//! arrive a byte at a time are read whole. (A real MariaDB 10.11 escapes a SIGNAL's control characters itself, as `\001B`:
 //! raw ones come from other servers and proxies, which a fake server stands in for.)
 
 mod common;
@@ -13,6 +14,15 @@ use std::time::{Duration, Instant};
 
 /// Each front door's exit code and output against `f`.
 fn doors(f: &Fake) -> Vec<(&'static str, Option<i32>, String, Duration)> {
+    knock(f, true)
+}
+
+/// `check` and a sweep's preflight only.
+fn doors_but_bench(f: &Fake) -> Vec<(&'static str, Option<i32>, String, Duration)> {
+    knock(f, false)
+}
+
+fn knock(f: &Fake, with_bench: bool) -> Vec<(&'static str, Option<i32>, String, Duration)> {
     let dir = tempfile::tempdir().unwrap();
     let sweep = dir.path().join("fake.toml");
     std::fs::write(
@@ -50,6 +60,9 @@ fn doors(f: &Fake) -> Vec<(&'static str, Option<i32>, String, Duration)> {
         .arg(dir.path().join("results"));
     let mut out = Vec::new();
     for (name, mut c) in [("bench", bench), ("check", check), ("run", run)] {
+        if name == "bench" && !with_bench {
+            continue;
+        }
         let t = Instant::now();
         let o = c.output().unwrap();
         out.push((name, o.status.code(), text(&o), t.elapsed()));
@@ -147,4 +160,88 @@ fn a_servers_escape_codes_are_shown_not_obeyed() {
             "{door} printed the server's control characters raw"
         );
     }
+}
+
+/// After the login, every query's answer: one column, then rows for as long as the client
+/// reads (a server that streams a result that never ends).
+fn endless(s: &mut std::net::TcpStream) {
+    fake::after_login_with(s, |s, cmd| {
+        if cmd == 0x16 {
+            fake::send(s, 1, &fake::err(1295, "HY000", "not prepared here"));
+            return;
+        }
+        fake::send(s, 1, &[1]);
+        fake::send(s, 2, &fake::column_def("c"));
+        fake::send(s, 3, &[0xfe, 0, 0, 2, 0]);
+        let mut seq = 4u8;
+        let row = fake::packet(0, b"\x03abc");
+        loop {
+            let mut p = row.clone();
+            p[3] = seq;
+            seq = seq.wrapping_add(1);
+            if std::io::Write::write_all(s, &p).is_err() {
+                return;
+            }
+        }
+    });
+}
+
+/// `check` and the preflight give up on it within their watchdog's time, saying the server
+/// stopped answering. (`bench` waits for the event as sysbench does: `--forced-shutdown`
+/// bounds it there.)
+#[test]
+fn a_result_that_never_ends_is_given_up_on() {
+    let f = fake::serve(endless);
+    for (door, code, out, took) in doors_but_bench(&f) {
+        assert_eq!(code, Some(2), "{door}: {out}");
+        assert!(out.contains("stopped answering"), "{door}: {out}");
+        assert!(took < Duration::from_secs(40), "{door} took {took:?}");
+        assert!(!out.contains("panicked at"), "{door}: {out}");
+    }
+}
+
+#[test]
+fn an_error_in_the_middle_of_a_result_is_the_statements_error() {
+    let f = fake::serve(|s| {
+        fake::after_login_with(s, |s, cmd| {
+            if cmd == 0x16 {
+                fake::send(s, 1, &fake::err(1295, "HY000", "not prepared here"));
+                return;
+            }
+            fake::send(s, 1, &[1]);
+            fake::send(s, 2, &fake::column_def("c"));
+            fake::send(s, 3, &[0xfe, 0, 0, 2, 0]);
+            fake::send(s, 4, b"\x03abc");
+            fake::send(
+                s,
+                5,
+                &fake::err(1317, "70100", "Query execution was interrupted"),
+            );
+        })
+    });
+    refused(&f, "error 1317 (Query execution was interrupted)");
+}
+
+/// A server whose every packet arrives a byte at a time: read whole all the same (its
+/// refusal of the login is the answer each door gives).
+#[test]
+fn packets_split_over_many_reads_are_read_whole() {
+    let f = fake::serve(|s| {
+        let _ = s.set_nodelay(true);
+        let dribble = |s: &mut std::net::TcpStream, p: Vec<u8>| {
+            for b in p {
+                let _ = std::io::Write::write_all(s, &[b]);
+                std::thread::sleep(Duration::from_micros(300));
+            }
+        };
+        dribble(
+            s,
+            fake::packet(0, &fake::greeting("mysql_native_password", &[b'n'; 20])),
+        );
+        if fake::read(s).is_some() {
+            let e = fake::err(1045, "28000", "Access denied for user 'u'@'localhost'");
+            dribble(s, fake::packet(2, &e));
+        }
+    });
+    refused(&f, "error 1045 (Access denied for user 'u'@'localhost'");
 }

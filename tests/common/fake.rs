@@ -116,3 +116,29 @@ pub fn after_login(s: &mut TcpStream, answer: impl Fn(u8) -> Vec<Vec<u8>>) {
         }
     }
 }
+
+/// As `after_login`, but the script writes the answer itself (given the command byte).
+pub fn after_login_with(s: &mut TcpStream, answer: impl Fn(&mut TcpStream, u8)) {
+    if login(s, "mysql_native_password").is_none() {
+        return;
+    }
+    send(s, 2, &ok());
+    while let Some((_, cmd)) = read(s) {
+        let c = cmd.first().copied().unwrap_or(0);
+        if c == 1 {
+            return; // COM_QUIT
+        }
+        answer(s, c);
+    }
+}
+
+/// A column definition (protocol 4.1) of a VARCHAR column `name`.
+pub fn column_def(name: &str) -> Vec<u8> {
+    let mut p = Vec::new();
+    for part in ["def", "d", "t", "t", name, name] {
+        p.push(part.len() as u8);
+        p.extend_from_slice(part.as_bytes());
+    }
+    p.extend_from_slice(&[0x0c, 0x21, 0, 0x10, 0, 0, 0, 0xfd, 0, 0, 0, 0, 0]);
+    p
+}
