@@ -3,19 +3,10 @@
 //! with the server's RSA key over TCP), MariaDB's client_ed25519 and mysql_clear_password.
 
 use super::decode;
+use super::error::*;
 use super::packet::Framed;
+use super::proto::*;
 use super::{Error, Login};
-
-pub const CLIENT_LONG_PASSWORD: u32 = 0x1;
-pub const CLIENT_CONNECT_WITH_DB: u32 = 0x8;
-pub const CLIENT_PROTOCOL_41: u32 = 0x200;
-pub const CLIENT_TRANSACTIONS: u32 = 0x2000;
-pub const CLIENT_SECURE_CONNECTION: u32 = 0x8000;
-pub const CLIENT_MULTI_STATEMENTS: u32 = 0x1_0000;
-pub const CLIENT_MULTI_RESULTS: u32 = 0x2_0000;
-pub const CLIENT_PS_MULTI_RESULTS: u32 = 0x4_0000;
-pub const CLIENT_PLUGIN_AUTH: u32 = 0x8_0000;
-pub const CLIENT_SSL: u32 = 0x800;
 
 /// utf8mb4_general_ci, what libmysqlclient and sysbench connect with.
 const CHARSET: u8 = 45;
@@ -36,58 +27,77 @@ pub struct Greeting {
     pub connection_id: u32,
 }
 
-/// The auth response `plugin` wants. `clear_ok`: the password may travel in clear (a Unix
-/// socket, or `--mysql-allow-cleartext`), which mysql_clear_password needs.
+/// The first answer of auth plugin `plugin` to the server's nonce: each plugin a function of
+/// its own below. `clear_ok`: the password may travel in clear (TLS, a Unix socket, or
+/// `--mysql-allow-cleartext`).
 fn response(
     plugin: &[u8],
     nonce: &[u8],
     password: &[u8],
     clear_ok: bool,
 ) -> Result<Vec<u8>, Error> {
-    Ok(match plugin {
-        b"mysql_native_password" => mysql_common::scramble::scramble_native(nonce, password)
-            .map(|s| s.to_vec())
-            .unwrap_or_default(),
-        b"caching_sha2_password" => mysql_common::scramble::scramble_sha256(nonce, password)
-            .map(|s| s.to_vec())
-            .unwrap_or_default(),
-        // MariaDB's ed25519: the nonce signed with a key derived from the password.
-        b"client_ed25519" => {
-            mysql_common::scramble::create_response_for_ed25519(password, nonce).to_vec()
-        }
-        // MySQL's sha256_password: the password itself, which only a secure transport may carry.
-        b"sha256_password" if clear_ok => {
-            let mut p = password.to_vec();
-            p.push(0);
-            p
-        }
-        b"sha256_password" => {
-            return Err(Error::client(
-                2059,
-                "Authentication plugin 'sha256_password' needs TLS or a Unix socket here: add ssl-mode=REQUIRED to the URL (bench: --mysql-ssl=on)".into(),
-            ))
-        }
-        b"mysql_clear_password" if !clear_ok => {
-            return Err(Error::client(
-                2059,
-                "Authentication plugin 'mysql_clear_password' cannot be loaded: plugin not enabled (the server asks for the password in clear over TCP without TLS; connect over the Unix socket, or accept it with --mysql-allow-cleartext, as libmysqlclient's --enable-cleartext-plugin)".into(),
-            ))
-        }
-        b"mysql_clear_password" => {
-            let mut p = password.to_vec();
-            p.push(0);
-            p
-        }
-        other => {
-            return Err(Error::client(
-                2059,
-                format!(
-                    "Authentication plugin '{}' is not supported by sweepbench (use mysql_native_password, caching_sha2_password or MariaDB's ed25519 for the benchmark user)",
-                    String::from_utf8_lossy(other)
-                ),
-            ))
-        }
-    })
+    match plugin {
+        b"mysql_native_password" => Ok(native(nonce, password)),
+        b"caching_sha2_password" => Ok(caching_sha2(nonce, password)),
+        b"client_ed25519" => Ok(ed25519(nonce, password)),
+        b"sha256_password" => sha256(password, clear_ok),
+        b"mysql_clear_password" => clear(password, clear_ok),
+        other => Err(Error::client(
+            CR_AUTH_PLUGIN_CANNOT_LOAD,
+            format!(
+                "Authentication plugin '{}' is not supported by sweepbench (use mysql_native_password, caching_sha2_password or MariaDB's ed25519 for the benchmark user)",
+                String::from_utf8_lossy(other)
+            ),
+        )),
+    }
+}
+
+/// mysql_native_password: SHA1(password) XOR SHA1(nonce + SHA1(SHA1(password))); empty for
+/// no password.
+fn native(nonce: &[u8], password: &[u8]) -> Vec<u8> {
+    mysql_common::scramble::scramble_native(nonce, password)
+        .map(|s| s.to_vec())
+        .unwrap_or_default()
+}
+
+/// caching_sha2_password's fast path (the full one, when the server asks, is `full_sha2_auth`).
+fn caching_sha2(nonce: &[u8], password: &[u8]) -> Vec<u8> {
+    mysql_common::scramble::scramble_sha256(nonce, password)
+        .map(|s| s.to_vec())
+        .unwrap_or_default()
+}
+
+/// MariaDB's ed25519: the nonce signed with a key derived from the password.
+fn ed25519(nonce: &[u8], password: &[u8]) -> Vec<u8> {
+    mysql_common::scramble::create_response_for_ed25519(password, nonce).to_vec()
+}
+
+/// MySQL's sha256_password: the password itself, which only a secure transport may carry.
+fn sha256(password: &[u8], clear_ok: bool) -> Result<Vec<u8>, Error> {
+    if !clear_ok {
+        return Err(Error::client(
+            CR_AUTH_PLUGIN_CANNOT_LOAD,
+            "Authentication plugin 'sha256_password' needs TLS or a Unix socket here: add ssl-mode=REQUIRED to the URL (bench: --mysql-ssl=on)".into(),
+        ));
+    }
+    Ok(nul_terminated(password))
+}
+
+/// mysql_clear_password: the password in clear, only where it may travel so.
+fn clear(password: &[u8], clear_ok: bool) -> Result<Vec<u8>, Error> {
+    if !clear_ok {
+        return Err(Error::client(
+            CR_AUTH_PLUGIN_CANNOT_LOAD,
+            "Authentication plugin 'mysql_clear_password' cannot be loaded: plugin not enabled (the server asks for the password in clear over TCP without TLS; connect over the Unix socket, or accept it with --mysql-allow-cleartext, as libmysqlclient's --enable-cleartext-plugin)".into(),
+        ));
+    }
+    Ok(nul_terminated(password))
+}
+
+fn nul_terminated(password: &[u8]) -> Vec<u8> {
+    let mut p = password.to_vec();
+    p.push(0);
+    p
 }
 
 /// The SSL request (the handshake response's first 32 bytes with CLIENT_SSL), then the TLS
@@ -107,7 +117,10 @@ fn start_tls(
     f.send()?;
     let fail = |why: String| {
         let why = super::tls::explain(&why);
-        Error::client(2026, format!("SSL connection error: {why}"))
+        Error::client(
+            CR_SSL_CONNECTION_ERROR,
+            format!("SSL connection error: {why}"),
+        )
     };
     let name = rustls::pki_types::ServerName::try_from(host.to_string())
         .map_err(|e| fail(format!("'{host}' is not a host name TLS can verify ({e})")))?;
@@ -117,7 +130,7 @@ fn start_tls(
         super::Stream::Tcp(s) => s.try_clone().map_err(|e| Error::lost(&e))?,
         super::Stream::Unix(_) => return Err(fail("TLS over a Unix socket is not used".into())),
     };
-    let mut s = rustls::StreamOwned::new(conn, super::packet::TlsSocket(sock));
+    let mut s = rustls::StreamOwned::new(conn, super::stream::TlsSocket(sock));
     while s.conn.is_handshaking() {
         s.conn.complete_io(&mut s.sock).map_err(|e| {
             // The certificate's verdict, when that is what failed.
@@ -149,7 +162,7 @@ pub fn handshake(
     } = decode::handshake(f.payload(r))?;
     if server_caps & CLIENT_PROTOCOL_41 == 0 {
         return Err(Error::client(
-            2027,
+            CR_MALFORMED_PACKET,
             "The server does not speak protocol 4.1".into(),
         ));
     }
@@ -178,7 +191,7 @@ pub fn handshake(
         }
         (Some(t), false) if t.required => {
             return Err(Error::client(
-                2026,
+                CR_SSL_CONNECTION_ERROR,
                 "SSL connection error: TLS was asked for (--mysql-ssl) but the server does not offer it (have_ssl is not YES: give the server ssl_cert and ssl_key)".into(),
             ))
         }
@@ -215,13 +228,13 @@ pub fn handshake(
         let r = f.next()?;
         let p = f.payload(r);
         match p.first() {
-            Some(0x00) => {
+            Some(&OK) => {
                 return Ok(Greeting {
                     version,
                     connection_id,
                 })
             }
-            Some(0xFF) => {
+            Some(&ERR) => {
                 // Which plugin and transport the refused login used: the remedy depends on it.
                 let mut e = decode::err(p);
                 let transport = if is_socket {
@@ -238,7 +251,7 @@ pub fn handshake(
                 );
                 return Err(e);
             }
-            Some(0xFE) if !switched => {
+            Some(&EOF) if !switched => {
                 // Auth switch request: another plugin, a fresh nonce.
                 switched = true;
                 (plugin, nonce) = decode::auth_switch(&p[1..])?;
@@ -246,9 +259,9 @@ pub fn handshake(
                 f.begin_reply().extend_from_slice(&auth);
                 f.send()?;
             }
-            Some(0x01) if plugin == b"caching_sha2_password" => match p.get(1) {
-                Some(0x03) => {} // fast path accepted; the OK follows
-                Some(0x04) => full_sha2_auth(f, password, &nonce, is_socket || tls)?,
+            Some(&AUTH_MORE_DATA) if plugin == b"caching_sha2_password" => match p.get(1) {
+                Some(&SHA2_FAST_OK) => {} // fast path accepted; the OK follows
+                Some(&SHA2_FULL_AUTH) => full_sha2_auth(f, password, &nonce, is_socket || tls)?,
                 _ => return Err(Error::malformed()),
             },
             _ => return Err(Error::malformed()),
@@ -270,11 +283,11 @@ fn full_sha2_auth(
         f.begin_reply().extend_from_slice(&clear);
         return f.send();
     }
-    f.begin_reply().push(0x02);
+    f.begin_reply().push(SHA2_REQUEST_KEY);
     f.send()?;
     let r = f.next()?;
     let p = f.payload(r);
-    if p.first() != Some(&0x01) {
+    if p.first() != Some(&AUTH_MORE_DATA) {
         return Err(Error::malformed());
     }
     let key = public_key(&p[1..])?;
@@ -292,7 +305,7 @@ fn full_sha2_auth(
 /// libmysqlclient's CR_AUTH_PLUGIN_ERR for the RSA step of caching_sha2_password.
 fn rsa_failed(why: String) -> Error {
     Error::client(
-        2061,
+        CR_AUTH_PLUGIN_ERR,
         format!("Authentication plugin 'caching_sha2_password' reported error: {why}"),
     )
 }

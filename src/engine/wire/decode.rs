@@ -3,18 +3,10 @@
 //! and no connection state, so each is tested and fuzzed on bytes alone. Each refuses what is
 //! malformed with a client error naming it, and allocates at most what the payload holds.
 
-use super::auth::{CLIENT_PLUGIN_AUTH, CLIENT_SECURE_CONNECTION};
+use super::error::*;
 use super::packet::Reader;
+use super::proto::*;
 use super::rows::TextRow;
-use super::Error;
-
-/// Header bytes of the server's packets.
-pub const OK: u8 = 0x00;
-pub const ERR: u8 = 0xFF;
-pub const EOF: u8 = 0xFE;
-pub const LOCAL_INFILE: u8 = 0xFB;
-/// The NULL of a text row's column.
-const NULL: u8 = 0xFB;
 
 /// More columns than any server puts in a result (MySQL and MariaDB stop at 4,096 a table
 /// and a select list); a larger count is a broken or hostile peer, not a size to allocate.
@@ -41,7 +33,7 @@ pub fn handshake(p: &[u8]) -> Result<Handshake, Error> {
     let mut rd = Reader { buf: p };
     if rd.u8()? != 10 {
         return Err(Error::client(
-            2027,
+            CR_MALFORMED_PACKET,
             "Unsupported protocol version (sweepbench speaks protocol 10)".into(),
         ));
     }
@@ -95,7 +87,7 @@ fn nonce_len(plugin: &[u8]) -> Option<usize> {
 pub fn nonce_fits(plugin: &[u8], nonce: &[u8], from: &str) -> Result<(), Error> {
     match nonce_len(plugin) {
         Some(n) if nonce.len() != n => Err(Error::client(
-            2027,
+            CR_MALFORMED_PACKET,
             format!(
                 "Malformed packet: the server's {from} for {} carried a nonce of {} bytes (it takes {n})",
                 String::from_utf8_lossy(plugin),
@@ -128,7 +120,7 @@ pub fn err(p: &[u8]) -> Error {
     let mut rd = Reader {
         buf: p.get(1..).unwrap_or_default(),
     };
-    let code = rd.u16().unwrap_or(2000);
+    let code = rd.u16().unwrap_or(CR_UNKNOWN_ERROR);
     let mut rest = rd.rest();
     let mut sqlstate = None;
     if rest.first() == Some(&b'#') && rest.len() >= 6 {
@@ -180,7 +172,7 @@ pub fn column_count(p: &[u8]) -> Result<u64, Error> {
     let columns = Reader { buf: p }.lenenc()?;
     if columns > MAX_COLUMNS {
         return Err(Error::client(
-            2027,
+            CR_MALFORMED_PACKET,
             format!(
                 "Malformed packet: a result of {columns} columns (a server sends at most {MAX_COLUMNS})"
             ),
@@ -228,7 +220,7 @@ pub fn text_row(p: &[u8], columns: usize, row: &mut TextRow) -> Result<(), Error
     }
     if !rd.buf.is_empty() {
         return Err(Error::client(
-            2027,
+            CR_MALFORMED_PACKET,
             format!(
                 "Malformed packet: a row of {columns} columns with {} bytes left over",
                 rd.buf.len()

@@ -3,22 +3,33 @@
 //! results without building rows, so a query costs one write, usually one read and no
 //! allocation. Administrative statements (preflight, variables, status) go through `engine::admin`,
 //! on this same client with rows read as text (`rows`).
+//!
+//! In layers, each using only those above it: `error` (the error type, libmysqlclient's
+//! client codes) and `proto` (the protocol's numbers); `stream` (the socket, opened, and
+//! TLS's socket); `packet` (framing: sequence numbers checked, payloads capped, the read
+//! buffer given back after a large result); `decode` (pure decoders from a payload to what
+//! it says, which the tests fuzz without a socket); `auth` (the login, a function per auth
+//! plugin) and `tls`; and here, the connection: commands and the one result-set loop.
 
 mod auth;
 pub mod decode;
+mod error;
 mod packet;
+pub mod proto;
 mod rows;
+mod stream;
 pub mod tls;
 mod tls_v1;
 
 use packet::{put_lenenc, Framed};
-use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use error::*;
 pub use rows::TextRow;
+use stream::open;
+pub use stream::Stream;
 
 /// Where a connection goes: a unix socket, or host and port.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,10 +47,6 @@ impl std::fmt::Display for Endpoint {
         }
     }
 }
-
-const SERVER_MORE_RESULTS_EXISTS: u16 = 0x0008;
-const MYSQL_TYPE_LONGLONG: u8 = 0x08;
-const MYSQL_TYPE_STRING: u8 = 0xFE;
 
 /// A statement parameter (or a value substituted into statement text).
 #[derive(Debug, Clone, Copy)]
@@ -62,110 +69,6 @@ pub struct Login<'a> {
     pub allow_cleartext: bool,
     /// TLS over TCP (a Unix socket is local and stays as it is).
     pub tls: Option<tls::Tls>,
-}
-
-/// A server error, or a client-side one with libmysqlclient's code (2013 lost connection,
-/// 2003 cannot connect, 2027 malformed packet, ...), so `--mysql-ignore-errors` lists mean
-/// what they mean with sysbench.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Error {
-    pub code: u16,
-    pub message: String,
-    /// The server's SQLSTATE ("28000"), when the error came from the server.
-    pub sqlstate: Option<[u8; 5]>,
-}
-
-impl Error {
-    pub fn client(code: u16, message: String) -> Error {
-        Error {
-            code,
-            message,
-            sqlstate: None,
-        }
-    }
-
-    /// The SQLSTATE as text, if the server gave one.
-    pub fn sqlstate(&self) -> Option<&str> {
-        self.sqlstate
-            .as_ref()
-            .and_then(|s| std::str::from_utf8(s).ok())
-    }
-
-    fn malformed() -> Error {
-        Error::client(2027, "Malformed packet".into())
-    }
-
-    fn lost(e: &std::io::Error) -> Error {
-        match e.kind() {
-            std::io::ErrorKind::BrokenPipe => {
-                Error::client(2006, format!("MySQL server has gone away ({e})"))
-            }
-            _ => Error::client(
-                2013,
-                format!("Lost connection to MySQL server during query ({e})"),
-            ),
-        }
-    }
-}
-
-impl std::fmt::Display for Error {
-    /// `error 1045 (Access denied …) [SQLSTATE 28000]`: the code first, as sysbench's FATAL
-    /// lines and `--mysql-ignore-errors` speak of it.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "error {} ({})", self.code, self.message)?;
-        match self.sqlstate() {
-            Some(s) => write!(f, " [SQLSTATE {s}]"),
-            None => Ok(()),
-        }
-    }
-}
-
-impl std::error::Error for Error {}
-
-/// A connected socket. Shared so another thread can shut it down to end a hung query.
-#[derive(Debug)]
-pub enum Stream {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-}
-
-impl Stream {
-    /// Ends any read or write in progress on this socket with an error.
-    pub fn shutdown(&self) {
-        let _ = match self {
-            Stream::Tcp(s) => s.shutdown(std::net::Shutdown::Both),
-            Stream::Unix(s) => s.shutdown(std::net::Shutdown::Both),
-        };
-    }
-
-    fn set_read_timeout(&self, t: Option<Duration>) -> std::io::Result<()> {
-        match self {
-            Stream::Tcp(s) => s.set_read_timeout(t),
-            Stream::Unix(s) => s.set_read_timeout(t),
-        }
-    }
-}
-
-impl Read for &Stream {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => (&*s).read(buf),
-            Stream::Unix(s) => (&*s).read(buf),
-        }
-    }
-}
-
-impl Write for &Stream {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => (&*s).write(buf),
-            Stream::Unix(s) => (&*s).write(buf),
-        }
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 /// A server-side prepared statement.
@@ -209,38 +112,6 @@ pub struct Conn {
     dry: bool,
 }
 
-fn open(ep: &Endpoint, timeout: Duration) -> Result<Stream, Error> {
-    match ep {
-        Endpoint::Socket(path) => UnixStream::connect(path).map(Stream::Unix).map_err(|e| {
-            Error::client(
-                2002,
-                format!("Can't connect to local MySQL server through socket '{path}' ({e})"),
-            )
-        }),
-        Endpoint::Tcp(host, port) => {
-            let fail = |e: std::io::Error| {
-                Error::client(
-                    2003,
-                    format!("Can't connect to MySQL server on '{host}:{port}' ({e})"),
-                )
-            };
-            let mut last = None;
-            for addr in (host.as_str(), *port).to_socket_addrs().map_err(fail)? {
-                match TcpStream::connect_timeout(&addr, timeout) {
-                    Ok(s) => {
-                        let _ = s.set_nodelay(true);
-                        return Ok(Stream::Tcp(s));
-                    }
-                    Err(e) => last = Some(e),
-                }
-            }
-            Err(fail(last.unwrap_or_else(|| {
-                std::io::Error::new(std::io::ErrorKind::NotFound, "no address")
-            })))
-        }
-    }
-}
-
 impl Conn {
     /// The server's own certificate (DER) when the login went over TLS.
     pub fn peer_certificate(&self) -> Option<Vec<u8>> {
@@ -261,9 +132,9 @@ impl Conn {
         };
         let g = auth::handshake(&mut f, login, matches!(ep, Endpoint::Socket(_)), host).map_err(|e| {
             // libmysqlclient's words: nothing was being queried yet.
-            if e.code == 2013 {
+            if e.code == CR_SERVER_LOST {
                 Error::client(
-                    2013,
+                    CR_SERVER_LOST,
                     format!(
                         "Lost connection to MySQL server at 'reading initial communication packet' (no answer within {} s)",
                         timeout.as_secs_f64()
@@ -284,8 +155,12 @@ impl Conn {
 
     /// A connection that pretends every call succeeds (`--mysql-dry-run`).
     pub fn dry() -> Result<Conn, Error> {
-        let (a, _b) = UnixStream::pair()
-            .map_err(|e| Error::client(2002, format!("dry run: no socket pair ({e})")))?;
+        let (a, _b) = UnixStream::pair().map_err(|e| {
+            Error::client(
+                CR_CONNECTION_ERROR,
+                format!("dry run: no socket pair ({e})"),
+            )
+        })?;
         Ok(Conn {
             f: Framed::new(Arc::new(Stream::Unix(a))),
             server_version: "dry run".into(),
@@ -305,7 +180,7 @@ impl Conn {
             return Ok(Outcome::default());
         }
         let b = self.f.begin();
-        b.push(0x03);
+        b.push(proto::COM_QUERY);
         b.extend_from_slice(sql.as_bytes());
         self.f.send()?;
         self.read_outcome(None)
@@ -322,7 +197,7 @@ impl Conn {
             });
         }
         let b = self.f.begin();
-        b.push(0x16);
+        b.push(proto::COM_STMT_PREPARE);
         b.extend_from_slice(sql.as_bytes());
         self.f.send()?;
         let r = self.f.next()?;
@@ -353,7 +228,7 @@ impl Conn {
         }
         if args.len() != st.params as usize {
             return Err(Error::client(
-                2034,
+                CR_INVALID_PARAMETER_NO,
                 format!(
                     "Invalid parameter number: the statement takes {}, {} given",
                     st.params,
@@ -393,7 +268,7 @@ impl Conn {
             return Ok(Outcome::default());
         }
         let b = self.f.begin();
-        b.push(0x03);
+        b.push(proto::COM_QUERY);
         b.extend_from_slice(sql);
         self.f.send()?;
         self.read_outcome(None)
@@ -408,7 +283,10 @@ impl Conn {
         let b = self.f.begin();
         b.extend_from_slice(payload);
         if b.len() < 9 {
-            return Err(Error::client(2034, "Empty COM_STMT_EXECUTE payload".into()));
+            return Err(Error::client(
+                CR_INVALID_PARAMETER_NO,
+                "Empty COM_STMT_EXECUTE payload".into(),
+            ));
         }
         b[5..9].copy_from_slice(&st.id.to_le_bytes());
         self.f.send()?;
@@ -420,7 +298,7 @@ impl Conn {
         if self.dry {
             return;
         }
-        self.f.begin().push(0x01);
+        self.f.begin().push(proto::COM_QUIT);
         let _ = self.f.send();
     }
 
@@ -429,7 +307,7 @@ impl Conn {
         let p = self.f.payload(r);
         match p.first() {
             _ if decode::is_eof(p) => Ok(decode::eof_status(p)),
-            Some(&decode::ERR) => Err(decode::err(p)),
+            Some(&proto::ERR) => Err(decode::err(p)),
             _ => Err(Error::malformed()),
         }
     }
@@ -443,13 +321,13 @@ impl Conn {
             let r = self.f.next()?;
             let p = self.f.payload(r);
             let status = match p.first() {
-                Some(&decode::OK) => {
+                Some(&proto::OK) => {
                     let ok = decode::ok(p)?;
                     out.affected = ok.affected;
                     ok.status
                 }
-                Some(&decode::ERR) => return Err(decode::err(p)),
-                Some(&decode::LOCAL_INFILE) => {
+                Some(&proto::ERR) => return Err(decode::err(p)),
+                Some(&proto::LOCAL_INFILE) => {
                     // LOAD DATA LOCAL: we send no file; the server answers with its result.
                     self.f.begin_reply();
                     self.f.send()?;
@@ -462,27 +340,36 @@ impl Conn {
                         self.f.next()?;
                     }
                     self.eof()?;
-                    match rows.take() {
-                        Some(keep) => self.text_rows(columns as usize, keep)?,
-                        None => self.drain_rows()?,
-                    }
+                    // Only the first result set's rows are kept.
+                    self.result_rows(columns as usize, rows.take())?
                 }
             };
-            if status & SERVER_MORE_RESULTS_EXISTS == 0 {
+            if status & proto::SERVER_MORE_RESULTS_EXISTS == 0 {
                 return Ok(out);
             }
         }
     }
 
-    /// Skips rows up to the EOF packet and returns its status flags.
-    fn drain_rows(&mut self) -> Result<u16, Error> {
+    /// A result set's rows up to its EOF packet, whose status flags it returns: each row read
+    /// as text into `keep` (the administrative client's), or skipped unread (the workload's:
+    /// no row is built, nothing allocated). An ERR instead of a row ends the statement.
+    fn result_rows(
+        &mut self,
+        columns: usize,
+        mut keep: Option<&mut Vec<TextRow>>,
+    ) -> Result<u16, Error> {
         loop {
             let r = self.f.next()?;
             let p = self.f.payload(r);
             match p.first() {
                 _ if decode::is_eof(p) => return Ok(decode::eof_status(p)),
-                Some(&decode::ERR) => return Err(decode::err(p)),
+                Some(&proto::ERR) => return Err(decode::err(p)),
                 _ => {}
+            }
+            if let Some(rows) = keep.as_deref_mut() {
+                let mut row = Vec::with_capacity(columns.min(64));
+                decode::text_row(p, columns, &mut row)?;
+                rows.push(row);
             }
         }
     }
@@ -508,7 +395,7 @@ pub fn begin_execute(buf: &mut Vec<u8>, kinds: &[bool], repeat: usize) {
 /// COM_STMT_EXECUTE up to its types flag: command, statement id, no cursor, one iteration,
 /// and the null bitmap (no NULLs) of `params` parameters.
 fn put_execute_head(buf: &mut Vec<u8>, id: u32, params: usize) {
-    buf.push(0x17);
+    buf.push(proto::COM_STMT_EXECUTE);
     buf.extend_from_slice(&id.to_le_bytes());
     buf.push(0);
     buf.extend_from_slice(&1u32.to_le_bytes());
@@ -518,9 +405,9 @@ fn put_execute_head(buf: &mut Vec<u8>, id: u32, params: usize) {
 /// A parameter's type: a signed 64-bit integer, or a string.
 fn put_type(buf: &mut Vec<u8>, int: bool) {
     let t = if int {
-        MYSQL_TYPE_LONGLONG
+        proto::MYSQL_TYPE_LONGLONG
     } else {
-        MYSQL_TYPE_STRING
+        proto::MYSQL_TYPE_STRING
     };
     buf.extend_from_slice(&[t, 0]);
 }

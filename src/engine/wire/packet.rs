@@ -2,56 +2,14 @@
 //! connection, reused for every command, so a query costs one `write` and usually one `read`
 //! and no allocation.
 
-use super::{Error, Stream};
+use super::error::*;
+use super::stream::{Stream, TlsSocket};
 use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::sync::Arc;
 
 /// A TLS session over its own handle on the connection's TCP socket (the shared `Stream`
 /// stays for timeouts and for shutting the socket down from another thread).
 pub type TlsStream = rustls::StreamOwned<rustls::ClientConnection, TlsSocket>;
-
-/// The TCP socket under a TLS session. rustls writes its records with `write_vectored`,
-/// which std sends with `writev`: a peer that went away then raises SIGPIPE, and the
-/// process (SIGPIPE at its default, so `bench | head` ends quietly) died without a word.
-/// Every write here is a `send`/`sendmsg` with MSG_NOSIGNAL, so a closed peer is an EPIPE
-/// error like any other lost connection.
-#[derive(Debug)]
-pub struct TlsSocket(pub TcpStream);
-
-impl Read for TlsSocket {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        (&self.0).read(buf)
-    }
-}
-
-impl Write for TlsSocket {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        // std's TcpStream::write is a send with MSG_NOSIGNAL on Linux.
-        (&self.0).write(buf)
-    }
-
-    fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
-        use std::os::fd::AsRawFd;
-        // SAFETY: msghdr is plain data; zeroed is its empty value. IoSlice is guaranteed
-        // ABI-compatible with iovec on Unix, and sendmsg only reads the buffers.
-        let n = unsafe {
-            let mut msg: libc::msghdr = std::mem::zeroed();
-            msg.msg_iov = bufs.as_ptr() as *mut libc::iovec;
-            msg.msg_iovlen = bufs.len().min(1024) as _;
-            libc::sendmsg(self.0.as_raw_fd(), &msg, libc::MSG_NOSIGNAL)
-        };
-        if n < 0 {
-            Err(std::io::Error::last_os_error())
-        } else {
-            Ok(n as usize)
-        }
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 /// Largest payload of one packet; a longer one continues in the next (not needed by any
 /// workload we run, so refused rather than reassembled).
@@ -109,7 +67,7 @@ impl Framed {
         let len = self.wbuf.len() - 4;
         if len >= MAX_PAYLOAD {
             return Err(Error::client(
-                2020,
+                CR_NET_PACKET_TOO_LARGE,
                 format!("Got packet bigger than 'max_allowed_packet' bytes ({len} bytes; sweepbench sends at most 16 MiB per statement)"),
             ));
         }
@@ -131,7 +89,7 @@ impl Framed {
         let len = u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize;
         if h[3] != self.seq {
             return Err(Error::client(
-                2027,
+                CR_MALFORMED_PACKET,
                 format!(
                     "Malformed packet: packets out of order (expected sequence number {}, got {})",
                     self.seq, h[3]
@@ -141,7 +99,7 @@ impl Framed {
         self.seq = h[3].wrapping_add(1);
         if len == MAX_PAYLOAD {
             return Err(Error::client(
-                2027,
+                CR_MALFORMED_PACKET,
                 "Malformed packet: a response of 16 MiB or more is not supported".into(),
             ));
         }
@@ -177,7 +135,7 @@ impl Framed {
             match got {
                 Ok(0) => {
                     return Err(Error::client(
-                        2013,
+                        CR_SERVER_LOST,
                         "Lost connection to MySQL server during query".into(),
                     ))
                 }

@@ -2,7 +2,7 @@
 //! results without building rows; an administrative statement (SHOW STATUS, a variable's
 //! value) needs what the server sent.
 
-use super::{decode, Conn, Error};
+use super::{Conn, Error};
 
 /// One row of a text-protocol result: each column's bytes, None for NULL.
 pub type TextRow = Vec<Option<Vec<u8>>>;
@@ -16,30 +16,10 @@ impl Conn {
             return Ok(rows);
         }
         let b = self.f.begin();
-        b.push(0x03);
+        b.push(super::proto::COM_QUERY);
         b.extend_from_slice(sql.as_bytes());
         self.f.send()?;
         self.read_outcome(Some(&mut rows))?;
         Ok(rows)
-    }
-
-    /// Reads a result set's rows, each column as text, up to the EOF packet; its status flags.
-    pub(super) fn text_rows(
-        &mut self,
-        columns: usize,
-        rows: &mut Vec<TextRow>,
-    ) -> Result<u16, Error> {
-        loop {
-            let r = self.f.next()?;
-            let p = self.f.payload(r);
-            match p.first() {
-                _ if decode::is_eof(p) => return Ok(decode::eof_status(p)),
-                Some(&decode::ERR) => return Err(decode::err(p)),
-                _ => {}
-            }
-            let mut row = Vec::with_capacity(columns.min(64));
-            decode::text_row(p, columns, &mut row)?;
-            rows.push(row);
-        }
     }
 }
