@@ -8,6 +8,22 @@ use super::packet::Reader;
 use super::proto::*;
 use super::rows::TextRow;
 
+/// Names what was malformed in the reader's bare "Malformed packet": which packet, and how
+/// long it was.
+fn in_packet(what: &'static str, p: &[u8]) -> impl Fn(Error) -> Error + use<> {
+    let len = p.len();
+    move |e| {
+        if e.code == CR_MALFORMED_PACKET && e.message == "Malformed packet" {
+            Error::client(
+                CR_MALFORMED_PACKET,
+                format!("Malformed packet: {what} of {len} bytes ends early or holds a bad length"),
+            )
+        } else {
+            e
+        }
+    }
+}
+
 /// More columns than any server puts in a result (MySQL and MariaDB stop at 4,096 a table
 /// and a select list); a larger count is a broken or hostile peer, not a size to allocate.
 pub const MAX_COLUMNS: u64 = 65_535;
@@ -30,6 +46,10 @@ pub fn handshake(p: &[u8]) -> Result<Handshake, Error> {
     if p.first() == Some(&ERR) {
         return Err(err(p));
     }
+    greeting(p).map_err(in_packet("the server's greeting", p))
+}
+
+fn greeting(p: &[u8]) -> Result<Handshake, Error> {
     let mut rd = Reader { buf: p };
     if rd.u8()? != 10 {
         return Err(Error::client(
@@ -104,7 +124,10 @@ pub fn nonce_fits(plugin: &[u8], nonce: &[u8], from: &str) -> Result<(), Error> 
 /// 32 random bytes and may itself end in 0, so it is kept whole.
 pub fn auth_switch(p: &[u8]) -> Result<(Vec<u8>, Vec<u8>), Error> {
     let mut rd = Reader { buf: p };
-    let plugin = rd.nul_str()?.to_vec();
+    let plugin = rd
+        .nul_str()
+        .map_err(in_packet("an auth switch request", p))?
+        .to_vec();
     let rest = rd.rest();
     let nonce = match rest {
         [head @ .., 0] if plugin != b"client_ed25519" => head,
@@ -145,12 +168,15 @@ pub fn ok(p: &[u8]) -> Result<OkPacket, Error> {
     let mut rd = Reader {
         buf: p.get(1..).unwrap_or_default(),
     };
-    let affected = rd.lenenc()?;
-    rd.lenenc()?;
-    Ok(OkPacket {
-        affected,
-        status: rd.u16()?,
-    })
+    let mut read = || -> Result<OkPacket, Error> {
+        let affected = rd.lenenc()?;
+        rd.lenenc()?;
+        Ok(OkPacket {
+            affected,
+            status: rd.u16()?,
+        })
+    };
+    read().map_err(in_packet("an OK packet", p))
 }
 
 /// Whether `p` is an EOF packet (0xFE and shorter than 9 bytes: a longer one starting 0xFE
@@ -169,7 +195,9 @@ pub fn eof_status(p: &[u8]) -> u16 {
 
 /// The column count that opens a result set, bounded by `MAX_COLUMNS`.
 pub fn column_count(p: &[u8]) -> Result<u64, Error> {
-    let columns = Reader { buf: p }.lenenc()?;
+    let columns = Reader { buf: p }
+        .lenenc()
+        .map_err(in_packet("a result's column count", p))?;
     if columns > MAX_COLUMNS {
         return Err(Error::client(
             CR_MALFORMED_PACKET,
@@ -196,16 +224,23 @@ pub fn prepare_ok(p: &[u8]) -> Result<PrepareOk, Error> {
         _ => return Err(Error::malformed()),
     }
     let mut rd = Reader { buf: &p[1..] };
-    Ok(PrepareOk {
-        id: rd.u32()?,
-        columns: rd.u16()?,
-        params: rd.u16()?,
-    })
+    let mut read = || -> Result<PrepareOk, Error> {
+        Ok(PrepareOk {
+            id: rd.u32()?,
+            columns: rd.u16()?,
+            params: rd.u16()?,
+        })
+    };
+    read().map_err(in_packet("a prepared statement's OK", p))
 }
 
 /// A text row of `columns` columns into `row` (cleared first): each column's bytes, None for
 /// NULL. Bytes left over after the last column are malformed, as are too few.
 pub fn text_row(p: &[u8], columns: usize, row: &mut TextRow) -> Result<(), Error> {
+    row_columns(p, columns, row).map_err(in_packet("a row", p))
+}
+
+fn row_columns(p: &[u8], columns: usize, row: &mut TextRow) -> Result<(), Error> {
     row.clear();
     let mut rd = Reader { buf: p };
     for _ in 0..columns {
@@ -301,7 +336,16 @@ mod tests {
             text_row(b"\x03abc\xfb", 1, &mut row).unwrap_err().code,
             2027
         );
-        assert_eq!(text_row(b"\x05abc", 1, &mut row).unwrap_err().code, 2027);
+        let e = text_row(b"\x05abc", 1, &mut row).unwrap_err();
+        assert_eq!(
+            e.message,
+            "Malformed packet: a row of 4 bytes ends early or holds a bad length"
+        );
+        let e = handshake(&[10, b'v', 0, 1]).unwrap_err();
+        assert!(
+            e.message.contains("the server's greeting of 4 bytes"),
+            "{e}"
+        );
         let e = auth_switch(b"caching_sha2_password\0").unwrap_err();
         assert!(e.message.contains("nonce of 0 bytes (it takes 20)"), "{e}");
         let mut ed = b"client_ed25519\0".to_vec();
