@@ -379,7 +379,8 @@ pub fn keep_summary(run: &Path, summary: &str, ev: &dyn Events) {
         .unwrap_or_default()
         .into_iter()
         .filter(|r| r.status == PointStatus::Failed)
-        .map(|r| format!("  {}: {}", r.point_id, r.error))
+        // An error quotes a server, a proxy or a log: never raw in a mail.
+        .map(|r| format!("  {}: {}", r.point_id, crate::visible::visible(&r.error)))
         .collect();
     if !failed.is_empty() {
         s.push_str(&format!("\nfailed points:\n{}\n", failed.join("\n")));
@@ -392,6 +393,38 @@ pub fn keep_summary(run: &Path, summary: &str, ev: &dyn Events) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A failed point's error that holds a terminal's escape codes and a bell (from a server
+    /// or proxy that sent them raw) is written to summary.txt escaped.
+    #[test]
+    fn summary_txt_shows_a_failed_points_control_characters_escaped() {
+        use crate::pipeline::results::{PointRecord, RunDir};
+        let d = tempfile::tempdir().unwrap();
+        let mut dir = RunDir::create_at(&d.path().join("run"), "name = \"x\"\n").unwrap();
+        dir.append_point(&PointRecord {
+            point_id: "a/default/w/t1/r1".into(),
+            status: PointStatus::Failed,
+            error: "FATAL: error 1040 (\u{1b}[31mRED\u{1b}[0m evil \u{7} message)".into(),
+            ..PointRecord::default()
+        })
+        .unwrap();
+        keep_summary(
+            &dir.path,
+            "sweep 'x': 0 ok, 1 failed\n",
+            &crate::pipeline::events::Collect::default(),
+        );
+        let text = std::fs::read_to_string(dir.path.join("summary.txt")).unwrap();
+        assert!(
+            text.contains(
+                "a/default/w/t1/r1: FATAL: error 1040 (\\e[31mRED\\e[0m evil \\a message)"
+            ),
+            "{text}"
+        );
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{7}'),
+            "{text}"
+        );
+    }
 
     #[test]
     fn the_paired_gate_ranks_the_variables_and_counts_what_always_differs() {
