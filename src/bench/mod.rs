@@ -315,7 +315,14 @@ async fn run_run(o: &EngineConfig, format: OutputFormat, verbose: bool) -> anyho
     if let Some(f) = &report.fatal {
         eprintln!("{f}");
         if text {
-            println!("(the run ended early; the report covers what was measured until then)");
+            // Threads that lost their connection for good leave the others to run to the
+            // end: the run did not end early, it ran short of threads.
+            let whole = o.time_s > 0 && report.elapsed_s >= o.time_s as f64 * 0.95;
+            if whole {
+                println!("(the run went on to its end with the threads it had left; the report covers all of it)");
+            } else {
+                println!("(the run ended early; the report covers what was measured until then)");
+            }
         }
     }
     if text {
