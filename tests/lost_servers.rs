@@ -1,6 +1,6 @@
 //! What a run does when its server goes away or stalls, each reproduced on a throwaway
 //! MariaDB: a TLS server killed mid-run is an error and a kept report (not a silent death by
-//! SIGPIPE), in `bench` under both `--db-ps-mode`s and in `run` on a terminal; a run that
+//! SIGPIPE), in `bench` under both `--db-ps-mode`s and in `run` on a terminal or not; a run that
 //! ignores 2013/2006 ends at its deadline and says which threads it lost; and write stalls
 //! leave no interval line with transactions but a latency of 0.00.
 
@@ -84,10 +84,19 @@ fn a_tls_server_killed_mid_run_is_an_error_and_the_report_is_kept() {
     }
 }
 
+/// `run` with its output on a terminal (no shield, SIGPIPE at its default) and in pipes:
+/// the TLS server killed during the second point fails that point, and the first is kept.
 #[test]
-fn a_sweep_on_a_terminal_whose_tls_server_dies_keeps_its_finished_point() {
+fn a_sweep_whose_tls_server_dies_keeps_its_finished_point_on_a_terminal_or_not() {
     let p = pki();
     let mut s = tls_server(&p);
+    for terminal in [true, false] {
+        sweep_loses_its_tls_server(&mut s, terminal);
+        s.restart().unwrap();
+    }
+}
+
+fn sweep_loses_its_tls_server(s: &mut ManagedServer, terminal: bool) {
     let dir = tempfile::tempdir().unwrap();
     let sweep = dir.path().join("tls.toml");
     std::fs::write(
@@ -99,21 +108,30 @@ fn a_sweep_on_a_terminal_whose_tls_server_dies_keeps_its_finished_point() {
     )
     .unwrap();
     let results = dir.path().join("results");
-    // `script` gives the run a terminal for stdout and stderr, where no shield swaps them
-    // for pipes.
-    let cmd = format!(
-        "{} run {} --results-dir {}",
-        assert_cmd::cargo::cargo_bin("sweepbench").display(),
-        sweep.display(),
-        results.display()
-    );
-    let child = Command::new("script")
-        .args(["-qefc", &cmd, "/dev/null"])
+    let bin = assert_cmd::cargo::cargo_bin("sweepbench");
+    let mut c = if terminal {
+        // `script` gives the run a terminal for stdout and stderr, where no shield swaps
+        // them for pipes.
+        let cmd = format!(
+            "{} run {} --results-dir {}",
+            bin.display(),
+            sweep.display(),
+            results.display()
+        );
+        let mut c = Command::new("script");
+        c.args(["-qefc", &cmd, "/dev/null"]);
+        c
+    } else {
+        let mut c = Command::new(&bin);
+        c.arg("run").arg(&sweep).arg("--results-dir").arg(&results);
+        c
+    };
+    let child = c
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("script(1) from util-linux");
+        .expect("starting the run (under script(1), from util-linux, for a terminal)");
     // The run's directory is results/<name>/<timestamp>/ (and a `latest` link beside it).
     let points = || {
         let mut found = None;
@@ -131,9 +149,13 @@ fn a_sweep_on_a_terminal_whose_tls_server_dies_keeps_its_finished_point() {
             .is_some_and(|t| t.lines().count() >= 2)
     });
     std::thread::sleep(Duration::from_millis(1500));
-    kill_server(&mut s);
+    kill_server(s);
     let (code, out) = wait_end(child, "the sweep to end", Duration::from_secs(60));
-    assert_eq!(code, Some(1), "a failed point, not SIGPIPE: {out}");
+    assert_eq!(
+        code,
+        Some(1),
+        "a failed point, not SIGPIPE (terminal: {terminal}): {out}"
+    );
     let csv = std::fs::read_to_string(points().unwrap()).unwrap();
     assert_eq!(csv.lines().count(), 3, "both points recorded: {csv}");
     assert!(
