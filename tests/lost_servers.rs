@@ -20,6 +20,19 @@ fn spawn(args: &[String]) -> std::process::Child {
         .expect("starting sweepbench")
 }
 
+/// Waits until `user` has `n` connections on `s` (a run's threads, connected), then a second
+/// more, so the run is measuring when the server is killed however slow the machine.
+fn running(s: &ManagedServer, user: &str, n: u32) {
+    let sql = format!("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = '{user}'");
+    wait_for("the run's connections", Duration::from_secs(60), || {
+        query_col_on(s, &sql)
+            .first()
+            .and_then(|c| c.parse::<u32>().ok())
+            .is_some_and(|c| c >= n)
+    });
+    std::thread::sleep(Duration::from_secs(1));
+}
+
 /// SIGKILL to the server, as a crash or an OOM kill ends it.
 fn kill_server(s: &mut ManagedServer) {
     let pid = s.pid().expect("the server runs") as i32;
@@ -67,7 +80,7 @@ fn a_tls_server_killed_mid_run_is_an_error_and_the_report_is_kept() {
             "bench oltp_point_select run --threads=8 --time=20 --report-interval=1 --db-ps-mode={mode}"
         );
         let child = spawn(&tls_args(&s, &run));
-        std::thread::sleep(Duration::from_secs(2));
+        running(&s, "tlsu", 8);
         kill_server(&mut s);
         let (code, out) = wait_end(child, "bench to end", Duration::from_secs(30));
         assert_eq!(
@@ -102,7 +115,7 @@ fn sweep_loses_its_tls_server(s: &mut ManagedServer, terminal: bool) {
     std::fs::write(
         &sweep,
         format!(
-            "name = \"tlsdeath\"\n[data]\ntables = 1\ntable_size = 200\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [2, 4]\nduration = \"3s\"\nrepeats = 1\norder = \"sequential\"\n[[targets]]\nname = \"secure\"\nurl = \"mysql://tlsu:tls%20pw@127.0.0.1:{}/tlsdb?ssl-mode=REQUIRED\"\n",
+            "name = \"tlsdeath\"\n[data]\ntables = 1\ntable_size = 200\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [2, 8]\nduration = \"4s\"\nrepeats = 1\norder = \"sequential\"\n[[targets]]\nname = \"secure\"\nurl = \"mysql://tlsu:tls%20pw@127.0.0.1:{}/tlsdb?ssl-mode=REQUIRED\"\n",
             s.port()
         ),
     )
@@ -148,7 +161,9 @@ fn sweep_loses_its_tls_server(s: &mut ManagedServer, terminal: bool) {
             .and_then(|f| std::fs::read_to_string(f).ok())
             .is_some_and(|t| t.lines().count() >= 2)
     });
-    std::thread::sleep(Duration::from_millis(1500));
+    // Killed while the second point's 8 connections run, not while they are being opened
+    // (then the point fails to connect: also an error, but not the one under test).
+    running(s, "tlsu", 8);
     kill_server(s);
     let (code, out) = wait_end(child, "the sweep to end", Duration::from_secs(60));
     assert_eq!(
@@ -184,7 +199,7 @@ fn ignored_lost_connections_end_at_the_deadline_and_the_lost_threads_are_said() 
     run.insert(0, "bench".into());
     let started = Instant::now();
     let child = spawn(&run);
-    std::thread::sleep(Duration::from_secs(3));
+    running(&s, "root", 5);
     kill_server(&mut s);
     let (code, out) = wait_end(child, "bench to end", Duration::from_secs(8 + 15));
     let took = started.elapsed();
