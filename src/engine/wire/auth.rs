@@ -259,11 +259,13 @@ pub fn handshake(
                 f.begin_reply().extend_from_slice(&auth);
                 f.send()?;
             }
-            Some(&AUTH_MORE_DATA) if plugin == b"caching_sha2_password" => match p.get(1) {
-                Some(&SHA2_FAST_OK) => {} // fast path accepted; the OK follows
-                Some(&SHA2_FULL_AUTH) => full_sha2_auth(f, password, &nonce, is_socket || tls)?,
-                _ => return Err(Error::malformed()),
-            },
+            Some(&AUTH_MORE_DATA) if plugin == b"caching_sha2_password" => {
+                match decode::more_data(p, false)? {
+                    // The fast path accepted; the OK follows.
+                    decode::MoreData::FastOk => {}
+                    _ => full_sha2_auth(f, password, &nonce, is_socket || tls)?,
+                }
+            }
             _ => return Err(Error::malformed()),
         }
     }
@@ -286,12 +288,15 @@ fn full_sha2_auth(
     f.begin_reply().push(SHA2_REQUEST_KEY);
     f.send()?;
     let r = f.next()?;
-    let p = f.payload(r);
-    if p.first() != Some(&AUTH_MORE_DATA) {
+    let decode::MoreData::Key(pem) = decode::more_data(f.payload(r), true)? else {
+        return Err(Error::malformed());
+    };
+    let key = public_key(pem)?;
+    // The nonce's length was checked when it came (`nonce_fits`); an empty one is still
+    // refused here rather than indexed.
+    if nonce.is_empty() {
         return Err(Error::malformed());
     }
-    let key = public_key(&p[1..])?;
-    // The nonce's length was checked when it came (`nonce_fits`): never empty here.
     for (i, b) in clear.iter_mut().enumerate() {
         *b ^= nonce[i % nonce.len()];
     }

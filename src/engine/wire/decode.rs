@@ -137,6 +137,36 @@ pub fn auth_switch(p: &[u8]) -> Result<(Vec<u8>, Vec<u8>), Error> {
     Ok((plugin, nonce.to_vec()))
 }
 
+/// caching_sha2_password's AUTH_MORE_DATA packet: the fast path's verdict, the call for the
+/// full path, or (answering our request for it) the server's RSA public key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MoreData<'a> {
+    FastOk,
+    FullAuth,
+    Key(&'a [u8]),
+}
+
+/// Reads AUTH_MORE_DATA; `key`: the key was asked for, so the rest is the key.
+pub fn more_data(p: &[u8], key: bool) -> Result<MoreData<'_>, Error> {
+    let what =
+        |got: &[u8]| {
+            Error::client(
+                CR_MALFORMED_PACKET,
+                format!(
+                "Malformed packet: caching_sha2_password's exchange sent {:02x?} where {} was due",
+                &got[..got.len().min(4)],
+                if key { "the server's RSA key" } else { "fast-path-ok (3) or full-auth (4)" }
+            ),
+            )
+        };
+    match (p, key) {
+        ([AUTH_MORE_DATA, rest @ ..], true) => Ok(MoreData::Key(rest)),
+        ([AUTH_MORE_DATA, SHA2_FAST_OK], false) => Ok(MoreData::FastOk),
+        ([AUTH_MORE_DATA, SHA2_FULL_AUTH], false) => Ok(MoreData::FullAuth),
+        _ => Err(what(p)),
+    }
+}
+
 /// An ERR packet (0xFF, code, optional '#' and SQLSTATE, message) as an error; the message
 /// with its control characters escaped, since it reaches terminals, summary.txt and mail.
 pub fn err(p: &[u8]) -> Error {
@@ -346,6 +376,14 @@ mod tests {
             e.message.contains("the server's greeting of 4 bytes"),
             "{e}"
         );
+        assert_eq!(more_data(&[1, 3], false).unwrap(), MoreData::FastOk);
+        assert_eq!(more_data(&[1, 4], false).unwrap(), MoreData::FullAuth);
+        assert_eq!(more_data(b"\x01PEM", true).unwrap(), MoreData::Key(b"PEM"));
+        assert!(more_data(&[1, 9], false)
+            .unwrap_err()
+            .message
+            .contains("[01, 09]"));
+        assert_eq!(more_data(&[], true).unwrap_err().code, 2027);
         let e = auth_switch(b"caching_sha2_password\0").unwrap_err();
         assert!(e.message.contains("nonce of 0 bytes (it takes 20)"), "{e}");
         let mut ed = b"client_ed25519\0".to_vec();
@@ -370,6 +408,11 @@ mod tests {
             assert!(c <= MAX_COLUMNS);
         }
         let _ = prepare_ok(p);
+        for key in [false, true] {
+            if let Ok(MoreData::Key(k)) = more_data(p, key) {
+                assert!(key && k.len() < p.len());
+            }
+        }
         for columns in [0, 1, 3, 1000] {
             let mut row = Vec::new();
             if text_row(p, columns, &mut row).is_ok() {
