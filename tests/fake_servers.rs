@@ -166,13 +166,9 @@ fn a_servers_escape_codes_are_shown_not_obeyed() {
 /// reads (a server that streams a result that never ends).
 fn endless(s: &mut std::net::TcpStream) {
     fake::after_login_with(s, |s, cmd| {
-        if cmd == 0x16 {
-            fake::send(s, 1, &fake::err(1295, "HY000", "not prepared here"));
+        if !fake::one_column_head(s, cmd) {
             return;
         }
-        fake::send(s, 1, &[1]);
-        fake::send(s, 2, &fake::column_def("c"));
-        fake::send(s, 3, &[0xfe, 0, 0, 2, 0]);
         let mut seq = 4u8;
         let row = fake::packet(0, b"\x03abc");
         loop {
@@ -204,13 +200,9 @@ fn a_result_that_never_ends_is_given_up_on() {
 fn an_error_in_the_middle_of_a_result_is_the_statements_error() {
     let f = fake::serve(|s| {
         fake::after_login_with(s, |s, cmd| {
-            if cmd == 0x16 {
-                fake::send(s, 1, &fake::err(1295, "HY000", "not prepared here"));
+            if !fake::one_column_head(s, cmd) {
                 return;
             }
-            fake::send(s, 1, &[1]);
-            fake::send(s, 2, &fake::column_def("c"));
-            fake::send(s, 3, &[0xfe, 0, 0, 2, 0]);
             fake::send(s, 4, b"\x03abc");
             fake::send(
                 s,

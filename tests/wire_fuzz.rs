@@ -43,14 +43,8 @@ fn flights(switch: u8) -> Vec<Vec<u8>> {
     }
     let mut rs = Vec::new();
     rs.extend(packet(1, &[2]));
-    for (i, name) in [b"a", b"b"].iter().enumerate() {
-        let mut def = Vec::new();
-        for part in [&b"def"[..], b"d", b"t", b"t", &name[..], &name[..]] {
-            def.push(part.len() as u8);
-            def.extend_from_slice(part);
-        }
-        def.extend_from_slice(&[0x0c, 0x21, 0, 0x10, 0, 0, 0, 0xfd, 0, 0, 0, 0, 0]);
-        rs.extend(packet(2 + i as u8, &def));
+    for (i, name) in ["a", "b"].iter().enumerate() {
+        rs.extend(packet(2 + i as u8, &fake::column_def(name)));
     }
     rs.extend(packet(4, &[0xfe, 0, 0, 2, 0]));
     rs.extend(packet(5, b"\x03abc\xfb"));

@@ -102,19 +102,11 @@ pub fn login(s: &mut TcpStream, plugin: &str) -> Option<()> {
 /// Logs the client in, then answers each command with the packets `answer` gives for its
 /// command byte (sequence from 1).
 pub fn after_login(s: &mut TcpStream, answer: impl Fn(u8) -> Vec<Vec<u8>>) {
-    if login(s, "mysql_native_password").is_none() {
-        return;
-    }
-    send(s, 2, &ok());
-    while let Some((_, cmd)) = read(s) {
-        let c = cmd.first().copied().unwrap_or(0);
-        if c == 1 {
-            return; // COM_QUIT
-        }
+    after_login_with(s, |s, c| {
         for (i, p) in answer(c).iter().enumerate() {
             send(s, 1 + i as u8, p);
         }
-    }
+    })
 }
 
 /// As `after_login`, but the script writes the answer itself (given the command byte).
@@ -141,4 +133,18 @@ pub fn column_def(name: &str) -> Vec<u8> {
     }
     p.extend_from_slice(&[0x0c, 0x21, 0, 0x10, 0, 0, 0, 0xfd, 0, 0, 0, 0, 0]);
     p
+}
+
+/// Refuses to prepare (as a proxy may, so the client sends its statements as text) and
+/// answers a query with the head of a one-column result: the count, the column, the EOF.
+/// True when it sent the head (the rows, from sequence number 4, are the caller's).
+pub fn one_column_head(s: &mut TcpStream, cmd: u8) -> bool {
+    if cmd == 0x16 {
+        send(s, 1, &err(1295, "HY000", "not prepared here"));
+        return false;
+    }
+    send(s, 1, &[1]);
+    send(s, 2, &column_def("c"));
+    send(s, 3, &[0xfe, 0, 0, 2, 0]);
+    true
 }
