@@ -283,15 +283,10 @@ pub fn build(workload: &str, raw: &RawOptions) -> Result<EngineConfig, OptionErr
         ));
     }
     check_engine_name(&wl.storage_engine).map_err(|why| raw.bad("mysql_storage_engine", &why))?;
-    // Not given: the environment, as libmysqlclient reads MYSQL_PWD under sysbench (and
-    // SWEEPBENCH_PASSWORD first, as a sweep's targets do), so a password need not be on
-    // the command line where every local user sees it.
     let password = if raw.given("mysql_password") {
         Some(raw.get("mysql_password").to_string())
     } else {
-        ["SWEEPBENCH_PASSWORD", "MYSQL_PWD"]
-            .iter()
-            .find_map(|v| std::env::var(v).ok())
+        crate::engine::config::password_from_env()
     };
     let mut c = EngineConfig {
         workload,

@@ -480,6 +480,15 @@ pub struct TlsOptions {
     pub cipher: Option<String>,
 }
 
+/// A password from the environment when none was given: SWEEPBENCH_PASSWORD, then MYSQL_PWD
+/// (which libmysqlclient reads, under sysbench too), so it need not be on a command line every
+/// local user can read. `bench`, a sweep's targets and a client agent read it alike.
+pub fn password_from_env() -> Option<String> {
+    ["SWEEPBENCH_PASSWORD", "MYSQL_PWD"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok())
+}
+
 impl Default for ConnOptions {
     fn default() -> Self {
         ConnOptions {

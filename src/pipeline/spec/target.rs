@@ -279,11 +279,9 @@ impl ConnInfo {
         if self.password.is_some() {
             return;
         }
-        for var in ["SWEEPBENCH_PASSWORD", "MYSQL_PWD"] {
-            if let Ok(p) = std::env::var(var) {
-                self.password = Some(p);
-                return;
-            }
+        if let Some(p) = crate::engine::config::password_from_env() {
+            self.password = Some(p);
+            return;
         }
         if let Some(home) = std::env::var_os("HOME") {
             let path = std::path::Path::new(&home).join(".my.cnf");

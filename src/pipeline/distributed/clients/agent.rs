@@ -97,9 +97,7 @@ async fn run(from: Source) -> anyhow::Result<Exit> {
             let t = all.into_iter().nth(*index as usize).ok_or_else(|| {
                 anyhow::anyhow!("{}: no task for client index {index}", tasks.display())
             })?;
-            let pw = ["SWEEPBENCH_PASSWORD", "MYSQL_PWD"]
-                .iter()
-                .find_map(|v| std::env::var(v).ok());
+            let pw = crate::engine::config::password_from_env();
             (t, pw)
         }
     };
