@@ -197,11 +197,6 @@ pub fn handshake(
         }
         _ => false,
     };
-    // The greeting's nonce is MySQL's 20 bytes whatever plugin it names (ed25519 sends its
-    // own 32 in a switch).
-    if plugin != b"client_ed25519" {
-        decode::nonce_fits(&plugin, &nonce, "greeting")?;
-    }
     let password = login.password.as_bytes();
     let clear_ok = is_socket || tls || login.allow_cleartext;
     let auth = response(&plugin, &nonce, password, clear_ok)?;
@@ -260,10 +255,11 @@ pub fn handshake(
                 f.send()?;
             }
             Some(&AUTH_MORE_DATA) if plugin == b"caching_sha2_password" => {
-                match decode::more_data(p, false)? {
-                    // The fast path accepted; the OK follows.
-                    decode::MoreData::FastOk => {}
-                    _ => full_sha2_auth(f, password, &nonce, is_socket || tls)?,
+                match decode::sha2_verdict(p)? {
+                    decode::Sha2::FastOk => {}
+                    decode::Sha2::FullAuth => {
+                        full_sha2_auth(f, password, &nonce, is_socket || tls)?
+                    }
                 }
             }
             _ => return Err(Error::malformed()),
@@ -288,10 +284,7 @@ fn full_sha2_auth(
     f.begin_reply().push(SHA2_REQUEST_KEY);
     f.send()?;
     let r = f.next()?;
-    let decode::MoreData::Key(pem) = decode::more_data(f.payload(r), true)? else {
-        return Err(Error::malformed());
-    };
-    let key = public_key(pem)?;
+    let key = public_key(decode::sha2_key(f.payload(r))?)?;
     // The nonce's length was checked when it came (`nonce_fits`); an empty one is still
     // refused here rather than indexed.
     if nonce.is_empty() {

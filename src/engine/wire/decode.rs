@@ -83,6 +83,10 @@ fn greeting(p: &[u8]) -> Result<Handshake, Error> {
     if plugin.is_empty() {
         plugin = b"mysql_native_password".to_vec();
     }
+    // MySQL's 20 bytes whatever plugin it names (ed25519 sends its own 32 in a switch).
+    if plugin != b"client_ed25519" {
+        nonce_fits(&plugin, &nonce, "greeting")?;
+    }
     Ok(Handshake {
         version,
         connection_id,
@@ -104,7 +108,7 @@ fn nonce_len(plugin: &[u8]) -> Option<usize> {
 
 /// A nonce of the wrong length for `plugin` is the server's mistake, said as such (an empty
 /// one would otherwise be indexed by caching_sha2_password's RSA step).
-pub fn nonce_fits(plugin: &[u8], nonce: &[u8], from: &str) -> Result<(), Error> {
+fn nonce_fits(plugin: &[u8], nonce: &[u8], from: &str) -> Result<(), Error> {
     match nonce_len(plugin) {
         Some(n) if nonce.len() != n => Err(Error::client(
             CR_MALFORMED_PACKET,
@@ -137,33 +141,41 @@ pub fn auth_switch(p: &[u8]) -> Result<(Vec<u8>, Vec<u8>), Error> {
     Ok((plugin, nonce.to_vec()))
 }
 
-/// caching_sha2_password's AUTH_MORE_DATA packet: the fast path's verdict, the call for the
-/// full path, or (answering our request for it) the server's RSA public key.
+/// caching_sha2_password's verdict on the fast path (an AUTH_MORE_DATA packet).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MoreData<'a> {
+pub enum Sha2 {
+    /// The cached hash matched; the OK follows.
     FastOk,
+    /// No cached hash: the full path, the password itself (sealed, over plain TCP).
     FullAuth,
-    Key(&'a [u8]),
 }
 
-/// Reads AUTH_MORE_DATA; `key`: the key was asked for, so the rest is the key.
-pub fn more_data(p: &[u8], key: bool) -> Result<MoreData<'_>, Error> {
-    let what =
-        |got: &[u8]| {
-            Error::client(
-                CR_MALFORMED_PACKET,
-                format!(
-                "Malformed packet: caching_sha2_password's exchange sent {:02x?} where {} was due",
-                &got[..got.len().min(4)],
-                if key { "the server's RSA key" } else { "fast-path-ok (3) or full-auth (4)" }
-            ),
-            )
-        };
-    match (p, key) {
-        ([AUTH_MORE_DATA, rest @ ..], true) => Ok(MoreData::Key(rest)),
-        ([AUTH_MORE_DATA, SHA2_FAST_OK], false) => Ok(MoreData::FastOk),
-        ([AUTH_MORE_DATA, SHA2_FULL_AUTH], false) => Ok(MoreData::FullAuth),
-        _ => Err(what(p)),
+/// caching_sha2_password's malformed exchange: what came where `due` was.
+fn sha2_malformed(p: &[u8], due: &str) -> Error {
+    Error::client(
+        CR_MALFORMED_PACKET,
+        format!(
+            "Malformed packet: caching_sha2_password's exchange sent {:02x?} where {due} was due",
+            &p[..p.len().min(4)]
+        ),
+    )
+}
+
+/// The AUTH_MORE_DATA packet that answers the fast path's scramble.
+pub fn sha2_verdict(p: &[u8]) -> Result<Sha2, Error> {
+    match p {
+        [AUTH_MORE_DATA, SHA2_FAST_OK] => Ok(Sha2::FastOk),
+        [AUTH_MORE_DATA, SHA2_FULL_AUTH] => Ok(Sha2::FullAuth),
+        _ => Err(sha2_malformed(p, "fast-path-ok (3) or full-auth (4)")),
+    }
+}
+
+/// The AUTH_MORE_DATA packet that answers our request for the server's RSA public key: the
+/// key's PEM text.
+pub fn sha2_key(p: &[u8]) -> Result<&[u8], Error> {
+    match p {
+        [AUTH_MORE_DATA, pem @ ..] => Ok(pem),
+        _ => Err(sha2_malformed(p, "the server's RSA key")),
     }
 }
 
@@ -329,6 +341,16 @@ mod tests {
         assert_eq!(h.nonce, nonce);
         assert_eq!(h.plugin, b"caching_sha2_password");
         assert_eq!(h.collation, 45);
+        // Cut four bytes into the nonce's second part: 12 bytes of nonce, no plugin named.
+        let mut g = greeting(&nonce, b"x");
+        g.truncate(47 + 4);
+        let short = handshake(&g).unwrap_err();
+        assert!(
+            short
+                .message
+                .contains("greeting for mysql_native_password carried a nonce of 12 bytes"),
+            "{short}"
+        );
     }
 
     #[test]
@@ -376,14 +398,14 @@ mod tests {
             e.message.contains("the server's greeting of 4 bytes"),
             "{e}"
         );
-        assert_eq!(more_data(&[1, 3], false).unwrap(), MoreData::FastOk);
-        assert_eq!(more_data(&[1, 4], false).unwrap(), MoreData::FullAuth);
-        assert_eq!(more_data(b"\x01PEM", true).unwrap(), MoreData::Key(b"PEM"));
-        assert!(more_data(&[1, 9], false)
+        assert_eq!(sha2_verdict(&[1, 3]).unwrap(), Sha2::FastOk);
+        assert_eq!(sha2_verdict(&[1, 4]).unwrap(), Sha2::FullAuth);
+        assert_eq!(sha2_key(b"\x01PEM").unwrap(), b"PEM");
+        assert!(sha2_verdict(&[1, 9])
             .unwrap_err()
             .message
             .contains("[01, 09]"));
-        assert_eq!(more_data(&[], true).unwrap_err().code, 2027);
+        assert_eq!(sha2_key(&[]).unwrap_err().code, 2027);
         let e = auth_switch(b"caching_sha2_password\0").unwrap_err();
         assert!(e.message.contains("nonce of 0 bytes (it takes 20)"), "{e}");
         let mut ed = b"client_ed25519\0".to_vec();
@@ -408,10 +430,9 @@ mod tests {
             assert!(c <= MAX_COLUMNS);
         }
         let _ = prepare_ok(p);
-        for key in [false, true] {
-            if let Ok(MoreData::Key(k)) = more_data(p, key) {
-                assert!(key && k.len() < p.len());
-            }
+        let _ = sha2_verdict(p);
+        if let Ok(k) = sha2_key(p) {
+            assert!(k.len() < p.len());
         }
         for columns in [0, 1, 3, 1000] {
             let mut row = Vec::new();
