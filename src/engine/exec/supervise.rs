@@ -184,7 +184,7 @@ impl<'a> Supervisor<'a> {
         Instant::now()
     }
 
-    /// A report interval: one line from this interval's handovers.
+    /// A report interval: one line from the workers' live counters and latency buckets.
     fn tick(&mut self, due: Instant, observer: &mut dyn Observer) {
         // The deadline's own tick is left to the run's end (`report`), which prints it once
         // the workers have finished their last events and counts the leaving workers as

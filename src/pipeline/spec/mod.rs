@@ -19,6 +19,7 @@ pub use lexical::{name_ok, parse_duration, var_name_ok, NAME_RULE};
 pub use filter::Filter;
 
 use crate::engine::config::{self, ConnOptions, EngineConfig, Overrides, WorkloadKind};
+use crate::visible::visible;
 use raw::RawSweep;
 use std::fmt;
 use std::ops::Range;
@@ -49,8 +50,6 @@ impl fmt::Display for SpecError {
 }
 
 impl std::error::Error for SpecError {}
-
-use crate::visible::visible;
 
 pub use words::{Order, PreparePolicy};
 
