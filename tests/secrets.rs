@@ -1,6 +1,6 @@
 //! Secrets and paths: a password with spaces, quotes and backslashes reaches neither the run
-//! directory nor any process's command line (the sysbench driver included), and sweep names
-//! cannot leave the results directory.
+//! directory nor any process's command line (the sysbench driver included), `bench` takes it
+//! from the environment, and sweep names cannot leave the results directory.
 
 mod common;
 use common::{server, text};
@@ -153,4 +153,58 @@ fn a_sweep_named_dot_dot_is_refused() {
         "mine"
     );
     assert_eq!(std::fs::read_dir(&results).unwrap().count(), 0);
+}
+
+/// `bench` without `--mysql-password` takes it from SWEEPBENCH_PASSWORD, then MYSQL_PWD (as
+/// libmysqlclient does under sysbench), so it never has to be on a command line; with
+/// neither, the server refuses the login (1045).
+#[test]
+fn bench_reads_the_password_from_the_environment() {
+    let s = server();
+    exec_root(
+        s,
+        &[
+            "DROP USER IF EXISTS 'envpw'@'127.0.0.1'",
+            &format!(
+                "CREATE USER 'envpw'@'127.0.0.1' IDENTIFIED BY {}",
+                sweepbench::engine::admin::quote(PASSWORD)
+            ),
+            "DROP DATABASE IF EXISTS envpw",
+            "CREATE DATABASE envpw",
+            "GRANT ALL ON envpw.* TO 'envpw'@'127.0.0.1'",
+        ],
+    )
+    .unwrap();
+    let bench = |words: &str, env: &[(&str, &str)]| {
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"));
+        c.env_remove("SWEEPBENCH_PASSWORD").env_remove("MYSQL_PWD");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.arg("bench")
+            .args(words.split_whitespace())
+            .args([
+                "--mysql-host=127.0.0.1".to_string(),
+                format!("--mysql-port={}", s.port()),
+                "--mysql-user=envpw".into(),
+                "--mysql-db=envpw".into(),
+                "--table-size=100".into(),
+            ])
+            .output()
+            .unwrap()
+    };
+    let out = bench("oltp_point_select prepare", &[("MYSQL_PWD", PASSWORD)]);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = bench(
+        "oltp_point_select run --time=1",
+        &[("SWEEPBENCH_PASSWORD", PASSWORD), ("MYSQL_PWD", "wrong")],
+    );
+    assert!(
+        out.status.success(),
+        "SWEEPBENCH_PASSWORD first: {}",
+        text(&out)
+    );
+    let out = bench("oltp_point_select run --time=1", &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("error 1045"), "{}", text(&out));
 }
