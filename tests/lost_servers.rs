@@ -57,13 +57,14 @@ fn tls_args(s: &ManagedServer, words: &str) -> Vec<String> {
     a
 }
 
-/// sysbench's "transactions:" count from a report on stdout.
-fn transactions(text: &str) -> u64 {
+/// The first figure of a line of sysbench's report ("transactions:", "reconnects:", "total
+/// time:" without its unit), failing the test when the report has none.
+fn figure<T: std::str::FromStr>(text: &str, label: &str) -> T {
     text.lines()
-        .find_map(|l| l.trim().strip_prefix("transactions:"))
+        .find_map(|l| l.trim().strip_prefix(label))
         .and_then(|r| r.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no transactions line in {text}"))
+        .and_then(|n| n.trim_end_matches('s').parse().ok())
+        .unwrap_or_else(|| panic!("no '{label}' figure in {text}"))
 }
 
 #[test]
@@ -92,7 +93,10 @@ fn a_tls_server_killed_mid_run_is_an_error_and_the_report_is_kept() {
             out.contains("FATAL:") && out.contains("Lost connection to MySQL server"),
             "the lost connection is named ({mode}): {out}"
         );
-        assert!(transactions(&out) > 0, "the report is kept ({mode}): {out}");
+        assert!(
+            figure::<u64>(&out, "transactions:") > 0,
+            "the report is kept ({mode}): {out}"
+        );
         s.restart().unwrap();
     }
 }
@@ -211,19 +215,9 @@ fn ignored_lost_connections_end_at_the_deadline_and_the_lost_threads_are_said() 
             && out.contains("the run went on to its end with the threads it had left"),
         "{out}"
     );
-    let reconnects: u64 = out
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("reconnects:"))
-        .and_then(|r| r.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("{out}"));
+    let reconnects: u64 = figure(&out, "reconnects:");
     assert!(reconnects >= 4, "every lost connection counted: {out}");
-    let total: f64 = out
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("total time:"))
-        .and_then(|r| r.trim().strip_suffix('s'))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("{out}"));
+    let total: f64 = figure(&out, "total time:");
     assert!(
         (7.5..9.5).contains(&total),
         "the run's time is its --time, not how long it took to give up: {total} s, {took:?}"
