@@ -439,3 +439,47 @@ fn no_file_of_src_imports_itself_around_a_loop() {
     }
     assert_no_loop(&e);
 }
+
+/// The measured window's bracket is written once (`sweep/bracket.rs`, `Bracket`): what is
+/// read before a window and written after it — the record settled, its samples, the
+/// server's CPU, the shares of the host others took, the counters and a dead server's
+/// revival — is never assembled by a design. A figure read around every window is then
+/// added in one place.
+#[test]
+fn the_measured_window_is_bracketed_in_one_place() {
+    let mut files = Vec::new();
+    rs_files(&src().join("pipeline"), &mut files);
+    let steps = [
+        "settle(",
+        ".end_window(",
+        "write_samples(",
+        "set_shares(",
+        "host_shares(",
+        ".server_cpu_seconds()",
+        ".window_start(",
+        "host_cpu()",
+    ];
+    let mut wrong = Vec::new();
+    for p in &files {
+        let rel = p.strip_prefix(src()).unwrap().display().to_string();
+        if rel.ends_with("sweep/bracket.rs") {
+            continue;
+        }
+        let Some(text) = code(p) else { continue };
+        for (n, line) in text.lines().enumerate() {
+            let l = line.trim_start();
+            if l.starts_with("//") || l.starts_with("pub") || l.starts_with("fn ") {
+                continue;
+            }
+            for step in steps {
+                if l.contains(step) {
+                    wrong.push(format!("{rel}:{}: {}", n + 1, l));
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "steps of the window's bracket outside bracket.rs: {wrong:#?}"
+    );
+}

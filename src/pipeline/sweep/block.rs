@@ -203,14 +203,6 @@ impl Block {
         self.live.as_ref()?.cpu_seconds()
     }
 
-    /// The server's CPU seconds since `before` (its `server_cpu_seconds` then), rounded as
-    /// points.csv keeps them; None where either reading is missing.
-    pub fn server_cpu_since(&self, before: Option<f64>) -> Option<f64> {
-        Some(crate::pipeline::results::r4(
-            self.server_cpu_seconds()? - before?,
-        ))
-    }
-
     /// Ends a measured window, whatever the design: its counters kept (status.csv), and
     /// after a window that failed, a server or proxy that died started again for the next,
     /// what that took said in the record's error.

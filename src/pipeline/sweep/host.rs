@@ -2,18 +2,18 @@
 //! scaling curve at the sweep's thread counts, measured before any server's point, so the
 //! report can draw it beside the servers' and `compare` can tell a slower host. The engine's
 //! host runner measures them — a machine's test, with no connection and no `EngineConfig`,
-//! the one design outside `Measure::run` — and `measure::settle` makes their records'
-//! figures and status as for every other point. fileio's files are prepared once in the
+//! the one design outside `Measure::run` — inside the same window bracket as every other
+//! point (`window::Bracket`, with no server), which makes their records. fileio's files are prepared once in the
 //! run's work directory (where managed servers keep their data) and removed after the last
 //! host point.
 
-use super::measure::{settle, Measured};
-use super::record::{host_shares, set_shares};
+use super::bracket::Bracket;
+use super::measure::Measured;
 use super::runner::Runner;
+use super::window::Seat;
 use crate::engine::host::fileio::{self, FileIo, FileIoOptions};
 use crate::engine::host::HostKind;
 use crate::pipeline::results::PointRecord;
-use crate::pipeline::results::PointStatus;
 use std::path::{Path, PathBuf};
 
 /// Measures the plan's host points in order and keeps their records. False when the run
@@ -64,49 +64,34 @@ async fn measure_all(
             _ => Ok(None),
         };
         let (test, threads) = (p.test, p.threads);
-        let (h0, began) = (crate::usage::host_cpu(), std::time::Instant::now());
+        let window = Bracket::open_counting_later(None);
         let cpu0 = crate::usage::self_cpu_seconds();
         let measured = match fileio {
-            Err(why) => Ok(Err(why)),
-            Ok(fileio) => {
-                tokio::task::spawn_blocking(move || {
-                    test.measure(
-                        threads,
-                        time_s,
-                        fileio.as_ref().map(|(o, d)| (o, d.as_path())),
-                    )
-                })
-                .await
-            }
+            Err(why) => Err(anyhow::anyhow!(why)),
+            Ok(fileio) => tokio::task::spawn_blocking(move || {
+                test.measure(
+                    threads,
+                    time_s,
+                    fileio.as_ref().map(|(o, d)| (o, d.as_path())),
+                )
+            })
+            .await
+            .map_err(|e| anyhow::anyhow!("the host test's threads failed: {e}"))
+            .and_then(|m| m.map_err(|why| anyhow::anyhow!(why))),
         };
-        let cpu_s = crate::usage::self_cpu_seconds() - cpu0;
-        match measured {
-            Ok(Ok(report)) => {
-                let m = Ok(Measured::Report {
-                    report: Box::new(report),
-                    cpu_s,
-                    skew_ms: None,
-                });
-                settle(r.spec, &mut rec, &m);
-                // What else ran on the machine meanwhile: this client is the test.
-                let wall = began.elapsed().as_secs_f64();
-                set_shares(
-                    &mut rec,
-                    host_shares(h0, crate::usage::host_cpu(), wall, cpu_s),
-                );
-                if let Ok(Measured::Report { report, .. }) = &m {
-                    r.keep_samples(&p.id, report);
-                }
-            }
-            Ok(Err(why)) => {
-                rec.status = PointStatus::Failed;
-                rec.error = why;
-            }
-            Err(e) => {
-                rec.status = PointStatus::Failed;
-                rec.error = format!("the host test's threads failed: {e}");
-            }
-        }
+        let measured = measured.map(|report| Measured::Report {
+            report: Box::new(report),
+            cpu_s: crate::usage::self_cpu_seconds() - cpu0,
+            skew_ms: None,
+        });
+        // What else ran on the machine meanwhile: this client is the test, and no server
+        // was measured.
+        let seat = Seat {
+            has_client: false,
+            alone_here: true,
+        };
+        let mut to = r.keep_to();
+        window.close(None, &mut to, &mut rec, &measured, seat).await;
         if !r.keep(rec, &p.id, 0) {
             return false;
         }

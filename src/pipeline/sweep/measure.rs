@@ -2,17 +2,16 @@
 //! native engine in this process, on connections it opens or on a paired point's open ones,
 //! by the sysbench binary, by client processes (here or as pods of a cluster), or by a
 //! synthetic target's model — chosen once per point (`Measure::of`, or `Measure::Open` for
-//! a paired point's slices and turns); each gives back one `Measured`, which `settle` turns
-//! into the record's figures and status, one way for every design.
+//! a paired point's slices and turns); each gives back one `Measured`, which the window's
+//! bracket (bracket.rs) turns into the record's figures and status, one way for every design.
 
 use super::block::Block;
-use super::record::fail_if_empty;
 use super::servers::synthetic::Synthetic;
 use super::sysbench_driver;
-use super::window::{self, Window};
+use super::window::{self, Seat, Window};
 use crate::engine::exec::{self, IntervalStats, Observer, RunReport};
 use crate::pipeline::plan::Point;
-use crate::pipeline::results::{r4, PointRecord, PointStatus};
+use crate::pipeline::results::PointRecord;
 use crate::pipeline::spec::distributed::{Executor, Kube};
 use crate::pipeline::spec::target::ConnInfo;
 use crate::pipeline::spec::LoadDriver;
@@ -53,6 +52,11 @@ pub(super) enum Measured {
     Sysbench { intervals: Vec<IntervalStats> },
 }
 
+/// Whether block `b`'s server is a model, whose measurements are computed.
+pub(super) fn is_model(b: &Block) -> bool {
+    b.live_as::<Synthetic>().is_some()
+}
+
 impl<'a> Measure<'a> {
     /// How `p` is measured on its open block; None when the block has nothing to measure on.
     pub fn of(spec: &'a SweepSpec, p: &Point, b: &'a Block) -> Option<Measure<'a>> {
@@ -68,22 +72,38 @@ impl<'a> Measure<'a> {
         })
     }
 
-    /// Whether a record of this measurement has a client CPU share worth showing (none for
-    /// a model).
-    pub fn has_client(&self) -> bool {
-        !matches!(self, Measure::Synthetic(_))
+    /// How a slice, a turn or a warming of block `b` is measured: on the connections its
+    /// paired point opened (`rig`), or by its model, which needs none. Err: why it cannot be.
+    pub fn on_rig(
+        b: &'a Block,
+        rig: &'a mut Result<exec::Rig, String>,
+    ) -> Result<Measure<'a>, String> {
+        if let Some(s) = b.live_as::<Synthetic>() {
+            return Ok(Measure::Synthetic(s));
+        }
+        if let Some(e) = &b.error {
+            return Err(e.clone());
+        }
+        match (rig, b.conn.as_ref()) {
+            (Err(e), _) => Err(e.clone()),
+            (Ok(_), None) => Err("no connection".into()),
+            (Ok(rig), Some(c)) => Ok(Measure::Open(rig, c)),
+        }
     }
 
-    /// Whether the point's client ran on this host, its CPU known: then what the rest of the
-    /// host's processes took meanwhile can be told from /proc/stat.
-    pub fn client_here(&self) -> bool {
-        matches!(
-            self,
-            Measure::Native(_)
-                | Measure::Sysbench(_)
-                | Measure::LocalClients(_)
-                | Measure::Open(..)
-        )
+    /// What a window of this measurement can say of the CPU: a model has no client, and only
+    /// a client on this host lets the rest of the host's load be told apart.
+    pub fn seat(&self) -> Seat {
+        Seat {
+            has_client: !matches!(self, Measure::Synthetic(_)),
+            alone_here: matches!(
+                self,
+                Measure::Native(_)
+                    | Measure::Sysbench(_)
+                    | Measure::LocalClients(_)
+                    | Measure::Open(..)
+            ),
+        }
     }
 
     /// Measures point `p` over `window`. `rec` receives what only sysbench's output holds.
@@ -178,49 +198,5 @@ impl<'a> Measure<'a> {
                 }
             }
         })
-    }
-}
-
-/// What a measurement gave, written into its record — the one way for every design: the
-/// engine's counts, latencies and client CPU (sysbench's are already there), and the status:
-/// failed with why (an error, the engine's fatal error, events still running past the
-/// point's timeout, or no event at all), interrupted, or ok.
-pub(super) fn settle(spec: &SweepSpec, rec: &mut PointRecord, m: &anyhow::Result<Measured>) {
-    match m {
-        Err(e) => {
-            rec.status = PointStatus::Failed;
-            rec.set_error(e);
-            return;
-        }
-        Ok(Measured::Sysbench { .. }) => {}
-        Ok(Measured::Report {
-            report,
-            cpu_s,
-            skew_ms,
-        }) => {
-            rec.fill(report, *cpu_s);
-            rec.start_skew_ms = skew_ms.map(r4);
-            rec.status = status(spec, report, rec);
-        }
-    }
-    fail_if_empty(rec);
-}
-
-/// A measured window's status from its report: failed (with why), interrupted or ok.
-fn status(spec: &SweepSpec, r: &RunReport, rec: &mut PointRecord) -> PointStatus {
-    match (&r.fatal, r.interrupted, r.unfinished) {
-        (Some(f), _, _) => {
-            rec.set_fatal(f);
-            PointStatus::Failed
-        }
-        (None, _, Some(n)) => {
-            rec.error = format!(
-                "point timeout: {n} event(s) still running {:.0}s after the point's end; ended by forced shutdown",
-                super::point_grace_s(spec)
-            );
-            PointStatus::Failed
-        }
-        (None, true, None) => PointStatus::Interrupted,
-        (None, false, None) => PointStatus::Ok,
     }
 }

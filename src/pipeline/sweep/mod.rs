@@ -4,6 +4,7 @@
 
 mod auto;
 mod block;
+mod bracket;
 pub mod calibrate;
 mod check;
 mod cost;
@@ -16,6 +17,7 @@ mod paired;
 mod paired_setup;
 mod profile;
 mod record;
+mod rounds;
 mod run;
 mod runner;
 mod servers;

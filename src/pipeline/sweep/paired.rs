@@ -5,18 +5,14 @@
 //! (its repeat is the round), so every other command reads a paired run as it reads any run;
 //! the paired verdicts, with the rounds each point took, go to verdicts.json.
 
-use super::block::Block;
-use super::measure::{settle, Measure, Measured};
+use super::rounds::Round;
 use super::runner::Runner;
-use super::servers::synthetic::Synthetic;
-use super::slices::{others_share, slice_point, Quiet, Series, Sliced, SLICE_SETUP_S};
-use super::window::{self, Window};
-use crate::engine::exec;
+use super::slices::{Series, Slice, SLICE_SETUP_S};
 use crate::pipeline::judge::verdict::paired::{self, PairedPoint, Rounds, Schedule};
 use crate::pipeline::judge::verdict::{Verdict, ALPHA};
 use crate::pipeline::judge::verdicts_file::{Cell, Comparison, Stopped, Verdicts};
 use crate::pipeline::plan::Point;
-use crate::pipeline::results::{r4, PointRecord, PointStatus};
+use crate::pipeline::results::{r4, PointRecord};
 use crate::pipeline::spec::design::{Isolate, MIN_ROUNDS};
 use std::time::Instant;
 
@@ -75,29 +71,7 @@ pub(super) async fn run(r: &mut Runner<'_>) {
         r.fail_unmeasured(r.plan.points.len() as u32);
         return;
     }
-    // Every series' server, up and warm before the first slice.
-    let mut series: Vec<Series> = Vec::new();
-    for (t, c) in &keys {
-        let key = format!("{t}/{c}");
-        r.note(format!("starting {key}"));
-        let config = spec
-            .configs
-            .iter()
-            .find(|x| &x.name == c)
-            .expect("planned config exists");
-        let ev = r.ev;
-        let block = super::servers::open(spec, r.plan, t, config, r.st_mut(), ev).await;
-        if block.error.is_none() {
-            if let Err(e) = super::paired_setup::prewarm(r, &block).await {
-                r.ev.warn(&format!("prewarming {key}: {e:#}"));
-            }
-        }
-        series.push(Series {
-            key,
-            block,
-            cpus: Vec::new(),
-        });
-    }
+    let mut series = open_series(r, &keys).await;
     let isolation = if design.duet() && design.isolate != Isolate::None {
         super::paired_setup::isolate(r, &mut series, design.isolate == Isolate::Cpus)
     } else {
@@ -157,6 +131,35 @@ pub(super) async fn run(r: &mut Runner<'_>) {
         .collect();
     lines.extend(summary(&out, &baseline));
     r.set_answers(lines);
+}
+
+/// Every series' server (target/config `keys`), up and its tables read before the first
+/// slice; a series that could not start keeps why in its block.
+async fn open_series(r: &mut Runner<'_>, keys: &[(String, String)]) -> Vec<Series> {
+    let spec = r.spec;
+    let mut series: Vec<Series> = Vec::new();
+    for (t, c) in keys {
+        let key = format!("{t}/{c}");
+        r.note(format!("starting {key}"));
+        let config = spec
+            .configs
+            .iter()
+            .find(|x| &x.name == c)
+            .expect("planned config exists");
+        let ev = r.ev;
+        let block = super::servers::open(spec, r.plan, t, config, r.st_mut(), ev).await;
+        if block.error.is_none() {
+            if let Err(e) = super::paired_setup::prewarm(r, &block).await {
+                r.ev.warn(&format!("prewarming {key}: {e:#}"));
+            }
+        }
+        series.push(Series {
+            key,
+            block,
+            cpus: Vec::new(),
+        });
+    }
+    series
 }
 
 /// One line per compared series over the whole sweep, for the run's last lines.
@@ -243,191 +246,47 @@ async fn measure_cell(
     let spec = r.spec;
     let mut rng = crate::engine::workload::rand::Rng::seeded(seed_of(r.run_id, ci));
     let mut rounds: Vec<Rounds> = vec![Rounds::default(); series.len()];
-    let mut out = Cell {
-        workload: cell.workload.name().to_string(),
-        threads: cell.threads,
-        rounds: 0,
-        looks: schedule.looks.clone(),
-        stopped: if spec.run.design.budget_s.is_some() {
-            Stopped::Budget
-        } else {
-            Stopped::Rounds
-        },
-        seconds: 0.0,
-        orders: Vec::new(),
-        series: series.iter().map(|s| s.key.clone()).collect(),
-        cpu_pct: Vec::new(),
-        pinned: Vec::new(),
-        turn_ms: 0,
-        comparisons: Vec::new(),
-    };
+    let mut out = empty_cell(r, cell, series, schedule);
     let started = Instant::now();
     let tag = format!("{} t{}", out.workload, cell.threads);
-    // Each series' connections, opened once for the point and warmed at its thread count
-    // (not recorded); the slices run on them.
-    let mut rigs: Vec<Result<exec::Rig, String>> = Vec::new();
-    let warm_opts = |s: &Series| {
-        s.block.conn.as_ref().map(|c| {
-            let mut o = window::config(spec, cell, Window::Warm, Some(c));
-            // The rig's workers start on the series' CPUs (a duet's isolation).
-            o.cpus = s.cpus.clone();
-            o
-        })
-    };
-    for s in series.iter() {
-        rigs.push(match (warm_opts(s), &s.block.error) {
-            (_, Some(e)) => Err(e.clone()),
-            (None, None) => Err("no connection".to_string()),
-            (Some(o), None) => exec::Rig::open(&o).await.map_err(|e| format!("{e:#}")),
-        });
-    }
-    let pin = spec.run.design.pin;
-    if pin != crate::pipeline::spec::design::Pin::None && !spec.run.design.duet() {
-        let mut said = Vec::new();
-        for (s, rig) in series.iter().zip(&rigs) {
-            if let Ok(rig) = rig {
-                match super::paired_setup::pin_pairs(&s.block, rig, pin).await {
-                    Ok(m) => said.push(format!("{}: {m}", s.key)),
-                    Err(e) => said.push(format!("{}: not pinned: {e:#}", s.key)),
-                }
-            }
-        }
-        r.note(format!("{tag}: {}", said.join("; ")));
-        out.pinned = said;
-    }
-    // Warmed at the point's thread count once pinned, not recorded.
-    let ctx = r.run_at();
-    for (s, rig) in series.iter().zip(rigs.iter_mut()) {
-        let (Ok(open), Some(c)) = (&mut *rig, s.block.conn.as_ref()) else {
-            continue;
-        };
-        let mut unkept = PointRecord::new(r.run_id, cell, &s.block.version);
-        let warmed = Measure::Open(open, c)
-            .run(spec, cell, Window::Warm, &mut unkept, ctx, &mut Quiet)
-            .await;
-        let failed = match warmed {
-            Err(e) => Some(format!("warming: {e:#}")),
-            Ok(Measured::Report { report, .. }) => report.fatal.map(|f| format!("warming: {f}")),
-            Ok(Measured::Sysbench { .. }) => None,
-        };
-        if let Some(e) = failed {
-            *rig = Err(e);
-        }
-    }
+    let mut rigs = super::paired_setup::open_rigs(r, cell, series, &tag, &mut out.pinned).await;
+    let round = Round::of(spec, cell, series);
+    out.turn_ms = round.turn_ms();
     let mut verdicts: Vec<PairedPoint> = Vec::new();
-    // Every series is a model or none is (the sweep file's check): a model's slices are
-    // computed, on the run's virtual clock.
-    let synthetic = series
-        .iter()
-        .all(|s| s.block.live_as::<Synthetic>().is_some());
-    let duet = spec.run.design.duet();
-    let turn_ms = spec.run.design.turn_ms(cell.workload);
-    out.turn_ms = turn_ms;
-    let interleaved = turn_ms > 0;
-    'rounds: for n in 1..=schedule.last() {
+    for n in 1..=schedule.last() {
         let mut order: Vec<usize> = (0..series.len()).collect();
         for i in (1..order.len()).rev() {
             order.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
         }
         out.orders
             .push(order.iter().map(|&i| series[i].key.clone()).collect());
-        let mut line = Vec::new();
-        let mut cpu_round: Vec<Option<[f64; 2]>> = vec![None; series.len()];
-        // Each slice of the round, measured one after another in the round's order, or (a
-        // duet) all in the same seconds.
-        let mut measured: Vec<Sliced> = Vec::new();
         if crate::interrupt::requested() {
             r.interrupt();
             out.stopped = Stopped::Interrupted;
-            break 'rounds;
+            break;
         }
-        if synthetic {
-            for &i in &order {
-                measured.push(synthetic_slice(r, cell, &series[i], i, n).await);
+        let slices = round
+            .run(r, cell, series, &mut rigs, &order, &mut rng, n)
+            .await;
+        let kept = keep_round(r, slices, &order, series, &mut rounds);
+        let line = match kept {
+            Ok(line) => line,
+            Err(why) => {
+                out.stopped = why;
+                break;
             }
-        } else if duet {
-            let recs = super::duet::round(r, cell, series, &mut rigs, n).await;
-            for (i, (p, rec)) in recs.into_iter().enumerate() {
-                measured.push((i, p, rec, None));
-            }
-        } else if interleaved {
-            measured = super::turns::round(r, cell, series, &mut rigs, &order, &mut rng, n).await;
-        }
-        for &i in &order {
-            let (p, rec, cpu) = if duet || interleaved || synthetic {
-                let k = measured
-                    .iter()
-                    .position(|m| m.0 == i)
-                    .expect("a slice per series");
-                let (_, p, rec, cpu) = measured.swap_remove(k);
-                (p, rec, cpu)
-            } else {
-                if crate::interrupt::requested() {
-                    r.interrupt();
-                    out.stopped = Stopped::Interrupted;
-                    break 'rounds;
-                }
-                let s = &mut series[i];
-                let p = slice_point(cell, &s.key, n);
-                let h0 = crate::usage::host_cpu();
-                let rec = slice(r, &p, &mut s.block, &mut rigs[i]).await;
-                let cpu = others_share(h0, crate::usage::host_cpu(), &rec);
-                (p, rec, cpu)
-            };
-            let mut rec = rec;
-            super::record::set_shares(&mut rec, cpu);
-            let key = &series[i].key;
-            let ok = rec.status == PointStatus::Ok && rec.transactions > 0;
-            if ok {
-                push(&mut rounds[i], &rec, cpu.map(|c| c.0));
-                cpu_round[i] = cpu.map(|(o, st)| [r4(o * 100.0), r4(st * 100.0)]);
-                line.push(format!(
-                    "{key} {:.1} tps{}",
-                    rec.tps,
-                    cpu.map(|(o, _)| format!(" (others {:.0} % CPU)", o * 100.0))
-                        .unwrap_or_default()
-                ));
-            }
-            let kept = r.keep(rec, &p.id, p.rate);
-            if !ok || !kept {
-                out.stopped = if r.interrupted() {
-                    Stopped::Interrupted
-                } else {
-                    Stopped::Failed
-                };
-                break 'rounds;
-            }
-        }
-        out.rounds = n;
-        out.cpu_pct.push(cpu_round);
-        let how = if synthetic {
-            format!("one {} s slice each, computed", spec.run.design.slice_s)
-        } else if duet {
-            format!("one {} s slice, all at once", spec.run.design.slice_s)
-        } else if interleaved {
-            format!(
-                "{} s each, in turns of {turn_ms} ms",
-                spec.run.design.slice_s
-            )
-        } else {
-            format!("one {} s slice each", spec.run.design.slice_s)
         };
-        r.note(format!("{tag} round {n}: {} ({how})", line.join(", ")));
+        out.rounds = n;
+        out.cpu_pct.push(line.cpu);
+        let how = round.describe(spec.run.design.slice_s);
+        r.note(format!("{tag} round {n}: {} ({how})", line.said.join(", ")));
         // A control sweep's question is tomorrow's: the ratio's change from night to night,
         // which tonight's verdict does not settle. Its points spend their whole share on the
         // ratio's precision instead of stopping once tonight's verdict is decided.
         if schedule.is_look(n) && (!spec.control || n == schedule.last()) {
             verdicts = judge(&rounds, schedule, n, r.threshold_pct);
-            if verdicts.iter().all(paired::decided) {
-                out.stopped = Stopped::Decided;
-                break;
-            }
-            // Every undecided comparison beyond what the point's budget could decide: its
-            // time goes to the points after it.
-            if verdicts.iter().all(|v| {
-                paired::decided(v) || paired::futile(v, n, schedule.last(), r.threshold_pct)
-            }) {
-                out.stopped = Stopped::Futile;
+            if let Some(why) = stop_at_look(&verdicts, n, schedule, r.threshold_pct) {
+                out.stopped = why;
                 break;
             }
         }
@@ -446,12 +305,119 @@ async fn measure_cell(
         rig.close();
     }
     // A model's slices take virtual time: the budget is spent as a server's would be.
-    let took_s = if synthetic {
+    let took_s = if round.computed() {
         rounds_taken_s(spec, series.len(), out.rounds)
     } else {
         started.elapsed().as_secs_f64()
     };
     out.seconds = (took_s * 10.0).round() / 10.0;
+    conclude(&mut out, verdicts, series);
+    let said: Vec<String> = out
+        .comparisons
+        .iter()
+        .map(|k| format!("{} {} after {} rounds", k.series, k.verdict, out.rounds))
+        .collect();
+    r.note(format!("{tag}: {}", said.join("; ")));
+    out
+}
+
+/// A point's verdicts.json entry before its first round.
+fn empty_cell(r: &Runner<'_>, cell: &Point, series: &[Series], schedule: &Schedule) -> Cell {
+    Cell {
+        workload: cell.workload.name().to_string(),
+        threads: cell.threads,
+        rounds: 0,
+        looks: schedule.looks.clone(),
+        stopped: if r.spec.run.design.budget_s.is_some() {
+            Stopped::Budget
+        } else {
+            Stopped::Rounds
+        },
+        seconds: 0.0,
+        orders: Vec::new(),
+        series: series.iter().map(|s| s.key.clone()).collect(),
+        cpu_pct: Vec::new(),
+        pinned: Vec::new(),
+        turn_ms: 0,
+        comparisons: Vec::new(),
+    }
+}
+
+/// What a kept round says: each series' figures for its line, and the CPU others took and
+/// the hypervisor stole during each series' slice (percent).
+struct RoundLine {
+    said: Vec<String>,
+    cpu: Vec<Option<[f64; 2]>>,
+}
+
+/// Keeps a round's slices in the order they were measured, their figures added to
+/// `rounds`. Err: why the point stops (a slice failed or is missing, an interrupt, records
+/// that can no longer be written).
+fn keep_round(
+    r: &mut Runner<'_>,
+    mut slices: Vec<Option<Slice>>,
+    order: &[usize],
+    series: &[Series],
+    rounds: &mut [Rounds],
+) -> Result<RoundLine, Stopped> {
+    let mut line = RoundLine {
+        said: Vec::new(),
+        cpu: vec![None; series.len()],
+    };
+    let stop = |r: &mut Runner<'_>| {
+        if crate::interrupt::requested() {
+            r.interrupt();
+        }
+        if r.interrupted() {
+            Stopped::Interrupted
+        } else {
+            Stopped::Failed
+        }
+    };
+    for &i in order {
+        let Some(s) = slices[i].take() else {
+            return Err(stop(r));
+        };
+        let ok = s.ok();
+        if ok {
+            push(&mut rounds[i], &s.rec, s.shares.map(|c| c.0));
+            line.cpu[i] = s.shares.map(|(o, st)| [r4(o * 100.0), r4(st * 100.0)]);
+            line.said.push(format!(
+                "{} {:.1} tps{}",
+                series[i].key,
+                s.rec.tps,
+                s.shares
+                    .map(|(o, _)| format!(" (others {:.0} % CPU)", o * 100.0))
+                    .unwrap_or_default()
+            ));
+        }
+        let kept = r.keep(s.rec, &s.point.id, s.point.rate);
+        if !ok || !kept {
+            return Err(stop(r));
+        }
+    }
+    Ok(line)
+}
+
+/// Why a point stops at look `n`, if it does: every comparison decided, or every undecided
+/// one beyond what the point's budget could decide (its time goes to the points after it).
+fn stop_at_look(
+    verdicts: &[PairedPoint],
+    n: u32,
+    schedule: &Schedule,
+    threshold_pct: f64,
+) -> Option<Stopped> {
+    if verdicts.iter().all(paired::decided) {
+        return Some(Stopped::Decided);
+    }
+    verdicts
+        .iter()
+        .all(|v| paired::decided(v) || paired::futile(v, n, schedule.last(), threshold_pct))
+        .then_some(Stopped::Futile)
+}
+
+/// The point's comparisons from its verdicts, with the budget an undecided one would need.
+fn conclude(out: &mut Cell, verdicts: Vec<PairedPoint>, series: &[Series]) {
     let per_round = out.seconds / out.rounds.max(1) as f64;
     for (k, v) in verdicts.into_iter().enumerate() {
         let needed = v
@@ -469,13 +435,6 @@ async fn measure_cell(
             metrics: v.metrics,
         });
     }
-    let said: Vec<String> = out
-        .comparisons
-        .iter()
-        .map(|k| format!("{} {} after {} rounds", k.series, k.verdict, out.rounds))
-        .collect();
-    r.note(format!("{tag}: {}", said.join("; ")));
-    out
 }
 
 /// What `rounds` rounds of `series` slices take, with each series' warmup and the moment
@@ -508,65 +467,4 @@ fn judge(
             paired::judge_point(&cut(&rounds[0]), &cut(c), threshold_pct, miss)
         })
         .collect()
-}
-
-/// Measures one slice of one series on its open connections and returns its record (not
-/// yet kept).
-async fn slice(
-    r: &mut Runner<'_>,
-    p: &Point,
-    b: &mut Block,
-    rig: &mut Result<exec::Rig, String>,
-) -> PointRecord {
-    let mut rec = PointRecord::new(r.run_id, p, &b.version);
-    rec.status = PointStatus::Failed;
-    let rig = match rig {
-        Ok(rig) => rig,
-        Err(e) => {
-            rec.error = e.clone();
-            return rec;
-        }
-    };
-    let c = b.conn.clone().expect("an open block has a connection");
-    let srv0 = b.server_cpu_seconds();
-    let cost0 = b.window_start(p).await;
-    let ctx = r.run_at();
-    let measured = Measure::Open(rig, &c)
-        .run(r.spec, p, Window::Slice, &mut rec, ctx, &mut Quiet)
-        .await;
-    settle(r.spec, &mut rec, &measured);
-    if let Ok(Measured::Report { report, .. }) = &measured {
-        rec.server_cpu_s = b.server_cpu_since(srv0);
-        r.keep_samples(&p.id, report);
-    }
-    b.end_window(r.run_path, cost0, &mut rec, r.ev).await;
-    rec
-}
-
-/// One slice of a synthetic series in round `n` of a paired point: computed by its model
-/// (time = the slice, no warmup) and kept as a real slice's record would be.
-async fn synthetic_slice(r: &mut Runner<'_>, cell: &Point, s: &Series, i: usize, n: u32) -> Sliced {
-    let p = slice_point(cell, &s.key, n);
-    let mut rec = PointRecord::new(r.run_id, &p, &s.block.version);
-    rec.status = PointStatus::Failed;
-    match s.block.live_as::<Synthetic>() {
-        Some(m) => {
-            let ctx = r.run_at();
-            let measured = Measure::Synthetic(m)
-                .run(r.spec, &p, Window::Slice, &mut rec, ctx, &mut Quiet)
-                .await;
-            settle(r.spec, &mut rec, &measured);
-            if let Ok(Measured::Report { report, .. }) = &measured {
-                r.keep_samples(&p.id, report);
-            }
-        }
-        _ => {
-            rec.error = s
-                .block
-                .error
-                .clone()
-                .unwrap_or_else(|| "not a synthetic target".into())
-        }
-    }
-    (i, p, rec, None)
 }

@@ -1,10 +1,16 @@
 //! What the paired design sets up before its first slice: the memory every server needs at
 //! once (refused when it would not fit), each table read once so no slice pays for a cold
-//! buffer pool, and a duet's CPU isolation.
+//! buffer pool, a duet's CPU isolation, and each point's connections opened, pinned and
+//! warmed before its first round.
 
 use super::block::Block;
+use super::measure::{is_model, Measure, Measured};
 use super::runner::Runner;
-use super::slices::Series;
+use super::slices::{Quiet, Series};
+use super::window::{self, Window};
+use crate::engine::exec;
+use crate::pipeline::plan::Point;
+use crate::pipeline::results::PointRecord;
 use crate::pipeline::spec::design::Pin;
 use crate::pipeline::spec::SweepSpec;
 
@@ -211,4 +217,67 @@ pub(super) async fn pin_pairs(
             .collect::<Vec<_>>()
             .join(",")
     ))
+}
+
+/// Each series' connections for point `cell`, opened once and warmed at its thread count
+/// (not recorded); its slices run on them. Pinned first where the design asks (what was
+/// pinned is said, and kept in `pinned`). A series that cannot measure has why instead.
+pub(super) async fn open_rigs(
+    r: &mut Runner<'_>,
+    cell: &Point,
+    series: &[Series],
+    tag: &str,
+    pinned: &mut Vec<String>,
+) -> Vec<Result<exec::Rig, String>> {
+    let spec = r.spec;
+    let mut rigs: Vec<Result<exec::Rig, String>> = Vec::new();
+    for s in series {
+        let opts = s.block.conn.as_ref().map(|c| {
+            let mut o = window::config(spec, cell, Window::Warm, Some(c));
+            // The rig's workers start on the series' CPUs (a duet's isolation).
+            o.cpus = s.cpus.clone();
+            o
+        });
+        rigs.push(match (opts, &s.block.error) {
+            (_, Some(e)) => Err(e.clone()),
+            (None, None) => Err("no connection".to_string()),
+            (Some(o), None) => exec::Rig::open(&o).await.map_err(|e| format!("{e:#}")),
+        });
+    }
+    let pin = spec.run.design.pin;
+    if pin != Pin::None && !spec.run.design.duet() {
+        for (s, rig) in series.iter().zip(&rigs) {
+            if let Ok(rig) = rig {
+                match pin_pairs(&s.block, rig, pin).await {
+                    Ok(m) => pinned.push(format!("{}: {m}", s.key)),
+                    Err(e) => pinned.push(format!("{}: not pinned: {e:#}", s.key)),
+                }
+            }
+        }
+        r.note(format!("{tag}: {}", pinned.join("; ")));
+    }
+    // Warmed at the point's thread count once pinned, not recorded; a model needs none.
+    let at = r.run_at();
+    for (s, rig) in series.iter().zip(rigs.iter_mut()) {
+        if is_model(&s.block) || rig.is_err() {
+            continue;
+        }
+        let mut unkept = PointRecord::new(r.run_id, cell, &s.block.version);
+        let warmed = match Measure::on_rig(&s.block, rig) {
+            Ok(mut how) => {
+                how.run(spec, cell, Window::Warm, &mut unkept, at, &mut Quiet)
+                    .await
+            }
+            Err(e) => Err(anyhow::anyhow!(e)),
+        };
+        let failed = match warmed {
+            Err(e) => Some(format!("warming: {e:#}")),
+            Ok(Measured::Report { report, .. }) => report.fatal.map(|f| format!("warming: {f}")),
+            Ok(Measured::Sysbench { .. }) => None,
+        };
+        if let Some(e) = failed {
+            *rig = Err(e);
+        }
+    }
+    rigs
 }

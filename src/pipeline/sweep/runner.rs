@@ -4,11 +4,11 @@
 //! (sequential, auto, host, paired) drives points through it.
 
 use super::block;
-use super::measure::{Measure, Measured, RunAt};
-use super::record::write_samples;
+use super::bracket::{Bracket, Keep};
+use super::measure::{Measure, RunAt};
 use super::tally::Tally;
 use super::window::{self, Window};
-use crate::engine::exec::{self, IntervalStats, Observer, RunReport};
+use crate::engine::exec::{self, IntervalStats, Observer};
 use crate::pipeline::events::{Event, Events};
 use crate::pipeline::plan::{Plan, Point};
 use crate::pipeline::results::{PointRecord, PointStatus, RunDir};
@@ -252,7 +252,13 @@ impl<'a> Runner<'a> {
             }
             let b = self.current.as_mut().expect("block opened above");
             rec.server_version = b.version.clone();
-            run_one(spec, p, b, &mut rec, self.dir, ev, self.cx.run_at()).await;
+            let at = self.cx.run_at();
+            let mut to = Keep {
+                spec,
+                dir: self.dir,
+                ev,
+            };
+            run_one(spec, p, b, &mut rec, &mut to, at).await;
         }
         self.keep(rec, &p.id, p.rate)
     }
@@ -261,9 +267,13 @@ impl<'a> Runner<'a> {
         &mut self.st
     }
 
-    /// A point's per-second samples and histograms (intervals.csv, .hlog).
-    pub fn keep_samples(&mut self, id: &str, r: &RunReport) {
-        write_samples(self.dir, self.cx.ev, id, r);
+    /// Where a closed window's record and samples go (`window::Stopped::close`).
+    pub fn keep_to(&mut self) -> Keep<'_> {
+        Keep {
+            spec: self.cx.spec,
+            dir: self.dir,
+            ev: self.cx.ev,
+        }
     }
 
     /// Tallies a measured point, says how it went and appends its record. False when the run
@@ -351,8 +361,7 @@ async fn run_one(
     p: &Point,
     b: &mut block::Block,
     rec: &mut PointRecord,
-    dir: &mut RunDir,
-    ev: &dyn Events,
+    to: &mut Keep<'_>,
     at: RunAt<'_>,
 ) {
     rec.rate = if p.rate > 0 { p.rate } else { spec.run.rate };
@@ -365,7 +374,7 @@ async fn run_one(
         rec.error = format!("restarting the server: {e:#}");
         return;
     }
-    let srv0 = b.server_cpu_seconds();
+    let mut window = Bracket::open_counting_later(Some(b));
     // The counters' reader leaves the block while `how` holds it, and comes back after.
     let (mut costs, pid) = (std::mem::take(&mut b.costs), b.server_pid());
     let Some(mut how) = Measure::of(spec, p, b) else {
@@ -377,13 +386,12 @@ async fn run_one(
     let o = window::config(spec, p, Window::Point, None);
     let warmup = o.warmup_s;
     let mut obs = PointObserver {
-        ev,
+        ev: to.ev,
         percentile: o.percentile.max(1),
         id: p.id.clone(),
         print_every: spec.run.report_interval_s,
         started: Some(started),
     };
-    let (host0, began) = (crate::usage::host_cpu(), std::time::Instant::now());
     // The counters before the measured window: once the workers started and warmed up. A
     // measurement that never says its workers started (the sysbench binary, a model) keeps
     // none: the reading is given up when the measurement ends.
@@ -410,36 +418,8 @@ async fn run_one(
         };
         (measured, cost0)
     };
-    let (host1, wall_s) = (crate::usage::host_cpu(), began.elapsed().as_secs_f64());
-    let (has_client, client_here) = (how.has_client(), how.client_here());
+    let seat = how.seat();
     b.costs = costs;
-    let produced = measured.is_ok();
-    super::measure::settle(spec, rec, &measured);
-    match &measured {
-        Err(_) => {}
-        Ok(Measured::Sysbench { intervals }) => {
-            if let Err(e) = dir.append_intervals(&p.id, intervals) {
-                rec.error = format!("per-second samples not written: {e:#}");
-            }
-        }
-        Ok(Measured::Report { report, .. }) => write_samples(dir, ev, &p.id, report),
-    }
-    if produced {
-        rec.server_cpu_s = b.server_cpu_since(srv0);
-        if let (true, Some(server_s)) = (client_here, rec.server_cpu_s) {
-            let shares =
-                super::record::host_shares(host0, host1, wall_s, rec.client_cpu_s + server_s);
-            super::record::set_shares(rec, shares);
-        }
-        if has_client {
-            let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-            rec.client_cpu_pct = crate::pipeline::results::client_cpu_pct(
-                rec.client_cpu_s,
-                rec.duration_s,
-                rec.threads,
-                cores,
-            );
-        }
-    }
-    b.end_window(at.1, cost0, rec, ev).await;
+    window.counters_read(cost0);
+    window.close(Some(b), to, rec, &measured, seat).await;
 }

@@ -1,5 +1,5 @@
 //! What every design that measures in slices shares (paired rounds, duet rounds, turns): a
-//! series, a slice's point, the CPU others took during it.
+//! series, a slice's point, a measured slice.
 
 use super::block::Block;
 use crate::engine::exec::Observer;
@@ -12,9 +12,21 @@ pub const SLICE_SETUP_S: f64 = 0.1;
 pub struct Quiet;
 impl Observer for Quiet {}
 
-/// One slice measured: the series' index, its point, its record and the CPU shares others
-/// took during it (`others_share`).
-pub type Sliced = (usize, Point, PointRecord, Option<(f64, f64)>);
+/// One slice measured, not yet kept (a round gives them indexed by series): its point, its
+/// record, and the shares of the host's CPU others took and the
+/// hypervisor stole during it (None where they cannot be told).
+pub struct Slice {
+    pub point: Point,
+    pub rec: PointRecord,
+    pub shares: Option<(f64, f64)>,
+}
+
+impl Slice {
+    /// Whether the slice measured something a verdict can use.
+    pub fn ok(&self) -> bool {
+        self.rec.status == crate::pipeline::results::PointStatus::Ok && self.rec.transactions > 0
+    }
+}
 
 /// One series of the sweep: target/config, its open block, and the CPUs a duet gives it
 /// (empty: any).
@@ -22,17 +34,6 @@ pub struct Series {
     pub key: String,
     pub block: Block,
     pub cpus: Vec<usize>,
-}
-
-/// The share of the host's CPU (all cores) that processes other than this client and the
-/// measured server took during a slice, and the share the hypervisor stole.
-pub fn others_share(
-    h0: Option<crate::usage::HostCpu>,
-    h1: Option<crate::usage::HostCpu>,
-    rec: &PointRecord,
-) -> Option<(f64, f64)> {
-    let ours = rec.client_cpu_s + rec.server_cpu_s?;
-    super::record::host_shares(h0, h1, rec.duration_s, ours)
 }
 
 /// The plan's point for one series' slice in round `n`.

@@ -4,16 +4,16 @@
 //! round alike instead of on one slice and not the other. A side's turns add up to one
 //! record: its counts, histogram, measured time and CPU summed over the round.
 
-use super::measure::{settle, Measure, Measured};
+use super::bracket::{Bracket, Meter, Spent};
+use super::measure::{Measure, Measured, RunAt};
 use super::runner::Runner;
-use super::slices::{others_share, slice_point, Quiet, Series, Sliced};
-use super::window::Window;
+use super::slices::{slice_point, Quiet, Series, Slice};
+use super::window::{Seat, Window};
 use crate::engine::exec::{self, RunReport};
 use crate::engine::workload::rand::Rng;
 use crate::pipeline::plan::Point;
 use crate::pipeline::results::PointRecord;
-use crate::pipeline::results::{r4, PointStatus};
-use crate::usage::HostCpu;
+use crate::pipeline::spec::SweepSpec;
 use std::time::Duration;
 
 /// What one side gathered over the round's turns.
@@ -21,9 +21,74 @@ struct Side {
     report: Option<RunReport>,
     error: Option<String>,
     client_cpu_s: f64,
-    server_cpu_s: Option<f64>,
-    /// The host's CPU over this side's turns (summed), for the share others took.
-    host: Option<HostCpu>,
+    /// The server's and the host's CPU and the time over this side's turns (summed).
+    spent: Spent,
+    seat: Seat,
+}
+
+impl Side {
+    /// What the side's turns measured, added up: one slice's measurement.
+    fn measured(self) -> anyhow::Result<Measured> {
+        match (self.report, self.error) {
+            (_, Some(e)) => Err(anyhow::anyhow!(e)),
+            (None, None) => Err(anyhow::anyhow!("no turn was measured")),
+            (Some(rep), None) => Ok(Measured::Report {
+                report: Box::new(rep),
+                cpu_s: self.client_cpu_s,
+                skew_ms: None,
+            }),
+        }
+    }
+
+    /// Measures one turn of this side's slice and adds it to what the side gathered. False
+    /// when the round must end: the turn failed or was interrupted, or the side cannot
+    /// measure.
+    #[allow(clippy::too_many_arguments)]
+    async fn turn(
+        &mut self,
+        spec: &SweepSpec,
+        s: &Series,
+        rig: &mut Result<exec::Rig, String>,
+        p: &Point,
+        rec: &mut PointRecord,
+        turn: Window,
+        at: RunAt<'_>,
+    ) -> bool {
+        if crate::interrupt::requested() {
+            self.error.get_or_insert_with(|| "interrupted".into());
+            return false;
+        }
+        let mut how = match Measure::on_rig(&s.block, rig) {
+            Ok(how) => how,
+            Err(e) => {
+                self.error = Some(e);
+                return false;
+            }
+        };
+        self.seat = how.seat();
+        let meter = Meter::start(Some(&s.block));
+        let got = how.run(spec, p, turn, rec, at, &mut Quiet).await;
+        self.spent.absorb(meter.stop(Some(&s.block)));
+        match got {
+            Err(e) => {
+                self.error = Some(format!("{e:#}"));
+                false
+            }
+            Ok(Measured::Sysbench { .. }) => unreachable!("a turn is the native engine's"),
+            Ok(Measured::Report {
+                report: rep, cpu_s, ..
+            }) => {
+                self.client_cpu_s += cpu_s;
+                let rep = *rep;
+                let stop = rep.fatal.is_some() || rep.interrupted;
+                match &mut self.report {
+                    None => self.report = Some(rep),
+                    Some(sum) => sum.absorb(&rep),
+                }
+                !stop
+            }
+        }
+    }
 }
 
 /// The turns a slice of `slice_s` takes at turns of `turn_ms` (the last may be shorter).
@@ -44,12 +109,19 @@ pub(super) async fn round(
     first: &[usize],
     rng: &mut Rng,
     n: u32,
-) -> Vec<Sliced> {
+) -> Vec<Option<Slice>> {
     let spec = r.spec;
     let points: Vec<Point> = series
         .iter()
         .map(|s| slice_point(cell, &s.key, n))
         .collect();
+    // One window per side around the whole round, for its counters: between its turns a
+    // server is idle but for its own background work, which its transactions of the round
+    // are charged with. Its CPU and time are summed over its turns instead.
+    let mut windows = Vec::new();
+    for (s, p) in series.iter_mut().zip(&points) {
+        windows.push(Bracket::open(&mut s.block, p).await);
+    }
     // Made before the first turn, so each record's started_at is the round's.
     let mut recs: Vec<_> = points
         .iter()
@@ -62,17 +134,11 @@ pub(super) async fn round(
             report: None,
             error: None,
             client_cpu_s: 0.0,
-            server_cpu_s: Some(0.0),
-            host: Some(HostCpu::default()),
+            spent: Spent::nothing(),
+            seat: Seat::NONE,
         })
         .collect();
-    // The counters around the whole round: between its turns a server is idle but for its
-    // own background work, which its transactions of the round are charged with.
-    let mut cost0 = Vec::new();
-    for (s, p) in series.iter_mut().zip(&points) {
-        cost0.push(s.block.window_start(p).await);
-    }
-    let ctx = r.run_at();
+    let at = r.run_at();
     let mut order = first.to_vec();
     'turns: for (k, ms) in turns(
         spec.run.design.slice_s,
@@ -87,90 +153,50 @@ pub(super) async fn round(
             }
         }
         for &i in &order {
-            if crate::interrupt::requested() {
-                sides[i].error.get_or_insert_with(|| "interrupted".into());
-                break 'turns;
-            }
-            let rig = match &mut rigs[i] {
-                Ok(rig) => rig,
-                Err(e) => {
-                    sides[i].error = Some(e.clone());
-                    break 'turns;
-                }
-            };
-            let b = &series[i].block;
-            let c = b.conn.clone().expect("an open block has a connection");
-            let (h0, srv0) = (crate::usage::host_cpu(), b.server_cpu_seconds());
             let turn = Window::Turn(Duration::from_millis(ms));
-            let got = Measure::Open(rig, &c)
-                .run(spec, &points[i], turn, &mut recs[i], ctx, &mut Quiet)
-                .await;
             let side = &mut sides[i];
-            // Summed over the turns; unknown from the first turn that could not read it.
-            side.server_cpu_s = match (side.server_cpu_s, srv0, b.server_cpu_seconds()) {
-                (Some(s), Some(a), Some(z)) => Some(s + z - a),
-                _ => None,
-            };
-            side.host = match (side.host, h0, crate::usage::host_cpu()) {
-                (Some(h), Some(a), Some(z)) => Some(HostCpu {
-                    busy_s: h.busy_s + z.busy_s - a.busy_s,
-                    steal_s: h.steal_s + z.steal_s - a.steal_s,
-                }),
-                _ => None,
-            };
-            match got {
-                Err(e) => {
-                    side.error = Some(format!("{e:#}"));
-                    break 'turns;
-                }
-                Ok(Measured::Sysbench { .. }) => unreachable!("a turn is the native engine's"),
-                Ok(Measured::Report {
-                    report: rep, cpu_s, ..
-                }) => {
-                    side.client_cpu_s += cpu_s;
-                    let rep = *rep;
-                    let stop = rep.fatal.is_some() || rep.interrupted;
-                    match &mut side.report {
-                        None => side.report = Some(rep),
-                        Some(sum) => sum.absorb(&rep),
-                    }
-                    if stop {
-                        break 'turns;
-                    }
-                }
+            if !side
+                .turn(
+                    spec,
+                    &series[i],
+                    &mut rigs[i],
+                    &points[i],
+                    &mut recs[i],
+                    turn,
+                    at,
+                )
+                .await
+            {
+                break 'turns;
             }
         }
     }
     let mut out = Vec::new();
-    for (i, ((p, mut rec), side)) in points
+    for (i, (((p, mut rec), side), window)) in points
         .into_iter()
-        .zip(recs.drain(..))
+        .zip(recs)
         .zip(sides)
+        .zip(windows)
         .enumerate()
     {
-        rec.status = PointStatus::Failed;
-        let mut cpu = None;
-        match (side.report, side.error) {
-            (_, Some(e)) => rec.error = e,
-            (None, None) => rec.error = "no turn was measured".into(),
-            (Some(rep), None) => {
-                let m = Ok(Measured::Report {
-                    report: Box::new(rep),
-                    cpu_s: side.client_cpu_s,
-                    skew_ms: None,
-                });
-                settle(spec, &mut rec, &m);
-                rec.server_cpu_s = side.server_cpu_s.map(r4);
-                cpu = others_share(Some(HostCpu::default()), side.host, &rec);
-                if let Ok(Measured::Report { report, .. }) = &m {
-                    r.keep_samples(&p.id, report);
-                }
-            }
-        }
-        let b = &mut series[i].block;
-        b.end_window(r.run_path, cost0[i].take(), &mut rec, r.ev)
+        let (spent, seat) = (side.spent, side.seat);
+        let measured = side.measured();
+        let mut to = r.keep_to();
+        let shares = window
+            .spent(spent)
+            .close(
+                Some(&mut series[i].block),
+                &mut to,
+                &mut rec,
+                &measured,
+                seat,
+            )
             .await;
-        out.push((i, p, rec, cpu));
+        out.push(Some(Slice {
+            point: p,
+            rec,
+            shares,
+        }));
     }
     out
 }

@@ -1,6 +1,7 @@
 //! What one measurement of a point is given: its window (a sequential point's duration after
-//! its warmup, a paired slice, a duet's turn, the warming of a series' connections), and the
-//! one place a point's engine configuration is made from the sweep, the point and the window.
+//! its warmup, a paired slice, a duet's turn, the warming of a series' connections), the
+//! one place a point's engine configuration is made from the sweep, the point and the window,
+//! and where its client sat (`Seat`).
 
 use super::point_grace_s;
 use crate::engine::config::{EngineConfig, ForcedShutdown};
@@ -50,4 +51,23 @@ pub fn config(
         Window::Turn(_) => (o.warmup_s, o.report_interval_s) = (0, 0),
     }
     o
+}
+
+/// How a measurement's client sat beside the server: what its window can say of the CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Seat {
+    /// The client's CPU is worth a column (`client_cpu_pct`): not a model's.
+    pub has_client: bool,
+    /// The client and the server were the only measured processes on this host, so what the
+    /// rest of the host took meanwhile can be told from /proc/stat (not a duet's side, whose
+    /// neighbours are measured too; not pods or a model).
+    pub alone_here: bool,
+}
+
+impl Seat {
+    /// A window that measured nothing: no CPU to tell.
+    pub const NONE: Seat = Seat {
+        has_client: false,
+        alone_here: false,
+    };
 }
