@@ -328,3 +328,102 @@ fn bad_options_exit_1_as_sysbench_with_a_clear_message() {
         "{said}"
     );
 }
+
+/// Every entry of the workloads table (engine/config/workloads.rs) is reachable the three
+/// ways a workload is named: `bench` (prepare, run, and its help's options), a sweep's
+/// `workloads` (`run`, on a synthetic target), and `import` (a sysbench log naming the
+/// script). A new entry that one of them misses fails here.
+#[test]
+fn every_table_entry_is_reachable_from_bench_run_and_import() {
+    use sweepbench::engine::config::Tables;
+    use sweepbench::engine::config::WORKLOADS;
+    let mut names = Vec::new();
+    for (i, w) in WORKLOADS.iter().enumerate() {
+        // A sweep does not run a table per thread yet: refused by name (below).
+        if w.tables != Tables::PerThread {
+            names.push(format!("\"{}\"", w.name));
+        }
+        // bench: prepared and run for 10 events.
+        let conn = fresh_db(&format!("table_entry_{i}"));
+        bench_ok(&format!("{} prepare --table-size=50", w.name), &conn);
+        let j = bench_json(
+            &format!(
+                "{} run --table-size=50 --threads=1 --events=10 --time=0",
+                w.name
+            ),
+            &conn,
+        );
+        assert_eq!(json_u64(&j, "/totals/events"), 10, "{}: {j}", w.name);
+        // bench's help: the script's own options beside the common ones, or sysbench's refusal.
+        let help = bench(&args(&format!("{} help", w.name), &[]));
+        let said = text(&help);
+        match w.help {
+            Some(own) => {
+                assert_eq!(help.status.code(), Some(0), "{}: {said}", w.name);
+                for o in own.iter().chain(["tables", "table_size"].iter()) {
+                    assert!(
+                        said.contains(&format!("--{o}")),
+                        "{}: --{o}: {said}",
+                        w.name
+                    );
+                }
+            }
+            None => assert!(
+                said.contains(&format!(
+                    "'{}' test does not implement the 'help' command",
+                    w.name
+                )),
+                "{}: {said}",
+                w.name
+            ),
+        }
+        // import: a sysbench log whose command names the script.
+        let log = std::fs::read_to_string("tests/fixtures/sysbench-1.0-full.log").unwrap();
+        let p = sweepbench::pipeline::results::import::parse(&format!(
+            "sysbench {} --threads=4 run\n{log}",
+            w.name
+        ));
+        assert_eq!(p.workload.as_deref(), Some(w.name), "import");
+    }
+    // run: every workload in one sweep, computed by a model.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("all.toml");
+    std::fs::write(
+        &f,
+        format!(
+            "name = \"all\"\n[run]\nworkloads = [{}]\nthreads = [1]\nwarmup = \"0s\"\nduration = \"1s\"\n[[targets]]\nname = \"m\"\nsynthetic = {{ seed = 1 }}\n",
+            names.join(", ")
+        ),
+    )
+    .unwrap();
+    let out = run_in(dir.path(), &f, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let points = std::fs::read_to_string(dir.path().join("results/all/latest/points.csv")).unwrap();
+    for w in WORKLOADS.iter().filter(|w| w.tables != Tables::PerThread) {
+        let row = points
+            .lines()
+            .find(|l| l.contains(&format!(",{},1,1,ok,", w.name)))
+            .unwrap_or_else(|| panic!("{}: no ok point in points.csv:\n{points}", w.name));
+        assert!(
+            row.contains(&format!("m/default/{}/t1/r1", w.name)),
+            "{row}"
+        );
+    }
+}
+
+/// docs/bench.md's list of workloads is the table's, in its order.
+#[test]
+fn the_docs_list_every_workload_of_the_table() {
+    let doc = std::fs::read_to_string("docs/bench.md").unwrap();
+    let start = doc
+        .find("- Workloads: ")
+        .expect("docs/bench.md lists the workloads")
+        + 13;
+    let end = start + doc[start..].find(" (a path").unwrap();
+    let listed: Vec<&str> = doc[start..end].split(',').map(|w| w.trim()).collect();
+    let table: Vec<&str> = sweepbench::engine::config::WORKLOADS
+        .iter()
+        .map(|w| w.name)
+        .collect();
+    assert_eq!(listed, table);
+}

@@ -53,7 +53,7 @@ impl fmt::Display for Help {
             "  sweepbench bench [options]... <workload> prepare|run|cleanup|prewarm|help\n"
         )?;
         writeln!(f, "Workloads (sysbench 1.0.20's MySQL scripts):")?;
-        for w in WorkloadKind::ALL {
+        for w in WorkloadKind::all() {
             writeln!(f, "  {}", w.name())?;
         }
         for sec in SECTIONS {

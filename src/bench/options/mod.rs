@@ -355,7 +355,7 @@ pub fn resolve_workload(name: &str, raw: &RawOptions) -> Result<WorkloadKind, Op
         );
     }
     WorkloadKind::from_name(base).ok_or_else(|| {
-        let names: Vec<&str> = WorkloadKind::ALL.iter().map(|w| w.name()).collect();
+        let names: Vec<&str> = WorkloadKind::all().map(|w| w.name()).collect();
         let hint = names
             .iter()
             .map(|n| (strsim::levenshtein(base, n), *n))
@@ -448,7 +448,7 @@ mod tests {
     /// The option table's defaults (what `--help` prints) and the engine's are one set.
     #[test]
     fn the_option_tables_defaults_are_the_engines() {
-        for w in WorkloadKind::ALL {
+        for w in WorkloadKind::all() {
             assert_eq!(
                 build(w.name()).unwrap(),
                 EngineConfig::new(w),

@@ -413,28 +413,19 @@ const COMMON_SCRIPT_OPTIONS: &[&str] = &[
 /// The options `<workload> help` lists for `w`, sorted as sysbench sorts them; None for
 /// bulk_insert, which has no help command.
 pub(super) fn script_options(w: crate::engine::config::WorkloadKind) -> Option<Vec<&'static str>> {
-    use crate::engine::config::WorkloadKind as W;
     let mut v = COMMON_SCRIPT_OPTIONS.to_vec();
-    match w {
-        W::BulkInsert => return None,
-        W::SelectRandomPoints => v.push("random_points"),
-        W::SelectRandomRanges => v.extend(["delta", "number_of_ranges"]),
-        _ => {}
-    }
+    v.extend(w.spec().help?);
     v.sort_unstable();
     Some(v)
 }
 
-/// Whether an option belongs to the workload scripts rather than to sysbench itself.
+/// Whether an option belongs to the workload scripts rather than to sysbench itself: a
+/// common one, one a script's help adds, or one only sysbench 1.1 or the legacy `oltp`
+/// script knows.
 pub(super) fn is_script_option(name: &str) -> bool {
     COMMON_SCRIPT_OPTIONS.contains(&name)
-        || [
-            "random_points",
-            "number_of_ranges",
-            "delta",
-            "create_table_options",
-            "oltp_read_only",
-            "oltp_write_only",
-        ]
-        .contains(&name)
+        || crate::engine::config::WORKLOADS
+            .iter()
+            .any(|w| w.help.is_some_and(|h| h.contains(&name)))
+        || ["create_table_options", "oltp_read_only", "oltp_write_only"].contains(&name)
 }

@@ -7,88 +7,13 @@
 mod bounded;
 pub mod options;
 pub mod overrides;
+pub mod workloads;
 
 pub use bounded::{ParetoH, PerEvent, Percentile, SpecIter, MAX_PER_EVENT, MAX_SPEC_ITER};
 pub use overrides::Overrides;
+pub use workloads::{Body, Tables, Workload, WorkloadKind, WORKLOADS};
 
 use std::str::FromStr;
-
-/// One of sysbench 1.0.20's bundled MySQL scripts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum WorkloadKind {
-    ReadOnly,
-    ReadWrite,
-    WriteOnly,
-    PointSelect,
-    Insert,
-    UpdateIndex,
-    UpdateNonIndex,
-    Delete,
-    BulkInsert,
-    SelectRandomPoints,
-    SelectRandomRanges,
-}
-
-impl WorkloadKind {
-    pub const ALL: [WorkloadKind; 11] = [
-        WorkloadKind::ReadOnly,
-        WorkloadKind::ReadWrite,
-        WorkloadKind::WriteOnly,
-        WorkloadKind::PointSelect,
-        WorkloadKind::Insert,
-        WorkloadKind::UpdateIndex,
-        WorkloadKind::UpdateNonIndex,
-        WorkloadKind::Delete,
-        WorkloadKind::BulkInsert,
-        WorkloadKind::SelectRandomPoints,
-        WorkloadKind::SelectRandomRanges,
-    ];
-
-    /// sysbench's script name.
-    pub fn name(self) -> &'static str {
-        match self {
-            WorkloadKind::ReadOnly => "oltp_read_only",
-            WorkloadKind::ReadWrite => "oltp_read_write",
-            WorkloadKind::WriteOnly => "oltp_write_only",
-            WorkloadKind::PointSelect => "oltp_point_select",
-            WorkloadKind::Insert => "oltp_insert",
-            WorkloadKind::UpdateIndex => "oltp_update_index",
-            WorkloadKind::UpdateNonIndex => "oltp_update_non_index",
-            WorkloadKind::Delete => "oltp_delete",
-            WorkloadKind::BulkInsert => "bulk_insert",
-            WorkloadKind::SelectRandomPoints => "select_random_points",
-            WorkloadKind::SelectRandomRanges => "select_random_ranges",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<WorkloadKind> {
-        WorkloadKind::ALL.into_iter().find(|w| w.name() == name)
-    }
-
-    /// Whether the script runs on the common sbtestN(id, k, c, pad) tables.
-    pub fn uses_oltp_tables(self) -> bool {
-        self != WorkloadKind::BulkInsert
-    }
-
-    /// Whether an event changes rows: a server then has work it may defer (log flushes,
-    /// dirty pages, purge) past the slice that caused it.
-    pub fn writes(self) -> bool {
-        !matches!(
-            self,
-            WorkloadKind::ReadOnly
-                | WorkloadKind::PointSelect
-                | WorkloadKind::SelectRandomPoints
-                | WorkloadKind::SelectRandomRanges
-        )
-    }
-}
-
-impl serde::Serialize for WorkloadKind {
-    /// sysbench's script name, as sweep files and points.csv spell it.
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
-    }
-}
 
 /// Which distribution `rand.default` follows (`--rand-type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

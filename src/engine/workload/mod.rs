@@ -8,7 +8,7 @@ pub mod session;
 pub mod sql;
 
 pub use crate::engine::config::WorkloadKind;
-use crate::engine::config::WorkloadOptions;
+use crate::engine::config::{Body, WorkloadOptions};
 
 /// A prepared statement sysbench's scripts create per table, in preparation order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,11 +75,12 @@ pub struct EventPlan {
 
 impl EventPlan {
     pub fn new(kind: WorkloadKind, o: &WorkloadOptions) -> EventPlan {
-        let trx_kinds = matches!(
-            kind,
-            WorkloadKind::ReadOnly | WorkloadKind::ReadWrite | WorkloadKind::WriteOnly
-        );
-        let trx = trx_kinds && !o.skip_trx;
+        let body = kind.spec().body;
+        let (reads, writes) = match body {
+            Body::Oltp { reads, writes } => (reads, writes),
+            _ => (false, false),
+        };
+        let trx = matches!(body, Body::Oltp { .. }) && !o.skip_trx;
         let mut groups = Vec::new();
         let mut prepared = Vec::new();
         fn add(stmt: Stmt, count: u32, groups: &mut Vec<Group>, prepared: &mut Vec<Stmt>) {
@@ -91,8 +92,6 @@ impl EventPlan {
         if trx {
             groups.push(Group::Begin);
         }
-        let reads = matches!(kind, WorkloadKind::ReadOnly | WorkloadKind::ReadWrite);
-        let writes = matches!(kind, WorkloadKind::ReadWrite | WorkloadKind::WriteOnly);
         if reads {
             add(
                 Stmt::PointSelect,
@@ -136,29 +135,29 @@ impl EventPlan {
                 groups.push(Group::DeleteInsert(o.delete_inserts));
             }
         }
-        match kind {
-            WorkloadKind::PointSelect => add(Stmt::PointSelect, 1, &mut groups, &mut prepared),
-            WorkloadKind::UpdateIndex => add(
+        match body {
+            Body::Oltp { .. } => {}
+            Body::PointSelect => add(Stmt::PointSelect, 1, &mut groups, &mut prepared),
+            Body::UpdateIndex => add(
                 Stmt::IndexUpdate,
                 o.index_updates,
                 &mut groups,
                 &mut prepared,
             ),
-            WorkloadKind::UpdateNonIndex => add(
+            Body::UpdateNonIndex => add(
                 Stmt::NonIndexUpdate,
                 o.non_index_updates,
                 &mut groups,
                 &mut prepared,
             ),
-            WorkloadKind::Delete => {
+            Body::Delete => {
                 prepared.push(Stmt::Delete);
                 groups.push(Group::SingleDelete);
             }
-            WorkloadKind::Insert => groups.push(Group::TextInsert),
-            WorkloadKind::BulkInsert => groups.push(Group::BulkRow),
-            WorkloadKind::SelectRandomPoints => groups.push(Group::RandomPoints),
-            WorkloadKind::SelectRandomRanges => groups.push(Group::RandomRanges),
-            _ => {}
+            Body::Insert => groups.push(Group::TextInsert),
+            Body::BulkRow => groups.push(Group::BulkRow),
+            Body::RandomPoints => groups.push(Group::RandomPoints),
+            Body::RandomRanges => groups.push(Group::RandomRanges),
         }
         if trx {
             groups.push(Group::Commit);

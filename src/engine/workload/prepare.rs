@@ -4,7 +4,7 @@
 
 use super::rand::{Rng, C_LEN, PAD_LEN};
 use super::{sql, WorkloadKind};
-use crate::engine::config::EngineConfig;
+use crate::engine::config::{EngineConfig, Tables};
 use crate::engine::db;
 use crate::engine::wire;
 use anyhow::{bail, Context};
@@ -555,15 +555,15 @@ impl Generator {
 
 /// Tables a command works on: sbtest1..N, or one per thread for bulk_insert.
 fn table_count(o: &EngineConfig) -> anyhow::Result<u32> {
-    match o.workload {
-        WorkloadKind::BulkInsert => Ok(o.threads),
-        WorkloadKind::SelectRandomPoints | WorkloadKind::SelectRandomRanges if o.wl.tables > 1 => {
+    match o.workload.spec().tables {
+        Tables::PerThread => Ok(o.threads),
+        Tables::First if o.wl.tables > 1 => {
             bail!(
                 "{} works on one table: --tables must be 1",
                 o.workload.name()
             )
         }
-        _ => Ok(o.wl.tables),
+        Tables::First | Tables::Oltp => Ok(o.wl.tables),
     }
 }
 

@@ -3,7 +3,8 @@
 
 use super::rand::{Rng, UniqueSeq, C_LEN, PAD_LEN};
 use super::sql::{self, Arg};
-use super::{EventPlan, Group, Stmt, WorkloadKind};
+use super::{EventPlan, Group, Stmt};
+use crate::engine::config::Body;
 use crate::engine::config::{EngineConfig, IgnoreErrors, PsMode};
 use crate::engine::metrics::Tally;
 use crate::engine::wire::{self, Conn, Outcome, Sockets, Statement};
@@ -208,14 +209,20 @@ impl Session {
                 self.stmts[stmt.index() * tables as usize + t as usize - 1] = Some(p);
             }
         }
-        self.random = match cfg.opts.workload {
-            WorkloadKind::SelectRandomPoints => {
+        self.random = match cfg.opts.workload.spec().body {
+            Body::RandomPoints => {
                 Some(self.prepare_one(sql::random_points_text(cfg.opts.wl.random_points))?)
             }
-            WorkloadKind::SelectRandomRanges => {
+            Body::RandomRanges => {
                 Some(self.prepare_one(sql::random_ranges_text(cfg.opts.wl.number_of_ranges))?)
             }
-            _ => None,
+            Body::Oltp { .. }
+            | Body::PointSelect
+            | Body::UpdateIndex
+            | Body::UpdateNonIndex
+            | Body::Delete
+            | Body::Insert
+            | Body::BulkRow => None,
         };
         Ok(())
     }

@@ -131,20 +131,6 @@ fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
     line.split_once(key).map(|(_, rest)| rest.trim_start())
 }
 
-const WORKLOADS: &[&str] = &[
-    "oltp_read_only",
-    "oltp_read_write",
-    "oltp_write_only",
-    "oltp_point_select",
-    "oltp_insert",
-    "oltp_update_index",
-    "oltp_update_non_index",
-    "oltp_delete",
-    "bulk_insert",
-    "select_random_points",
-    "select_random_ranges",
-];
-
 /// Parses one 1.0.x interval line: `[ 1s ] thds: 2 tps: … qps: … (r/w/o: a/b/c) lat (ms,95%): x err/s: … reconn/s: …`.
 fn interval_10(l: &str) -> Option<IntervalStats> {
     let t = first_num(l.strip_prefix('[')?)?;
@@ -224,7 +210,10 @@ pub fn parse(text: &str) -> Parsed {
                 // The log's words reach points.csv and every report: never raw.
                 p.version = Some(crate::visible::visible(v).into_owned());
             }
-            if let Some(w) = WORKLOADS.iter().find(|w| rest.contains(*w)) {
+            if let Some(w) = crate::engine::config::WorkloadKind::all()
+                .map(|w| w.name())
+                .find(|w| rest.contains(*w))
+            {
                 p.workload = Some(w.to_string());
             } else if rest.contains("--test=oltp") || rest.contains("oltp.lua") {
                 p.workload = Some(

@@ -99,15 +99,7 @@ mod defaults {
 /// One thread's events per second relative to oltp_read_only's: fewer statements, more
 /// events.
 fn cost_ratio(w: WorkloadKind) -> f64 {
-    match w {
-        WorkloadKind::ReadOnly => 1.0,
-        WorkloadKind::ReadWrite => 0.7,
-        WorkloadKind::WriteOnly => 1.6,
-        WorkloadKind::PointSelect => 12.0,
-        WorkloadKind::Insert | WorkloadKind::BulkInsert => 6.0,
-        WorkloadKind::UpdateIndex | WorkloadKind::UpdateNonIndex | WorkloadKind::Delete => 7.0,
-        WorkloadKind::SelectRandomPoints | WorkloadKind::SelectRandomRanges => 5.0,
-    }
+    w.spec().synthetic_cost
 }
 
 impl Model {
