@@ -88,12 +88,12 @@ fn two_clients_give_one_point_compared_with_one_client() {
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let cells = &j["workloads"][0]["rows"][0]["cells"];
     assert_eq!(cells.as_array().unwrap().len(), 2, "{j}");
-    let v = cells[1]["tps_verdict"].as_str().unwrap();
-    assert!(
-        ["regressed", "improved", "unchanged", "inconclusive"].contains(&v),
-        "two clients vs one: {v} ({})",
-        cells[1]
-    );
+    // Any of the method's words (a small real difference is "slower" or "faster"): the
+    // word is read as the verdict type itself, so a word outside it fails, and no list here
+    // can fall behind the method's.
+    let v: sweepbench::pipeline::judge::verdict::Verdict =
+        serde_json::from_value(cells[1]["tps_verdict"].clone())
+            .unwrap_or_else(|e| panic!("two clients vs one: not a verdict ({e}): {}", cells[1]));
     let (one, two) = (
         cells[0]["tps"].as_f64().unwrap(),
         cells[1]["tps"].as_f64().unwrap(),
@@ -103,7 +103,7 @@ fn two_clients_give_one_point_compared_with_one_client() {
         (delta - (two / one - 1.0) * 100.0).abs() < 1e-6,
         "{delta} vs {one} → {two}"
     );
-    println!("two clients vs one: {v}, {delta:+.1} %");
+    println!("two clients vs one: {}, {delta:+.1} %", v.as_str());
 }
 
 /// The pids of `sweepbench agent` processes whose parent is `parent`.

@@ -312,6 +312,12 @@ fn host_tests_in_a_sweep_measure_the_machine_beside_the_model() {
         .nth(1)
         .expect("a host section");
     assert!(host.contains("<svg") && host.contains("host cpu"), "{host}");
+    // The JSON a script reads has the host's figures and none of its charts (nor any other).
+    let json = sweepbench(&["report", run.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(json.status.code(), Some(0), "{}", text(&json));
+    let json = String::from_utf8(json.stdout).unwrap();
+    assert!(json.contains("\"host\""), "{json}");
+    assert!(!json.contains("<svg") && !json.contains("_svg\""), "{json}");
     // The host is no server series: it is neither a column of the model's tables nor the
     // baseline.
     assert!(md.contains("Baseline: **model/default**"), "{md}");

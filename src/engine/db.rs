@@ -1,6 +1,6 @@
-//! Where connections go and how they log in, from sysbench's `--mysql-*` options, for both
-//! clients (`admin` for administration, `wire` for the workload), and what to do about a
-//! connection that failed, by error code.
+//! Where connections go and how they log in, from sysbench's `--mysql-*` options, for the
+//! one client's two uses (`admin` for administration, `wire` for the workload), and what to
+//! do about a connection that failed, by error code.
 
 use crate::engine::config::ConnOptions;
 use std::path::Path;

@@ -86,7 +86,6 @@ fn control_ratios(v: &crate::pipeline::judge::verdicts_file::Verdicts) -> Vec<(K
 /// The newest night's tps ratio to the control at `key` judged against the earlier nights'
 /// paired intervals, for a ratio with too few earlier nights for a prediction interval.
 fn early_ratio(o: &crate::pipeline::judge::control::Outcome, key: &Key) -> Option<Newest> {
-    use crate::pipeline::judge::verdict::Verdict;
     if key.metric != "tps/control" {
         return None;
     }
@@ -99,9 +98,7 @@ fn early_ratio(o: &crate::pipeline::judge::control::Outcome, key: &Key) -> Optio
         change_pct: c.delta_pct,
         lo_pct: c.lo_pct,
         hi_pct: c.hi_pct,
-        worse: c.verdict == Verdict::Regressed,
-        better: c.verdict == Verdict::Improved,
-        verdict: Some(c.verdict),
+        verdict: c.verdict,
     })
 }
 
@@ -260,7 +257,7 @@ pub fn history(
             continue;
         };
         let verdict = verdict.or_else(|| early_ratio(early.as_ref()?, &t.key));
-        let word = trend::word(verdict.as_ref(), t.key.metric, threshold_pct, host);
+        let word = trend::word(verdict.as_ref(), host);
         let (delta, interval) = match &verdict {
             None => (String::new(), String::new()),
             Some(n) => (
@@ -275,14 +272,14 @@ pub fn history(
                 ),
             ),
         };
-        if verdict.as_ref().is_some_and(|n| n.worse) {
+        if verdict.as_ref().is_some_and(Newest::worse) {
             if host {
                 host_worse.push(t.key.name());
             } else {
                 worse.push(t.key.name());
             }
         }
-        better += verdict.as_ref().is_some_and(|n| n.better) as usize;
+        better += verdict.as_ref().is_some_and(Newest::better) as usize;
         s.push_str(&format!(
             "{:<48} {:>5} {:>12.2} {:>9} {:>22}  {word}\n",
             t.key.name(),
@@ -302,7 +299,7 @@ pub fn history(
         }
     ));
     s.push_str(&format!(
-        "\nnewest run {}: worse at {} of {judged} series, better at {better} (beyond {} and outside the {:.2} % prediction interval of the runs since the last shift; {:.0} % family-wise).\n",
+        "\nnewest run {}: regressed at {} of {judged} series, improved at {better} (beyond {} and outside the {:.2} % prediction interval of the runs since the last shift; {:.0} % family-wise).\n",
         ids[newest],
         worse.len(),
         crate::pipeline::judge::verdict::fmt_threshold(threshold_pct),
@@ -318,7 +315,7 @@ pub fn history(
     }
     if !host_worse.is_empty() {
         s.push_str(&format!(
-            "warning: the host's own tests are worse in the newest run ({}): the machine itself is slower, so the servers' figures may have moved with it; host series are not counted as worse above\n",
+            "warning: the host's own tests regressed in the newest run ({}): the machine itself is slower, so the servers' figures may have moved with it; host series are not counted as regressed above\n",
             host_worse.join(", ")
         ));
     }
@@ -335,7 +332,7 @@ pub fn history(
     }
     if let Some(path) = html {
         let headline = format!(
-            "newest run {}: worse at {} of {judged} series",
+            "newest run {}: regressed at {} of {judged} series",
             ids[newest],
             worse.len()
         );

@@ -77,14 +77,14 @@ fn a_slower_host_is_said_and_not_counted_as_a_worse_server() {
         .find(|l| l.starts_with("host/-/cpu/t1 tps"))
         .unwrap();
     assert!(
-        line.ends_with("worse: the machine (not counted)"),
+        line.ends_with("regressed: the machine (not counted)"),
         "{}",
         o.text
     );
-    assert!(o.text.contains("worse at 0 of"), "{}", o.text);
+    assert!(o.text.contains("regressed at 0 of"), "{}", o.text);
     assert!(
         o.text.contains(
-            "warning: the host's own tests are worse in the newest run (host/-/cpu/t1 tps)"
+            "warning: the host's own tests regressed in the newest run (host/-/cpu/t1 tps)"
         ),
         "{}",
         o.text
@@ -118,16 +118,16 @@ fn a_slower_newest_run_at_one_thread_count_fires() {
             .to_string()
     };
     assert!(
-        line("local/default/oltp_point_select/t1 tps").ends_with("WORSE"),
+        line("local/default/oltp_point_select/t1 tps").ends_with("regressed"),
         "{}",
         o.text
     );
     assert!(
-        line("local/default/oltp_point_select/t8 tps").ends_with("steady"),
+        line("local/default/oltp_point_select/t8 tps").ends_with("unchanged"),
         "{}",
         o.text
     );
-    assert!(o.text.contains("worse at 1 of 4 series"), "{}", o.text);
+    assert!(o.text.contains("regressed at 1 of 4 series"), "{}", o.text);
     let html = std::fs::read_to_string(page).unwrap();
     let chart = html.split("<pre>").next().unwrap();
     assert!(
@@ -199,10 +199,10 @@ fn a_paired_nightly_follows_the_candidates_ratio_to_its_control() {
     let o = history(d.path(), 10.0, None).unwrap();
     assert!(o.newest_regressed, "{}", o.text);
     let line = o.text.lines().find(|l| l.starts_with(name)).unwrap();
-    assert!(line.ends_with("WORSE"), "{}", o.text);
+    assert!(line.ends_with("regressed"), "{}", o.text);
     let p95 = "local/candidate ÷ local/control/oltp_point_select/t4 p95/control";
     let line = o.text.lines().find(|l| l.starts_with(p95)).unwrap();
-    assert!(line.ends_with("WORSE"), "{}", o.text);
+    assert!(line.ends_with("regressed"), "{}", o.text);
 }
 
 #[test]
@@ -220,7 +220,7 @@ fn a_bad_earlier_run_is_left_out_and_an_empty_newest_run_is_an_error() {
         o.text
     );
     assert!(!o.newest_regressed);
-    // The newest run cut inside its header: an error, not "worse at 0 of 1 series".
+    // The newest run cut inside its header: an error, not "regressed at 0 of 1 series".
     std::fs::write(
         d.path().join("20261105T020000Z/points.csv"),
         "run_id,point_",
@@ -268,7 +268,7 @@ fn a_paired_nightly_is_judged_from_the_second_night() {
     let o = history(d.path(), 5.0, None).unwrap();
     let name = "local/candidate ÷ local/control/oltp_point_select/t4 tps/control";
     let line = o.text.lines().find(|l| l.starts_with(name)).unwrap();
-    assert!(line.ends_with("steady"), "{}", o.text);
+    assert!(line.ends_with("unchanged"), "{}", o.text);
     assert!(!o.newest_regressed, "{}", o.text);
     assert!(o
         .text
@@ -280,6 +280,6 @@ fn a_paired_nightly_is_judged_from_the_second_night() {
     with_se(d.path(), "20261103T020000Z", 0.95 * 0.7);
     let o = history(d.path(), 5.0, None).unwrap();
     let line = o.text.lines().find(|l| l.starts_with(name)).unwrap();
-    assert!(line.ends_with("WORSE"), "{}", o.text);
+    assert!(line.ends_with("regressed"), "{}", o.text);
     assert!(o.newest_regressed, "{}", o.text);
 }

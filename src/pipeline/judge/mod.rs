@@ -4,6 +4,7 @@
 //! `control` (a series' ratio to a pinned control, run over run) and `trend` (`history`'s
 //! verdict on a series' newest run).
 
+pub mod answers;
 pub mod control;
 pub mod scaling;
 pub mod trend;

@@ -137,7 +137,7 @@ pub struct Why {
     pub series: String,
     pub workload: String,
     pub threads: u32,
-    pub verdict: &'static str,
+    pub verdict: crate::pipeline::judge::verdict::Verdict,
     /// Counters compared (those both series have in every window of the point).
     pub compared: usize,
     /// The counters that moved, most first (at most `SHOWN`).
@@ -315,10 +315,14 @@ pub fn add(m: &mut ReportModel, records: &[PointRecord], rows: &[CostRow]) {
     for sec in &m.workloads {
         for row in &sec.rows {
             for (i, cell) in row.cells.iter().enumerate().skip(1) {
+                use crate::pipeline::judge::verdict::Verdict as V;
                 let Some(c) = cell else { continue };
-                if !matches!(c.verdict, "regressed" | "improved" | "slower" | "faster") {
+                let Some(verdict) = c
+                    .verdict
+                    .filter(|v| matches!(v, V::Regressed | V::Improved | V::Slower | V::Faster))
+                else {
                     continue;
-                }
+                };
                 let key = |s: &str| (s.to_string(), sec.workload.clone(), row.threads);
                 let (Some(base), Some(cand)) =
                     (g.get(&key(&m.baseline)), g.get(&key(&m.series[i])))
@@ -340,7 +344,7 @@ pub fn add(m: &mut ReportModel, records: &[PointRecord], rows: &[CostRow]) {
                     series: m.series[i].clone(),
                     workload: sec.workload.clone(),
                     threads: row.threads,
-                    verdict: c.verdict,
+                    verdict,
                     compared,
                     moved,
                     line,

@@ -15,8 +15,10 @@ pub mod winners;
 pub use files::{model, write};
 
 use crate::engine::metrics::{change_pct, geo_mean, spread_pct};
+use crate::pipeline::judge::answers::{Answers, Question};
 use crate::pipeline::judge::scaling::{self, Scaling};
-use crate::pipeline::judge::verdict::{self, Method, Sides, Verdict};
+use crate::pipeline::judge::verdict::{self, Sides};
+use crate::pipeline::judge::verdicts_file::{Unpaired, Verdicts};
 use crate::pipeline::results::{PointRecord, PointStatus};
 use std::collections::{BTreeMap, HashMap};
 
@@ -49,86 +51,60 @@ pub fn series_of(r: &PointRecord) -> String {
     }
 }
 
-/// Judges every cell against the baseline's at the same thread count, all cells of the report
-/// in one family (verdict's method), and returns a headline per compared series.
-fn judge_cells(sections: &mut [WorkloadSection], series: &[String]) -> Vec<String> {
-    // (section, row, series index) of each cell compared with its row's baseline cell.
-    let mut at: Vec<(usize, usize, usize)> = Vec::new();
-    for (w, sec) in sections.iter().enumerate() {
-        for (r, row) in sec.rows.iter().enumerate() {
-            if row.cells[0].is_some() {
-                at.extend(
-                    (1..series.len())
-                        .filter(|&i| row.cells[i].is_some())
-                        .map(|i| (w, r, i)),
-                );
+/// The report's questions: every candidate cell against the baseline's cell of its row.
+fn questions<'a>(sections: &'a [WorkloadSection], series: &'a [String]) -> Vec<Question<'a>> {
+    let mut out = Vec::new();
+    for sec in sections {
+        for row in &sec.rows {
+            let Some(base) = row.cells[0].as_ref() else {
+                continue;
+            };
+            for (i, c) in row.cells.iter().enumerate().skip(1) {
+                if let Some(c) = c {
+                    out.push(Question {
+                        series: &series[i],
+                        workload: &sec.workload,
+                        threads: row.threads,
+                        base: &base.sides,
+                        cand: &c.sides,
+                    });
+                }
             }
         }
     }
-    let judged = {
-        let sides = |w: usize, r: usize, i: usize| -> &Sides {
-            &sections[w].rows[r].cells[i]
-                .as_ref()
-                .expect("listed cells exist")
-                .sides
-        };
-        let pairs: Vec<(&Sides, &Sides)> = at
-            .iter()
-            .map(|&(w, r, i)| (sides(w, r, 0), sides(w, r, i)))
-            .collect();
-        verdict::judge_points(&pairs, &Method::new(THRESHOLD_PCT))
-    };
-    let mut per_series: Vec<Vec<Verdict>> = vec![Vec::new(); series.len()];
-    for (k, p) in judged.iter().enumerate() {
-        let (w, r, i) = at[k];
-        let Some(c) = sections[w].rows[r].cells[i].as_mut() else {
-            continue;
-        };
-        per_series[i].push(p.verdict);
-        set_verdict(c, p.verdict, &p.metrics);
-    }
-    headlines(series, &per_series)
+    out
 }
 
-/// A cell's verdict, its tps and p95 verdicts and intervals, and the first note a metric has.
-pub(crate) fn set_verdict(c: &mut Cell, v: Verdict, metrics: &[verdict::Judgement]) {
-    use verdict::Metric;
-    c.verdict = v.as_str();
-    for j in metrics {
-        match j.metric {
-            Metric::Tps => {
-                c.tps_verdict = j.verdict.as_str();
-                (c.tps_lo_pct, c.tps_hi_pct) = (j.lo_pct, j.hi_pct);
+/// Writes the run's answers into the cells they answer: the one place a cell's verdict is
+/// written. A paired point's change replaces the ratio of the cells' figures; a cell the
+/// answers leave out (a paired run's point without rounds) says why.
+fn apply(sections: &mut [WorkloadSection], series: &[String], answers: &Answers) {
+    for sec in sections.iter_mut() {
+        for row in &mut sec.rows {
+            if row.cells[0].is_none() {
+                continue;
             }
-            Metric::P95 => {
-                c.p95_verdict = j.verdict.as_str();
-                (c.p95_lo_pct, c.p95_hi_pct) = (j.lo_pct, j.hi_pct);
+            for (i, cell) in row.cells.iter_mut().enumerate().skip(1) {
+                let Some(c) = cell.as_mut() else { continue };
+                let Some(a) = answers.cell(&series[i], &sec.workload, row.threads) else {
+                    c.verdict_note = answers.unjudged_note().to_string();
+                    continue;
+                };
+                c.verdict = Some(a.verdict);
+                if let Some(j) = a.tps {
+                    c.tps_verdict = Some(j.verdict);
+                    c.tps_delta_pct = j.delta_pct.or(c.tps_delta_pct);
+                    (c.tps_lo_pct, c.tps_hi_pct) = (j.lo_pct, j.hi_pct);
+                }
+                if let Some(j) = a.p95 {
+                    c.p95_verdict = Some(j.verdict);
+                    c.p95_delta_pct = j.delta_pct.or(c.p95_delta_pct);
+                    (c.p95_lo_pct, c.p95_hi_pct) = (j.lo_pct, j.hi_pct);
+                }
+                c.verdict_note = a.note.clone();
             }
-            Metric::P99 => {}
         }
     }
-    c.verdict_note = metrics
-        .iter()
-        .find(|x| !x.note.is_empty())
-        .map(|x| format!("{}: {}", x.metric.name(), x.note))
-        .unwrap_or_default();
-}
-
-/// "candidate vs baseline: regressed at 1/6 points, …" per compared series.
-pub(crate) fn headlines(series: &[String], per_series: &[Vec<Verdict>]) -> Vec<String> {
-    series
-        .iter()
-        .enumerate()
-        .skip(1)
-        .filter(|(i, _)| !per_series[*i].is_empty())
-        .map(|(i, s)| {
-            format!(
-                "{s} vs {}: {}",
-                series[0],
-                verdict::headline(&per_series[i])
-            )
-        })
-        .collect()
 }
 
 /// CPU seconds spread over a point's queries, microseconds each.
@@ -182,9 +158,9 @@ fn cell(recs: &[&PointRecord], tps_samples: &HashMap<String, Vec<f64>>) -> Optio
         tps_delta_pct: None,
         qps_delta_pct: None,
         p95_delta_pct: None,
-        verdict: "",
-        tps_verdict: "",
-        p95_verdict: "",
+        verdict: None,
+        tps_verdict: None,
+        p95_verdict: None,
         tps_lo_pct: None,
         tps_hi_pct: None,
         p95_lo_pct: None,
@@ -195,10 +171,31 @@ fn cell(recs: &[&PointRecord], tps_samples: &HashMap<String, Vec<f64>>) -> Optio
     })
 }
 
+/// What a report reads beside the records: each series' SHOW GLOBAL VARIABLES, each point's
+/// per-second throughput (may be empty), and what the run kept of its own answer
+/// (verdicts.json), which the report shows where it answers its questions
+/// (`Answers::decide`).
+#[derive(Clone, Copy)]
+pub struct Inputs<'a> {
+    pub variables: &'a BTreeMap<String, BTreeMap<String, String>>,
+    pub tps_samples: &'a HashMap<String, Vec<f64>>,
+    pub paired: Option<&'a Verdicts>,
+    pub unpaired: Option<&'a Unpaired>,
+}
+
+/// The run a report is of: its sweep's name, its id and its description.
+#[derive(Clone, Copy)]
+pub struct Head<'a> {
+    pub sweep: &'a str,
+    pub run_id: &'a str,
+    pub description: &'a str,
+}
+
 impl ReportModel {
-    /// Builds the model. `variables` maps a series to its SHOW GLOBAL VARIABLES; `baseline`
-    /// names the series the others are compared with (else the first one); `tps_samples` holds
-    /// the per-second throughput of each point id (may be empty).
+    /// Builds the model of records that kept no answer of their own: every compared cell is
+    /// judged now. `variables` maps a series to its SHOW GLOBAL VARIABLES; `baseline` names
+    /// the series the others are compared with (else the first one); `tps_samples` holds the
+    /// per-second throughput of each point id (may be empty).
     pub fn build(
         sweep: &str,
         run_id: &str,
@@ -208,6 +205,40 @@ impl ReportModel {
         variables: &BTreeMap<String, BTreeMap<String, String>>,
         tps_samples: &HashMap<String, Vec<f64>>,
     ) -> ReportModel {
+        let head = Head {
+            sweep,
+            run_id,
+            description,
+        };
+        let inputs = Inputs {
+            variables,
+            tps_samples,
+            paired: None,
+            unpaired: None,
+        };
+        Self::of(head, all_records, baseline, inputs)
+    }
+
+    /// Builds the model, its cells' verdicts from the run's answers (the kept ones in
+    /// `inputs` where they answer this report's questions, else judged now): each written
+    /// once, in `apply`.
+    pub fn of(
+        head: Head<'_>,
+        all_records: &[PointRecord],
+        baseline: Option<&str>,
+        inputs: Inputs<'_>,
+    ) -> ReportModel {
+        let Head {
+            sweep,
+            run_id,
+            description,
+        } = head;
+        let Inputs {
+            variables,
+            tps_samples,
+            paired: kept_paired,
+            unpaired: kept_unpaired,
+        } = inputs;
         // An SLA search's open-loop points are not points of the scaling curve: they go to
         // `add_sla`, not to the tables. Host tests are the machine's, not a server series:
         // they get a section of their own.
@@ -240,7 +271,15 @@ impl ReportModel {
             .iter()
             .map(|w| Self::section(w, records, &series, tps_samples))
             .collect();
-        let headlines = judge_cells(&mut sections, &series);
+        let answers = Answers::decide(
+            kept_paired,
+            kept_unpaired,
+            &questions(&sections, &series),
+            &series,
+        );
+        apply(&mut sections, &series, &answers);
+        let shown_paired = kept_paired
+            .filter(|_| answers.source == crate::pipeline::judge::answers::Source::Paired);
         let host = host::section(&host_records, &sections, &series);
         let versions = series
             .iter()
@@ -371,10 +410,10 @@ impl ReportModel {
             ),
             ignored_errors,
             ignored_by_code,
-            headlines,
+            headlines: answers.headlines,
             warnings,
-            threshold_pct: THRESHOLD_PCT,
-            threshold: verdict::fmt_threshold(THRESHOLD_PCT),
+            threshold_pct: answers.threshold_pct,
+            threshold: verdict::fmt_threshold(answers.threshold_pct),
             verdict_method: verdict::METHOD,
             client_bound_method: CLIENT_BOUND_METHOD,
             scaling_method: scaling::METHOD,
@@ -383,8 +422,10 @@ impl ReportModel {
                 .iter()
                 .filter(|r| r.status == PointStatus::Ok)
                 .count(),
-            paired: None,
-            paired_markdown: None,
+            // A paired run's verdicts are shown whole (rounds, looks, why each stopped)
+            // where its answers are the report's.
+            paired: shown_paired.cloned(),
+            paired_markdown: shown_paired.map(crate::pipeline::judge::verdicts_file::markdown),
             proxy_cost: Vec::new(),
             gate: None,
             host,

@@ -2,7 +2,7 @@
 //! mod.rs and files.rs; formatted by the templates only).
 
 use super::{cost, host, proxy, winners};
-use crate::pipeline::judge::verdict::Sides;
+use crate::pipeline::judge::verdict::{Sides, Verdict};
 use crate::pipeline::results::PointStatus;
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -29,12 +29,16 @@ pub struct Cell {
     pub tps_delta_pct: Option<f64>,
     pub qps_delta_pct: Option<f64>,
     pub p95_delta_pct: Option<f64>,
-    /// The point against the baseline (tps, p95 and p99 judged together): regressed,
-    /// improved, unchanged, inconclusive; "" for the baseline itself.
-    pub verdict: &'static str,
+    /// The point against the baseline (tps, p95 and p99 judged together), from the run's
+    /// answers (`judge::answers`); None (written "") for the baseline itself or a point not
+    /// judged.
+    #[serde(serialize_with = "crate::pipeline::judge::verdict::word_or_empty")]
+    pub verdict: Option<Verdict>,
     /// The same per metric, and the interval of the tps and p95 changes, percent.
-    pub tps_verdict: &'static str,
-    pub p95_verdict: &'static str,
+    #[serde(serialize_with = "crate::pipeline::judge::verdict::word_or_empty")]
+    pub tps_verdict: Option<Verdict>,
+    #[serde(serialize_with = "crate::pipeline::judge::verdict::word_or_empty")]
+    pub p95_verdict: Option<Verdict>,
     pub tps_lo_pct: Option<f64>,
     pub tps_hi_pct: Option<f64>,
     pub p95_lo_pct: Option<f64>,

@@ -358,7 +358,7 @@ mod tests {
             series: "m/durable".into(),
             workload: "oltp_write_only".into(),
             threads: 4,
-            verdict: "regressed",
+            verdict: crate::pipeline::judge::verdict::Verdict::Regressed,
             compared: 3,
             moved: vec![],
             line: String::new(),

@@ -31,15 +31,21 @@ pub fn html(m: &ReportModel) -> anyhow::Result<String> {
 }
 
 /// The model as JSON (pretty), without the charts' SVG: every table, verdict and scaling
-/// model a report shows, for scripts.
+/// model a report shows, for scripts. A chart is a field named `*_svg` wherever it sits in
+/// the model (a workload's, a host test's, a cost section's), so every such field goes.
 pub fn json(m: &ReportModel) -> anyhow::Result<String> {
     let mut v = serde_json::to_value(m)?;
-    for list in ["workloads", "efficiency"] {
-        if let Some(ws) = v.get_mut(list).and_then(|w| w.as_array_mut()) {
-            for w in ws.iter_mut().filter_map(|w| w.as_object_mut()) {
-                w.retain(|k, _| !k.ends_with("_svg"));
-            }
-        }
-    }
+    drop_charts(&mut v);
     Ok(serde_json::to_string_pretty(&v)?)
+}
+
+fn drop_charts(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(o) => {
+            o.retain(|k, _| !k.ends_with("_svg"));
+            o.values_mut().for_each(drop_charts);
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(drop_charts),
+        _ => {}
+    }
 }

@@ -1,5 +1,6 @@
 //! Unit tests of the report model and its rendering.
 use super::*;
+use crate::pipeline::judge::verdict::Verdict;
 use std::collections::HashMap;
 
 /// An ok record of `repeat` at `tps` and `p95` (also report::host's tests').
@@ -102,18 +103,21 @@ fn cells_are_geometric_means_compared_with_the_baseline() {
     let d = new.tps_delta_pct.unwrap();
     assert!((d - (new.tps / base.tps - 1.0) * 100.0).abs() < 1e-9);
     assert!(new.tps_lo_pct.unwrap() < d && d < new.tps_hi_pct.unwrap());
-    assert_eq!(new.verdict, "regressed");
+    assert_eq!(new.verdict, Some(Verdict::Regressed));
     assert_eq!(
         (new.tps_verdict, new.p95_verdict),
-        ("regressed", "regressed")
+        (Some(Verdict::Regressed), Some(Verdict::Regressed))
     );
     assert!(new.tps_hi_pct.unwrap() < -5.0 && new.tps_lo_pct.unwrap() < new.tps_hi_pct.unwrap());
     assert_eq!(
-        base.verdict, "",
+        base.verdict, None,
         "the baseline is not judged against itself"
     );
     // 1 thread: +1 % with 1 % noise over three repeats: within ±5 % with confidence.
-    assert_eq!(w.rows[0].cells[1].as_ref().unwrap().verdict, "unchanged");
+    assert_eq!(
+        w.rows[0].cells[1].as_ref().unwrap().verdict,
+        Some(Verdict::Unchanged)
+    );
     assert_eq!(
         m.headlines,
         vec!["new/default vs old/default: regressed at 1/2 points, unchanged at 1"]
@@ -372,8 +376,8 @@ fn three_series_get_a_winner_table_and_a_rising_curve_is_not_a_peak() {
         (1, "m/a", "m/b")
     );
     assert!((w[0].margin_pct - 18.8).abs() < 0.5, "{:?}", w[0]);
-    assert_eq!(w[0].margin, "improved");
-    assert_eq!(w[0].baseline_verdict, "improved");
+    assert_eq!(w[0].margin, Some(Verdict::Improved));
+    assert_eq!(w[0].baseline_verdict, Some(Verdict::Improved));
     // 8 threads: b beats the baseline, whose own verdict is the margin.
     assert_eq!(
         (w[1].best.as_str(), w[1].runner_up.as_str()),

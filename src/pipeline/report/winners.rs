@@ -4,7 +4,8 @@
 //! verdict, read from its cell).
 
 use super::{Cell, WorkloadSection};
-use crate::pipeline::judge::verdict::{self, Method, Sides};
+use crate::pipeline::judge::answers;
+use crate::pipeline::judge::verdict::{Sides, Verdict};
 
 /// One row of the winner table.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -18,11 +19,13 @@ pub struct Winner {
     pub margin_pct: f64,
     pub margin_lo_pct: Option<f64>,
     pub margin_hi_pct: Option<f64>,
-    pub margin: &'static str,
+    #[serde(serialize_with = "crate::pipeline::judge::verdict::word_or_empty")]
+    pub margin: Option<Verdict>,
     /// The best against the baseline (its cell's change and verdict); None when the best is
     /// the baseline.
     pub vs_baseline_pct: Option<f64>,
-    pub baseline_verdict: &'static str,
+    #[serde(serialize_with = "crate::pipeline::judge::verdict::word_or_empty")]
+    pub baseline_verdict: Option<Verdict>,
 }
 
 /// How the margin is judged, stated under the table.
@@ -40,7 +43,7 @@ pub fn table(sections: &[WorkloadSection], series: &[String], threshold_pct: f64
     }
     // Each row, the two sides, and the margin when the point's own verdict gives it (the
     // runner-up or the best is the baseline).
-    type Own = Option<(&'static str, Option<f64>, Option<f64>)>;
+    type Own = Option<(Option<Verdict>, Option<f64>, Option<f64>)>;
     let mut rows: Vec<(Winner, &Sides, &Sides, Own)> = Vec::new();
     for sec in sections {
         for row in &sec.rows {
@@ -58,7 +61,7 @@ pub fn table(sections: &[WorkloadSection], series: &[String], threshold_pct: f64
                 Some((best.tps_verdict, best.tps_lo_pct, best.tps_hi_pct))
             } else if bi == 0 {
                 Some((
-                    mirrored(runner.tps_verdict),
+                    runner.tps_verdict.map(mirrored),
                     inverse(runner.tps_hi_pct),
                     inverse(runner.tps_lo_pct),
                 ))
@@ -75,9 +78,9 @@ pub fn table(sections: &[WorkloadSection], series: &[String], threshold_pct: f64
                     margin_pct: (best.tps / runner.tps - 1.0) * 100.0,
                     margin_lo_pct: None,
                     margin_hi_pct: None,
-                    margin: "",
+                    margin: None,
                     vs_baseline_pct: (bi != 0).then_some(best.tps_delta_pct).flatten(),
-                    baseline_verdict: if bi == 0 { "" } else { best.verdict },
+                    baseline_verdict: if bi == 0 { None } else { best.verdict },
                 },
                 &runner.sides,
                 &best.sides,
@@ -85,16 +88,15 @@ pub fn table(sections: &[WorkloadSection], series: &[String], threshold_pct: f64
             ));
         }
     }
-    // A margin over the baseline is the point's own verdict (read, never judged again); only
-    // two candidates are judged here, all of the table's such pairs as one family.
+    // A margin over the baseline is the point's own verdict (read, never judged again); two
+    // candidates are judged by the answers' `margins`, all of the table's such pairs as one
+    // family.
     let fresh: Vec<usize> = (0..rows.len()).filter(|&k| rows[k].3.is_none()).collect();
     let pairs: Vec<(&Sides, &Sides)> = fresh.iter().map(|&k| (rows[k].1, rows[k].2)).collect();
-    let judged = verdict::judge_points(&pairs, &Method::new(threshold_pct));
-    for (k, j) in fresh.iter().zip(judged) {
-        let tps = &j.metrics[0];
+    for (k, j) in fresh.iter().zip(answers::margins(&pairs, threshold_pct)) {
         let w = &mut rows[*k].0;
-        w.margin = tps.verdict.as_str();
-        (w.margin_lo_pct, w.margin_hi_pct) = (tps.lo_pct, tps.hi_pct);
+        w.margin = Some(j.verdict);
+        (w.margin_lo_pct, w.margin_hi_pct) = (j.lo_pct, j.hi_pct);
     }
     rows.into_iter()
         .map(|(mut w, _, _, own)| {
@@ -109,14 +111,14 @@ pub fn table(sections: &[WorkloadSection], series: &[String], threshold_pct: f64
 
 /// The other side's view of a verdict: the baseline against a candidate that regressed
 /// against it has improved on it, and so on.
-fn mirrored(v: &str) -> &'static str {
+fn mirrored(v: Verdict) -> Verdict {
     match v {
-        "regressed" => "improved",
-        "improved" => "regressed",
-        "slower" => "faster",
-        "faster" => "slower",
-        "unchanged" => "unchanged",
-        _ => "inconclusive",
+        Verdict::Regressed => Verdict::Improved,
+        Verdict::Improved => Verdict::Regressed,
+        Verdict::Slower => Verdict::Faster,
+        Verdict::Faster => Verdict::Slower,
+        Verdict::Unchanged => Verdict::Unchanged,
+        Verdict::Inconclusive => Verdict::Inconclusive,
     }
 }
 

@@ -70,6 +70,12 @@ pub enum Verdict {
     Inconclusive,
 }
 
+/// Serializes an optional verdict as its word, or "" for none: the report's templates and its
+/// JSON read a cell that was not judged (the baseline's own) as an empty word.
+pub fn word_or_empty<S: serde::Serializer>(v: &Option<Verdict>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(v.map_or("", Verdict::as_str))
+}
+
 impl Verdict {
     pub const ALL: [Verdict; 6] = [
         Verdict::Regressed,
