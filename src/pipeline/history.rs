@@ -130,6 +130,168 @@ pub fn history(
                 .to_string()
         })
         .collect();
+    let Runs {
+        per_run,
+        paired,
+        skipped,
+    } = read_runs(&dirs, &ids)?;
+    // Before a ratio has MIN_HISTORY earlier nights, the newest is judged against the earlier
+    // nights' own paired intervals, as the nightly's gate judges it (judge::control).
+    let early = early_judgement(&paired, threshold_pct);
+    let trends: Vec<Trend> = per_run
+        .into_iter()
+        .map(|(key, values)| Trend { key, values })
+        .collect();
+    let newest = dirs.len() - 1;
+    if !trends.iter().any(|t| t.values[newest].is_some()) {
+        bail!(
+            "the newest run {} has no ok point: nothing to judge (did it fail, or was it cut short?)",
+            dirs[newest].display()
+        );
+    }
+    // The newest run is judged in every series it has; one false-alarm budget for all.
+    let judged = trends
+        .iter()
+        .filter(|t| t.values[newest].is_some())
+        .count()
+        .max(1);
+    let level = ALPHA / judged as f64;
+    let mut s = skipped.concat();
+    s += &header(sweep_dir, &ids);
+    let j = judge_trends(
+        &trends,
+        &ids,
+        newest,
+        (threshold_pct, level),
+        early.as_ref(),
+    );
+    s.push_str(&j.rows);
+    let young_ratios = early.is_some() && trends.iter().any(|t| t.key.metric == "tps/control");
+    s += &closing(
+        &ids[newest],
+        (judged, level, threshold_pct),
+        &j,
+        young_ratios,
+    );
+    // A slower VM is not a slower server: say when the machine changed under the newest run.
+    if newest > 0 {
+        if let (Some(a), Some(b)) = (
+            crate::pipeline::results::load_host(&dirs[newest - 1]),
+            crate::pipeline::results::load_host(&dirs[newest]),
+        ) {
+            for w in crate::pipeline::results::host::differences(&a, &b) {
+                s.push_str(&format!("warning: {w}\n"));
+            }
+        }
+    }
+    if let Some(path) = html {
+        let headline = format!(
+            "newest run {}: regressed at {} of {judged} series",
+            ids[newest],
+            j.worse.len()
+        );
+        let p = page(sweep_dir, &ids, &trends, &s, &headline, !j.worse.is_empty())?;
+        crate::pipeline::results::write_atomic(path, p.as_bytes())?;
+    }
+    Ok(Outcome {
+        text: s,
+        newest_regressed: !j.worse.is_empty(),
+    })
+}
+
+/// The text's first lines: the sweep, its runs from the first to the newest, the columns.
+fn header(sweep_dir: &Path, ids: &[String]) -> String {
+    let newest = ids.len() - 1;
+    format!(
+        "{}: {} run(s), {} ({}) … {} ({})\n\n{:<48} {:>5} {:>12} {:>9} {:>22}  newest run\n",
+        sweep_dir.display(),
+        ids.len(),
+        ids[0],
+        date_of(&ids[0]),
+        ids[newest],
+        date_of(&ids[newest]),
+        "point",
+        "runs",
+        "newest",
+        "Δ",
+        "prediction interval"
+    )
+}
+
+/// Before a ratio has MIN_HISTORY earlier nights, the newest is judged against the earlier
+/// nights' own paired intervals, as the nightly's gate judges it (judge::control); None
+/// unless the newest run and an earlier one are paired.
+fn early_judgement(
+    paired: &[Option<crate::pipeline::judge::verdicts_file::Verdicts>],
+    threshold_pct: f64,
+) -> Option<crate::pipeline::judge::control::Outcome> {
+    paired.last().cloned().flatten().and_then(|now| {
+        let before: Vec<_> = paired[..paired.len() - 1]
+            .iter()
+            .flatten()
+            .cloned()
+            .collect();
+        let from = before.len().saturating_sub(changepoint::MIN_HISTORY);
+        (!before.is_empty())
+            .then(|| crate::pipeline::judge::control::judge(&before[from..], &now, threshold_pct))
+    })
+}
+
+/// The lines after the series: the shifts, the newest run's count of regressions, how a young
+/// ratio was judged, and a regression of the host's own tests.
+fn closing(
+    newest_id: &str,
+    (judged, level, threshold_pct): (usize, f64, f64),
+    j: &Judged,
+    early_ratios: bool,
+) -> String {
+    let mut s = String::new();
+    s.push_str(&format!(
+        "\nshifts (E-divisive means, Welch t-test on the logs, p < {}):\n{}",
+        changepoint::MAX_P,
+        if j.shifts_text.is_empty() {
+            "  none\n".to_string()
+        } else {
+            j.shifts_text.clone()
+        }
+    ));
+    s.push_str(&format!(
+        "\nnewest run {}: regressed at {} of {judged} series, improved at {} (beyond {} and outside the {:.2} % prediction interval of the runs since the last shift; {:.0} % family-wise).\n",
+        newest_id,
+        j.worse.len(),
+        j.better,
+        crate::pipeline::judge::verdict::fmt_threshold(threshold_pct),
+        (1.0 - level) * 100.0,
+        ALPHA * 100.0
+    ));
+    if early_ratios {
+        s.push_str(&format!(
+            "a tps/control ratio with fewer than {} earlier runs is judged against the earlier runs' own paired intervals, as the nightly's gate judges it ({})\n",
+            changepoint::MIN_HISTORY,
+            "docs/statistics.md, \"A nightly with a control\""
+        ));
+    }
+    if !j.host_worse.is_empty() {
+        s.push_str(&format!(
+            "warning: the host's own tests regressed in the newest run ({}): the machine itself is slower, so the servers' figures may have moved with it; host series are not counted as regressed above\n",
+            j.host_worse.join(", ")
+        ));
+    }
+    s
+}
+
+/// What the runs hold: each series' value per run (None where it did not run), each run's
+/// paired verdicts, and the runs left out.
+struct Runs {
+    per_run: BTreeMap<Key, Vec<Option<f64>>>,
+    paired: Vec<Option<crate::pipeline::judge::verdicts_file::Verdicts>>,
+    skipped: Vec<String>,
+}
+
+/// Reads the runs `dirs` (named `ids`), oldest first: each series' median of its ok repeats
+/// per run, and a paired run's ratios to its control. An unreadable earlier run is left out
+/// with a warning; the newest must be readable.
+fn read_runs(dirs: &[std::path::PathBuf], ids: &[String]) -> anyhow::Result<Runs> {
     let mut per_run: BTreeMap<Key, Vec<Option<f64>>> = BTreeMap::new();
     // An unreadable earlier run is left out with a warning (one bad night must not block
     // every later history); the newest must be readable, it is what is judged.
@@ -175,51 +337,34 @@ pub fn history(
         }
         paired.push(v);
     }
-    // Before a ratio has MIN_HISTORY earlier nights, the newest is judged against the earlier
-    // nights' own paired intervals, as the nightly's gate judges it (judge::control).
-    let early = paired.last().cloned().flatten().and_then(|now| {
-        let before: Vec<_> = paired[..paired.len() - 1]
-            .iter()
-            .flatten()
-            .cloned()
-            .collect();
-        let from = before.len().saturating_sub(changepoint::MIN_HISTORY);
-        (!before.is_empty())
-            .then(|| crate::pipeline::judge::control::judge(&before[from..], &now, threshold_pct))
-    });
-    let trends: Vec<Trend> = per_run
-        .into_iter()
-        .map(|(key, values)| Trend { key, values })
-        .collect();
-    let newest = dirs.len() - 1;
-    if !trends.iter().any(|t| t.values[newest].is_some()) {
-        bail!(
-            "the newest run {} has no ok point: nothing to judge (did it fail, or was it cut short?)",
-            dirs[newest].display()
-        );
-    }
-    // The newest run is judged in every series it has; one false-alarm budget for all.
-    let judged = trends
-        .iter()
-        .filter(|t| t.values[newest].is_some())
-        .count()
-        .max(1);
-    let level = ALPHA / judged as f64;
-    let mut s = skipped.concat();
-    s += &format!(
-        "{}: {} run(s), {} ({}) … {} ({})\n\n{:<48} {:>5} {:>12} {:>9} {:>22}  newest run\n",
-        sweep_dir.display(),
-        dirs.len(),
-        ids[0],
-        date_of(&ids[0]),
-        ids[newest],
-        date_of(&ids[newest]),
-        "point",
-        "runs",
-        "newest",
-        "Δ",
-        "prediction interval"
-    );
+    Ok(Runs {
+        per_run,
+        paired,
+        skipped,
+    })
+}
+
+/// The series judged: one line each (its newest value, the change, the interval, the word),
+/// the shifts found, the series that regressed (servers' and the host's apart) and the
+/// count that improved.
+struct Judged {
+    rows: String,
+    shifts_text: String,
+    worse: Vec<String>,
+    host_worse: Vec<String>,
+    better: usize,
+}
+
+/// Judges every series' newest run at `level` (the family's share of α) against its runs
+/// since its last shift, or a young ratio against `early`'s paired judgement.
+fn judge_trends(
+    trends: &[Trend],
+    ids: &[String],
+    newest: usize,
+    (threshold_pct, level): (f64, f64),
+    early: Option<&crate::pipeline::judge::control::Outcome>,
+) -> Judged {
+    let mut s = String::new();
     let mut shifts_text = String::new();
     let mut worse = Vec::new();
     // The host's own tests (`host/-`): a worse one is the machine's, said apart and not
@@ -231,7 +376,7 @@ pub fn history(
     );
     let mut host_worse = Vec::new();
     let mut better = 0;
-    for t in &trends {
+    for t in trends {
         let host = t.key.series == host_series;
         let present: Vec<(usize, f64)> = t
             .values
@@ -256,7 +401,7 @@ pub fn history(
         let Some(last) = t.values[newest] else {
             continue;
         };
-        let verdict = verdict.or_else(|| early_ratio(early.as_ref()?, &t.key));
+        let verdict = verdict.or_else(|| early_ratio(early?, &t.key));
         let word = trend::word(verdict.as_ref(), host);
         let (delta, interval) = match &verdict {
             None => (String::new(), String::new()),
@@ -289,60 +434,13 @@ pub fn history(
             interval
         ));
     }
-    s.push_str(&format!(
-        "\nshifts (E-divisive means, Welch t-test on the logs, p < {}):\n{}",
-        changepoint::MAX_P,
-        if shifts_text.is_empty() {
-            "  none\n".to_string()
-        } else {
-            shifts_text
-        }
-    ));
-    s.push_str(&format!(
-        "\nnewest run {}: regressed at {} of {judged} series, improved at {better} (beyond {} and outside the {:.2} % prediction interval of the runs since the last shift; {:.0} % family-wise).\n",
-        ids[newest],
-        worse.len(),
-        crate::pipeline::judge::verdict::fmt_threshold(threshold_pct),
-        (1.0 - level) * 100.0,
-        ALPHA * 100.0
-    ));
-    if early.is_some() && trends.iter().any(|t| t.key.metric == "tps/control") {
-        s.push_str(&format!(
-            "a tps/control ratio with fewer than {} earlier runs is judged against the earlier runs' own paired intervals, as the nightly's gate judges it ({})\n",
-            changepoint::MIN_HISTORY,
-            "docs/statistics.md, \"A nightly with a control\""
-        ));
+    Judged {
+        rows: s,
+        shifts_text,
+        worse,
+        host_worse,
+        better,
     }
-    if !host_worse.is_empty() {
-        s.push_str(&format!(
-            "warning: the host's own tests regressed in the newest run ({}): the machine itself is slower, so the servers' figures may have moved with it; host series are not counted as regressed above\n",
-            host_worse.join(", ")
-        ));
-    }
-    // A slower VM is not a slower server: say when the machine changed under the newest run.
-    if newest > 0 {
-        if let (Some(a), Some(b)) = (
-            crate::pipeline::results::load_host(&dirs[newest - 1]),
-            crate::pipeline::results::load_host(&dirs[newest]),
-        ) {
-            for w in crate::pipeline::results::host::differences(&a, &b) {
-                s.push_str(&format!("warning: {w}\n"));
-            }
-        }
-    }
-    if let Some(path) = html {
-        let headline = format!(
-            "newest run {}: regressed at {} of {judged} series",
-            ids[newest],
-            worse.len()
-        );
-        let p = page(sweep_dir, &ids, &trends, &s, &headline, !worse.is_empty())?;
-        crate::pipeline::results::write_atomic(path, p.as_bytes())?;
-    }
-    Ok(Outcome {
-        text: s,
-        newest_regressed: !worse.is_empty(),
-    })
 }
 
 const HTML: &str = include_str!("../../templates/history.html.tera");

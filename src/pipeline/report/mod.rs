@@ -10,9 +10,11 @@ mod model;
 pub mod profile;
 pub mod proxy;
 pub mod render;
+mod tables;
 pub mod winners;
 
 pub use files::{model, write};
+use tables::{ignored, problems, series_with_baseline, versions, VariablesView};
 
 use crate::engine::metrics::{change_pct, geo_mean, spread_pct};
 use crate::pipeline::judge::answers::{Answers, Question};
@@ -245,32 +247,8 @@ impl ReportModel {
         let (host_records, servers) = host::split(all_records);
         let closed: Vec<PointRecord> = servers.into_iter().filter(|r| !r.is_sla_step()).collect();
         let records = closed.as_slice();
-        let key = series_of;
-        let mut series: Vec<String> = Vec::new();
-        for r in records {
-            if !series.contains(&key(r)) {
-                series.push(key(r));
-            }
-        }
-        let baseline = baseline
-            .filter(|b| series.iter().any(|s| s == b))
-            .map(str::to_string)
-            .or_else(|| series.first().cloned())
-            .unwrap_or_default();
-        if let Some(i) = series.iter().position(|s| *s == baseline) {
-            let b = series.remove(i);
-            series.insert(0, b);
-        }
-        let mut workloads: Vec<String> = Vec::new();
-        for r in records {
-            if !workloads.contains(&r.workload) {
-                workloads.push(r.workload.clone());
-            }
-        }
-        let mut sections: Vec<WorkloadSection> = workloads
-            .iter()
-            .map(|w| Self::section(w, records, &series, tps_samples))
-            .collect();
+        let (series, baseline) = series_with_baseline(records, baseline);
+        let mut sections = Self::sections(records, &series, tps_samples);
         let answers = Answers::decide(
             kept_paired,
             kept_unpaired,
@@ -281,112 +259,10 @@ impl ReportModel {
         let shown_paired = kept_paired
             .filter(|_| answers.source == crate::pipeline::judge::answers::Source::Paired);
         let host = host::section(&host_records, &sections, &series);
-        let versions = series
-            .iter()
-            .map(|s| {
-                records
-                    .iter()
-                    .find(|r| key(r) == *s && !r.server_version.is_empty())
-                    .map(|r| r.server_version.clone())
-                    .unwrap_or_default()
-            })
-            .collect();
-        let mut var_diffs = Vec::new();
-        let mut confounders = Vec::new();
-        if series.len() > 1 && series.iter().all(|s| variables.contains_key(s)) {
-            use crate::pipeline::results::servers;
-            let sides: Vec<&crate::pipeline::results::Variables> =
-                series.iter().map(|s| &variables[s]).collect();
-            let diffs = crate::pipeline::results::variable_diffs(&sides);
-            confounders.extend(servers::charset_confounder(&diffs, &series));
-            for (name, values, weight) in servers::ranked(diffs) {
-                var_diffs.push(VarDiff {
-                    name,
-                    values,
-                    weight,
-                });
-            }
-        }
-        let var_always = var_diffs
-            .iter()
-            .filter(|d| d.weight == crate::pipeline::results::servers::Weight::AlwaysDiffers)
-            .count();
-        let warnings = var_diffs
-            .iter()
-            .filter(|d| crate::pipeline::preflight::NEED_BINLOG.contains(&d.name.as_str()))
-            .filter_map(|d| {
-                let off: Vec<&str> = series
-                    .iter()
-                    .filter(|s| {
-                        variables[s.as_str()]
-                            .get("log_bin")
-                            .is_some_and(|v| !crate::pipeline::preflight::is_on(v))
-                    })
-                    .map(String::as_str)
-                    .collect();
-                (!off.is_empty()).then(|| {
-                    format!(
-                        "{} differs between series but has no effect where the binary log is off (log_bin = OFF on {})",
-                        d.name,
-                        off.join(", ")
-                    )
-                })
-            })
-            .collect();
-        let problems: Vec<Problem> = records
-            .iter()
-            .chain(&host_records)
-            .filter(|r| r.status != PointStatus::Ok)
-            .map(|r| Problem {
-                point_id: r.point_id.clone(),
-                status: r.status,
-                error: r.error.clone(),
-            })
-            .collect();
-        let starved: Vec<Problem> = records
-            .iter()
-            .chain(&host_records)
-            .filter(|r| r.status == PointStatus::Ok)
-            .filter_map(|r| {
-                r.starved().map(|why| Problem {
-                    point_id: r.point_id.clone(),
-                    status: r.status,
-                    error: why,
-                })
-            })
-            .collect();
-        let mut by_code: BTreeMap<String, usize> = BTreeMap::new();
-        for r in records.iter().filter(|r| r.status == PointStatus::Failed) {
-            let code = r
-                .error_code
-                .map_or_else(|| "(no server code)".to_string(), |c| c.to_string());
-            *by_code.entry(code).or_default() += 1;
-        }
-        let ignored_by_code = series
-            .iter()
-            .map(|s| {
-                let mut by: BTreeMap<String, u64> = BTreeMap::new();
-                for r in records.iter().filter(|r| key(r) == *s) {
-                    for (c, n) in &r.errors_by_code.0 {
-                        *by.entry(c.to_string()).or_default() += n;
-                    }
-                }
-                by.iter()
-                    .map(|(c, n)| format!("{c} × {n}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            })
-            .collect();
-        let ignored_errors = series
-            .iter()
-            .map(|s| {
-                records
-                    .iter()
-                    .filter(|r| key(r) == *s)
-                    .map(|r| r.errors)
-                    .sum()
-            })
-            .collect();
+        let versions = versions(records, &series);
+        let vars = VariablesView::of(&series, variables);
+        let (problems, starved, by_code) = problems(records, &host_records);
+        let (ignored_by_code, ignored_errors) = ignored(records, &series);
         ReportModel {
             sweep: sweep.to_string(),
             run_id: run_id.to_string(),
@@ -394,9 +270,9 @@ impl ReportModel {
             baseline,
             versions,
             workloads: sections,
-            var_diffs,
-            var_always,
-            confounders,
+            var_diffs: vars.diffs,
+            var_always: vars.always,
+            confounders: vars.confounders,
             errors_by_code: by_code
                 .into_iter()
                 .map(|(code, points)| ErrorCount { code, points })
@@ -411,7 +287,7 @@ impl ReportModel {
             ignored_errors,
             ignored_by_code,
             headlines: answers.headlines,
-            warnings,
+            warnings: vars.warnings,
             threshold_pct: answers.threshold_pct,
             threshold: verdict::fmt_threshold(answers.threshold_pct),
             verdict_method: verdict::METHOD,
@@ -439,6 +315,25 @@ impl ReportModel {
             series,
         }
         .finish(records)
+    }
+
+    /// A section per workload, in the order first met: its rows' figures, peaks, models and
+    /// charts (no verdict yet).
+    fn sections(
+        records: &[PointRecord],
+        series: &[String],
+        tps_samples: &HashMap<String, Vec<f64>>,
+    ) -> Vec<WorkloadSection> {
+        let mut workloads: Vec<&str> = Vec::new();
+        for r in records {
+            if !workloads.contains(&r.workload.as_str()) {
+                workloads.push(&r.workload);
+            }
+        }
+        workloads
+            .iter()
+            .map(|w| Self::section(w, records, series, tps_samples))
+            .collect()
     }
 
     /// What is read off the finished tables: the winner table, the starved share.
