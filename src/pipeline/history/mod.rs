@@ -1,5 +1,9 @@
 //! `sweepbench history`: every run of a sweep, point by point (each target/config, workload
-//! and thread count; tps and p95), the shifts in each series, and a verdict on the newest run.
+//! and thread count; tps and p95), the shifts in each series, and a verdict on the newest run
+//! — read and judged into one `HistoryModel` here, said by render.rs (text, HTML) as compare
+//! is said by compare/render.rs.
+
+mod render;
 
 use crate::engine::metrics::median;
 use crate::pipeline::judge::trend::{self, Newest};
@@ -43,6 +47,52 @@ pub struct Outcome {
     pub text: String,
     /// The newest run moved a series for the worse beyond the threshold.
     pub newest_regressed: bool,
+}
+
+/// A sweep's runs as history reads and judges them: what render.rs says.
+pub struct HistoryModel {
+    pub sweep_dir: std::path::PathBuf,
+    /// The runs judged, oldest first (their directories' names).
+    pub ids: Vec<String>,
+    /// Earlier runs left out, each a warning line.
+    pub skipped: Vec<String>,
+    /// One per series the newest run has.
+    pub rows: Vec<Row>,
+    pub shifts: Vec<ShiftRow>,
+    /// Series the newest run was judged in, and the two-sided level each was judged at.
+    pub judged: usize,
+    pub level: f64,
+    pub threshold_pct: f64,
+    /// Series whose newest run regressed: the servers' (what fails), the host's own tests'.
+    pub regressed: Vec<String>,
+    pub host_regressed: Vec<String>,
+    pub improved: usize,
+    /// A young tps/control ratio was judged against paired intervals.
+    pub young_ratios: bool,
+    /// How the machine changed under the newest run.
+    pub host_changes: Vec<String>,
+    /// Every series' values per run, for the page's charts.
+    trends: Vec<Trend>,
+}
+
+/// One series' newest run.
+pub struct Row {
+    pub name: String,
+    /// Runs the series has.
+    pub runs: usize,
+    pub newest: f64,
+    /// Its verdict with the change and interval; None: too few earlier runs.
+    pub verdict: Option<Newest>,
+    /// One of the host's own tests.
+    pub host: bool,
+}
+
+/// A shift found in a series: where, by how much, at what p.
+pub struct ShiftRow {
+    pub name: String,
+    pub run: String,
+    pub change_pct: f64,
+    pub p: f64,
 }
 
 fn series_of(r: &PointRecord) -> String {
@@ -156,8 +206,6 @@ pub fn history(
         .count()
         .max(1);
     let level = ALPHA / judged as f64;
-    let mut s = skipped.concat();
-    s += &header(sweep_dir, &ids);
     let j = judge_trends(
         &trends,
         &ids,
@@ -165,57 +213,41 @@ pub fn history(
         (threshold_pct, level),
         early.as_ref(),
     );
-    s.push_str(&j.rows);
-    let young_ratios = early.is_some() && trends.iter().any(|t| t.key.metric == "tps/control");
-    s += &closing(
-        &ids[newest],
-        (judged, level, threshold_pct),
-        &j,
-        young_ratios,
-    );
     // A slower VM is not a slower server: say when the machine changed under the newest run.
+    let mut host_changes = Vec::new();
     if newest > 0 {
         if let (Some(a), Some(b)) = (
             crate::pipeline::results::load_host(&dirs[newest - 1]),
             crate::pipeline::results::load_host(&dirs[newest]),
         ) {
-            for w in crate::pipeline::results::host::differences(&a, &b) {
-                s.push_str(&format!("warning: {w}\n"));
-            }
+            host_changes = crate::pipeline::results::host::differences(&a, &b);
         }
     }
+    let model = HistoryModel {
+        sweep_dir: sweep_dir.to_path_buf(),
+        young_ratios: early.is_some() && trends.iter().any(|t| t.key.metric == "tps/control"),
+        ids,
+        skipped,
+        rows: j.rows,
+        shifts: j.shifts,
+        judged,
+        level,
+        threshold_pct,
+        regressed: j.worse,
+        host_regressed: j.host_worse,
+        improved: j.better,
+        host_changes,
+        trends,
+    };
+    let text = render::text(&model);
     if let Some(path) = html {
-        let headline = format!(
-            "newest run {}: regressed at {} of {judged} series",
-            ids[newest],
-            j.worse.len()
-        );
-        let p = page(sweep_dir, &ids, &trends, &s, &headline, !j.worse.is_empty())?;
+        let p = render::page(&model, &text)?;
         crate::pipeline::results::write_atomic(path, p.as_bytes())?;
     }
     Ok(Outcome {
-        text: s,
-        newest_regressed: !j.worse.is_empty(),
+        text,
+        newest_regressed: !model.regressed.is_empty(),
     })
-}
-
-/// The text's first lines: the sweep, its runs from the first to the newest, the columns.
-fn header(sweep_dir: &Path, ids: &[String]) -> String {
-    let newest = ids.len() - 1;
-    format!(
-        "{}: {} run(s), {} ({}) … {} ({})\n\n{:<48} {:>5} {:>12} {:>9} {:>22}  newest run\n",
-        sweep_dir.display(),
-        ids.len(),
-        ids[0],
-        date_of(&ids[0]),
-        ids[newest],
-        date_of(&ids[newest]),
-        "point",
-        "runs",
-        "newest",
-        "Δ",
-        "prediction interval"
-    )
 }
 
 /// Before a ratio has MIN_HISTORY earlier nights, the newest is judged against the earlier
@@ -235,49 +267,6 @@ fn early_judgement(
         (!before.is_empty())
             .then(|| crate::pipeline::judge::control::judge(&before[from..], &now, threshold_pct))
     })
-}
-
-/// The lines after the series: the shifts, the newest run's count of regressions, how a young
-/// ratio was judged, and a regression of the host's own tests.
-fn closing(
-    newest_id: &str,
-    (judged, level, threshold_pct): (usize, f64, f64),
-    j: &Judged,
-    early_ratios: bool,
-) -> String {
-    let mut s = String::new();
-    s.push_str(&format!(
-        "\nshifts (E-divisive means, Welch t-test on the logs, p < {}):\n{}",
-        changepoint::MAX_P,
-        if j.shifts_text.is_empty() {
-            "  none\n".to_string()
-        } else {
-            j.shifts_text.clone()
-        }
-    ));
-    s.push_str(&format!(
-        "\nnewest run {}: regressed at {} of {judged} series, improved at {} (beyond {} and outside the {:.2} % prediction interval of the runs since the last shift; {:.0} % family-wise).\n",
-        newest_id,
-        j.worse.len(),
-        j.better,
-        crate::pipeline::judge::verdict::fmt_threshold(threshold_pct),
-        (1.0 - level) * 100.0,
-        ALPHA * 100.0
-    ));
-    if early_ratios {
-        s.push_str(&format!(
-            "a tps/control ratio with fewer than {} earlier runs is judged against the earlier runs' own paired intervals, as the nightly's gate judges it ({})\n",
-            changepoint::MIN_HISTORY,
-            "docs/statistics.md, \"A nightly with a control\""
-        ));
-    }
-    if !j.host_worse.is_empty() {
-        s.push_str(&format!(
-            "warning: the host's own tests regressed in the newest run ({}): the machine itself is slower, so the servers' figures may have moved with it; host series are not counted as regressed above\n",
-            j.host_worse.join(", ")
-        ));
-    }
-    s
 }
 
 /// What the runs hold: each series' value per run (None where it did not run), each run's
@@ -344,12 +333,11 @@ fn read_runs(dirs: &[std::path::PathBuf], ids: &[String]) -> anyhow::Result<Runs
     })
 }
 
-/// The series judged: one line each (its newest value, the change, the interval, the word),
-/// the shifts found, the series that regressed (servers' and the host's apart) and the
-/// count that improved.
+/// The series judged: a row each, the shifts found, the series that regressed (servers' and
+/// the host's apart) and the count that improved.
 struct Judged {
-    rows: String,
-    shifts_text: String,
+    rows: Vec<Row>,
+    shifts: Vec<ShiftRow>,
     worse: Vec<String>,
     host_worse: Vec<String>,
     better: usize,
@@ -364,8 +352,8 @@ fn judge_trends(
     (threshold_pct, level): (f64, f64),
     early: Option<&crate::pipeline::judge::control::Outcome>,
 ) -> Judged {
-    let mut s = String::new();
-    let mut shifts_text = String::new();
+    let mut rows = Vec::new();
+    let mut shifts = Vec::new();
     let mut worse = Vec::new();
     // The host's own tests (`host/-`): a worse one is the machine's, said apart and not
     // counted as a server's regression.
@@ -389,34 +377,17 @@ fn judge_trends(
         let (found, verdict): (Vec<Shift>, Option<Newest>) =
             trend::judge(&xs, newest_ran, t.key.metric, threshold_pct, level);
         for sh in &found {
-            let run = &ids[present[sh.at].0];
-            shifts_text.push_str(&format!(
-                "  {}: from run {run} ({}), {:+.1} % (p {:.2e})\n",
-                t.key.name(),
-                date_of(run),
-                sh.change_pct,
-                sh.p
-            ));
+            shifts.push(ShiftRow {
+                name: t.key.name(),
+                run: ids[present[sh.at].0].clone(),
+                change_pct: sh.change_pct,
+                p: sh.p,
+            });
         }
         let Some(last) = t.values[newest] else {
             continue;
         };
         let verdict = verdict.or_else(|| early_ratio(early?, &t.key));
-        let word = trend::word(verdict.as_ref(), host);
-        let (delta, interval) = match &verdict {
-            None => (String::new(), String::new()),
-            Some(n) => (
-                format!(
-                    "{}%",
-                    crate::pipeline::judge::verdict::fmt_change(n.change_pct)
-                ),
-                format!(
-                    "[{}%, {}%]",
-                    crate::pipeline::judge::verdict::fmt_change(n.lo_pct),
-                    crate::pipeline::judge::verdict::fmt_change(n.hi_pct)
-                ),
-            ),
-        };
         if verdict.as_ref().is_some_and(Newest::worse) {
             if host {
                 host_worse.push(t.key.name());
@@ -425,95 +396,22 @@ fn judge_trends(
             }
         }
         better += verdict.as_ref().is_some_and(Newest::better) as usize;
-        s.push_str(&format!(
-            "{:<48} {:>5} {:>12.2} {:>9} {:>22}  {word}\n",
-            t.key.name(),
-            xs.len(),
-            last,
-            delta,
-            interval
-        ));
+        rows.push(Row {
+            name: t.key.name(),
+            runs: xs.len(),
+            newest: last,
+            verdict,
+            host,
+        });
     }
     Judged {
-        rows: s,
-        shifts_text,
+        rows,
+        shifts,
         worse,
         host_worse,
         better,
     }
 }
 
-const HTML: &str = include_str!("../../templates/history.html.tera");
-
-/// The HTML page (templates/history.html.tera): one throughput chart per workload (a line per
-/// series × thread count, x = run dates), the headline, then the text.
-fn page(
-    sweep_dir: &Path,
-    ids: &[String],
-    trends: &[Trend],
-    text: &str,
-    headline: &str,
-    regressed: bool,
-) -> anyhow::Result<String> {
-    let name = sweep_dir
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
-    // Axis labels: month-day (the text below has the full dates and times).
-    let dates: Vec<String> = ids
-        .iter()
-        .map(|i| date_of(i).get(5..10).unwrap_or_default().to_string())
-        .collect();
-    let mut workloads: Vec<&str> = trends.iter().map(|t| t.key.workload.as_str()).collect();
-    workloads.sort_unstable();
-    workloads.dedup();
-    let charts: Vec<String> = workloads
-        .iter()
-        .map(|w| {
-            // Each series as a share of its own median, so that a 1-thread series moves as
-            // visibly as a 64-thread one.
-            let lines: Vec<crate::pipeline::report::chart::Line> = trends
-                .iter()
-                .filter(|t| t.key.workload == *w && t.key.metric.starts_with("tps"))
-                .map(|t| {
-                    let present: Vec<f64> = t.values.iter().flatten().copied().collect();
-                    let med = median(&present).max(f64::MIN_POSITIVE);
-                    crate::pipeline::report::chart::Line::plain(
-                        &format!("{} t{}", t.key.series, t.key.threads),
-                        t.values
-                            .iter()
-                            .enumerate()
-                            .filter_map(|(i, v)| v.map(|v| (i as u32, v / med * 100.0)))
-                            .collect(),
-                    )
-                })
-                .collect();
-            crate::pipeline::report::chart::trend_svg(
-                &format!("{w}: throughput per run"),
-                "tps, % of the series' median",
-                &dates,
-                &lines,
-            )
-        })
-        .collect();
-    let mut t = tera::Tera::default();
-    t.add_raw_template("history.html", HTML)
-        .map_err(|e| anyhow::anyhow!("the history template does not parse: {e:?}"))?;
-    t.autoescape_on(vec!["history.html"]);
-    let mut cx = tera::Context::new();
-    cx.insert("sweep", &name);
-    cx.insert("runs", &ids.len());
-    cx.insert("first", &date_of(&ids[0]));
-    cx.insert("last", &date_of(&ids[ids.len() - 1]));
-    cx.insert("headline", headline);
-    cx.insert("regressed", &regressed);
-    cx.insert("charts", &charts);
-    cx.insert("text", text);
-    cx.insert("max_p", &changepoint::MAX_P);
-    t.render("history.html", &cx)
-        .map_err(|e| anyhow::anyhow!("rendering the history page: {e:?}"))
-}
-
 #[cfg(test)]
-#[path = "history_tests.rs"]
 mod tests;
