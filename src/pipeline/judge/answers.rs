@@ -277,3 +277,107 @@ pub fn margins(pairs: &[(&Sides, &Sides)], threshold_pct: f64) -> Vec<Judged> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cell's sides: `n` runs around `tps` (±1 %), p95 20 ms, 10,000 events each.
+    fn sides(tps: f64, n: usize) -> Sides {
+        let mut s = Sides::default();
+        for k in 0..n {
+            let wobble = 1.0 + 0.01 * ((k % 3) as f64 - 1.0);
+            verdict::push_run(&mut s, [Some(tps * wobble), Some(20.0), None], 10_000, None);
+        }
+        s
+    }
+
+    fn paired(baseline: &str, verdict: &str) -> Verdicts {
+        serde_json::from_value(serde_json::json!({
+            "design": "paired", "method": "m", "baseline": baseline, "threshold_pct": 3.0,
+            "alpha": 0.05, "slice_s": 2, "budget_s": null,
+            "points": [{"workload": "oltp_read_only", "threads": 4, "rounds": 5,
+                "looks": [5], "stopped": "decided", "seconds": 10.0, "orders": [],
+                "comparisons": [{"series": "t/b", "verdict": verdict, "budget_needed_s": null,
+                    "metrics": []}]}]
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_runs_kept_answer_is_read_where_it_answers_and_judged_anew_where_not() {
+        let series = vec!["t/a".to_string(), "t/b".to_string()];
+        let (base, cand) = (sides(1000.0, 3), sides(700.0, 3));
+        let q = [Question {
+            series: "t/b",
+            workload: "oltp_read_only",
+            threads: 4,
+            base: &base,
+            cand: &cand,
+        }];
+        // Judged now: 30 % fewer tps regressed, at the default threshold.
+        let now = Answers::decide(None, None, &q, &series);
+        assert_eq!(now.source, Source::Judged);
+        assert_eq!(now.threshold_pct, verdict::DEFAULT_THRESHOLD_PCT);
+        let a = now.cell("t/b", "oltp_read_only", 4).unwrap();
+        assert_eq!(a.verdict, Verdict::Regressed);
+        assert_eq!(a.tps.unwrap().verdict, Verdict::Regressed);
+        assert!(a.tps.unwrap().delta_pct.is_none(), "the figures' ratio stays");
+        assert_eq!(now.headlines.len(), 1, "{:?}", now.headlines);
+        assert!(now.headlines[0].starts_with("t/b vs t/a: "), "{:?}", now.headlines);
+        // A paired run's own answer against the same baseline is the answer, whatever the
+        // figures say (it was judged on the rounds, at its threshold).
+        let v = paired("t/a", "unchanged");
+        let kept = Answers::decide(Some(&v), None, &q, &series);
+        assert_eq!(kept.source, Source::Paired);
+        assert_eq!(kept.threshold_pct, 3.0);
+        assert_eq!(
+            kept.cell("t/b", "oltp_read_only", 4).unwrap().verdict,
+            Verdict::Unchanged
+        );
+        assert_eq!(kept.cell("t/b", "oltp_read_only", 8), None);
+        assert_eq!(
+            kept.unjudged_note(),
+            "not judged: no paired rounds at this point"
+        );
+        // Against another baseline the paired answer answers another question: judged anew,
+        // at the run's threshold.
+        let other = paired("t/z", "unchanged");
+        let anew = Answers::decide(Some(&other), None, &q, &series);
+        assert_eq!(anew.source, Source::Judged);
+        assert_eq!(anew.threshold_pct, 3.0);
+        assert_eq!(
+            anew.cell("t/b", "oltp_read_only", 4).unwrap().verdict,
+            Verdict::Regressed
+        );
+    }
+
+    #[test]
+    fn an_unpaired_runs_answer_is_all_or_nothing() {
+        let series = vec!["t/a".to_string(), "t/b".to_string()];
+        let (base, cand) = (sides(1000.0, 3), sides(1001.0, 3));
+        let q = |threads| Question {
+            series: "t/b",
+            workload: "oltp_read_only",
+            threads,
+            base: &base,
+            cand: &cand,
+        };
+        let u: Unpaired = serde_json::from_value(serde_json::json!({
+            "design": "sequential", "method": "m", "baseline": "t/a", "threshold_pct": 10.0,
+            "points": [{"series": "t/b", "workload": "oltp_read_only", "threads": 1,
+                "verdict": "improved", "metrics": []}],
+            "pooled": []
+        }))
+        .unwrap();
+        let kept = Answers::decide(None, Some(&u), &[q(1)], &series);
+        assert_eq!(kept.source, Source::Kept);
+        assert_eq!(kept.cells[0].verdict, Verdict::Improved);
+        // A question the run did not judge: every cell judged anew, one family.
+        let anew = Answers::decide(None, Some(&u), &[q(1), q(2)], &series);
+        assert_eq!(anew.source, Source::Judged);
+        assert_eq!(anew.threshold_pct, 10.0);
+        assert_eq!(anew.cells.len(), 2);
+        assert!(anew.cells.iter().all(|c| c.verdict != Verdict::Improved));
+    }
+}
