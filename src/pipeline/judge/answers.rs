@@ -322,9 +322,16 @@ mod tests {
         let a = now.cell("t/b", "oltp_read_only", 4).unwrap();
         assert_eq!(a.verdict, Verdict::Regressed);
         assert_eq!(a.tps.unwrap().verdict, Verdict::Regressed);
-        assert!(a.tps.unwrap().delta_pct.is_none(), "the figures' ratio stays");
+        assert!(
+            a.tps.unwrap().delta_pct.is_none(),
+            "the figures' ratio stays"
+        );
         assert_eq!(now.headlines.len(), 1, "{:?}", now.headlines);
-        assert!(now.headlines[0].starts_with("t/b vs t/a: "), "{:?}", now.headlines);
+        assert!(
+            now.headlines[0].starts_with("t/b vs t/a: "),
+            "{:?}",
+            now.headlines
+        );
         // A paired run's own answer against the same baseline is the answer, whatever the
         // figures say (it was judged on the rounds, at its threshold).
         let v = paired("t/a", "unchanged");

@@ -225,10 +225,7 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
 }
 
 /// The ok records with counters, by (series, workload, threads).
-fn groups<'a>(
-    records: &'a [PointRecord],
-    costs: &HashMap<String, PerTxn>,
-) -> BTreeMap<(String, String, u32), Vec<&'a PointRecord>> {
+fn groups<'a>(records: &'a [PointRecord], costs: &HashMap<String, PerTxn>) -> Groups<'a> {
     let mut g: BTreeMap<(String, String, u32), Vec<&PointRecord>> = BTreeMap::new();
     for r in records {
         if r.status == PointStatus::Ok && costs.contains_key(r.point_id.as_str()) {
@@ -240,6 +237,9 @@ fn groups<'a>(
     g
 }
 
+/// The ok records with counters, by (series, workload, threads).
+type Groups<'a> = BTreeMap<(String, String, u32), Vec<&'a PointRecord>>;
+
 /// Adds the efficiency tables and the reasons of every decided change to `m`.
 pub fn add(m: &mut ReportModel, records: &[PointRecord], rows: &[CostRow]) {
     if rows.is_empty() {
@@ -247,7 +247,13 @@ pub fn add(m: &mut ReportModel, records: &[PointRecord], rows: &[CostRow]) {
     }
     let costs = per_point(rows);
     let g = groups(records, &costs);
-    let paired = m.paired.is_some();
+    m.efficiency = efficiency(m, &g, &costs);
+    m.why = whys(m, &g, &costs);
+}
+
+/// Per workload: each series' cost per transaction at each thread count beside the
+/// baseline's, and the chart of server CPU per transaction.
+fn efficiency(m: &ReportModel, g: &Groups<'_>, costs: &HashMap<String, PerTxn>) -> Vec<EffSection> {
     let mut sections = Vec::new();
     for sec in &m.workloads {
         let mut out = EffSection {
@@ -311,6 +317,13 @@ pub fn add(m: &mut ReportModel, records: &[PointRecord], rows: &[CostRow]) {
             sections.push(out);
         }
     }
+    sections
+}
+
+/// Why each decided change happened, as far as the counters say: those that moved between
+/// the baseline's windows and the candidate's (paired by round in a paired run).
+fn whys(m: &ReportModel, g: &Groups<'_>, costs: &HashMap<String, PerTxn>) -> Vec<Why> {
+    let paired = m.paired.is_some();
     let mut whys = Vec::new();
     for sec in &m.workloads {
         for row in &sec.rows {
@@ -354,8 +367,7 @@ pub fn add(m: &mut ReportModel, records: &[PointRecord], rows: &[CostRow]) {
             }
         }
     }
-    m.efficiency = sections;
-    m.why = whys;
+    whys
 }
 
 /// The counters that moved between two sides' windows (paired by round when `paired`): how

@@ -185,6 +185,34 @@ fn interval_05(l: &str) -> Option<IntervalStats> {
     })
 }
 
+/// What a `sysbench …` line says: its version (the banner) and the script it ran (a
+/// command line).
+fn command_line(p: &mut Parsed, rest: &str) {
+    if let Some(v) = rest
+        .split_whitespace()
+        .next()
+        .filter(|v| v.starts_with(|c: char| c.is_ascii_digit()))
+    {
+        // The log's words reach points.csv and every report: never raw.
+        p.version = Some(crate::visible::visible(v).into_owned());
+    }
+    if let Some(w) = crate::engine::config::WorkloadKind::all()
+        .map(|w| w.name())
+        .find(|w| rest.contains(*w))
+    {
+        p.workload = Some(w.to_string());
+    } else if rest.contains("--test=oltp") || rest.contains("oltp.lua") {
+        p.workload = Some(
+            if rest.contains("read-only=on") {
+                "oltp_read_only"
+            } else {
+                "oltp_read_write"
+            }
+            .into(),
+        );
+    }
+}
+
 /// Parses a saved sysbench log. Lines are trimmed first, so logs pasted from web pages that
 /// lost their indentation parse the same.
 pub fn parse(text: &str) -> Parsed {
@@ -202,29 +230,7 @@ pub fn parse(text: &str) -> Parsed {
             }
         }
         if let Some(rest) = l.strip_prefix("sysbench ") {
-            if let Some(v) = rest
-                .split_whitespace()
-                .next()
-                .filter(|v| v.starts_with(|c: char| c.is_ascii_digit()))
-            {
-                // The log's words reach points.csv and every report: never raw.
-                p.version = Some(crate::visible::visible(v).into_owned());
-            }
-            if let Some(w) = crate::engine::config::WorkloadKind::all()
-                .map(|w| w.name())
-                .find(|w| rest.contains(*w))
-            {
-                p.workload = Some(w.to_string());
-            } else if rest.contains("--test=oltp") || rest.contains("oltp.lua") {
-                p.workload = Some(
-                    if rest.contains("read-only=on") {
-                        "oltp_read_only"
-                    } else {
-                        "oltp_read_write"
-                    }
-                    .into(),
-                );
-            }
+            command_line(&mut p, rest);
             continue;
         }
         if l.starts_with('[') {

@@ -397,8 +397,13 @@ impl SweepSpec {
         })
     }
 
-    fn run(cx: &Ctx<'_>, raw: &RawSweep) -> Result<RunSpec, SpecError> {
-        let r = &raw.run;
+    /// `[run] workloads`: the sysbench scripts (the table's, those on the common tables) and
+    /// the host tests, each once in the order given; an unknown name refused with the
+    /// nearest known one.
+    fn workloads(
+        cx: &Ctx<'_>,
+        r: &raw::RawRun,
+    ) -> Result<(Vec<WorkloadKind>, Vec<crate::engine::host::HostKind>), SpecError> {
         let mut workloads = Vec::new();
         let mut host_tests = Vec::new();
         for w in r.workloads.get_ref() {
@@ -444,6 +449,12 @@ impl SweepSpec {
                 workloads.push(kind);
             }
         }
+        Ok((workloads, host_tests))
+    }
+
+    fn run(cx: &Ctx<'_>, raw: &RawSweep) -> Result<RunSpec, SpecError> {
+        let r = &raw.run;
+        let (workloads, host_tests) = Self::workloads(cx, r)?;
         if workloads.is_empty() && host_tests.is_empty() {
             return Err(cx.err(r.workloads.span(), "run.workloads is empty"));
         }
