@@ -300,6 +300,22 @@ fn lock_sigint_and_resume() {
         "a report of what finished"
     );
     assert!(!lock.exists(), "lock released");
+    // The interrupted night says so, in its summary and in the attempt a cron line mails
+    // (which the refused second run had written first).
+    let summary = std::fs::read_to_string(run.join("summary.txt")).unwrap();
+    assert!(
+        summary.contains(&format!(
+            "interrupted (SIGINT or SIGTERM) with {} point(s) or slice(s) finished ok",
+            before.len()
+        )),
+        "{summary}"
+    );
+    let attempt = std::fs::read_to_string(env.results().join("night/last-attempt.txt")).unwrap();
+    assert!(
+        attempt.contains(": exit 130, interrupted (SIGINT or SIGTERM) before it finished"),
+        "{attempt}"
+    );
+    assert!(attempt.ends_with(&summary), "{attempt}");
 
     let out = env.run(&f, &["--resume", run.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out));

@@ -246,7 +246,22 @@ fn a_budget_is_refused_for_a_sequential_sweep() {
     let t = text(&out);
     assert_eq!(out.status.code(), Some(2), "{t}");
     assert!(t.contains("--budget applies to design = \"paired\""), "{t}");
-    assert!(!dir.path().join("results").exists());
+    // Nothing run, nothing made: the refusal alone is kept, for a cron line to mail.
+    let sweep_dir = dir.path().join("results/seq");
+    let left: Vec<String> = std::fs::read_dir(&sweep_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["last-attempt.txt"]);
+    let attempt = std::fs::read_to_string(sweep_dir.join("last-attempt.txt")).unwrap();
+    assert!(
+        attempt.contains(": exit 2, refused or stopped by an error"),
+        "{attempt}"
+    );
+    assert!(
+        attempt.contains("--budget applies to design = \"paired\""),
+        "{attempt}"
+    );
 }
 
 #[test]

@@ -13,6 +13,12 @@ mod sections;
 pub mod target;
 pub mod words;
 
+/// Whether `s` may name a sweep (it names its results directory): letters, digits, '-', '_'
+/// and '.', starting with a letter or digit.
+pub fn valid_name(s: &str) -> bool {
+    lexical::name_ok(s)
+}
+
 use lexical::{element_span, fraction, toml_literal, unknown_field_hint};
 pub use lexical::{name_ok, parse_duration, var_name_ok, NAME_RULE};
 

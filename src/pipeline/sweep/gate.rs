@@ -372,8 +372,8 @@ pub fn apply(
 
 /// Writes the run's summary.txt: what the terminal said at the end (the counts, the answers,
 /// the gate's verdicts) and each failed point with its error — the file a cron job mails or
-/// logs.
-pub fn keep_summary(run: &Path, summary: &str, ev: &dyn Events) {
+/// logs. Returns the text written.
+pub fn keep_summary(run: &Path, summary: &str, ev: &dyn Events) -> String {
     let mut s = summary.to_string();
     let failed: Vec<String> = crate::pipeline::results::load_points(run)
         .unwrap_or_default()
@@ -388,6 +388,7 @@ pub fn keep_summary(run: &Path, summary: &str, ev: &dyn Events) {
     if let Err(e) = crate::pipeline::results::write_atomic(&run.join("summary.txt"), s.as_bytes()) {
         ev.warn(&format!("summary.txt not written: {e:#}"));
     }
+    s
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! them before touching data, then measure each point with the engine and write it down
 //! before starting the next.
 
+mod attempt;
 mod auto;
 mod block;
 mod bracket;

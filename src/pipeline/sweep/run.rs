@@ -13,8 +13,23 @@ use crate::pipeline::results::{Manifest, RunDir, Shard, Summary};
 use crate::pipeline::spec::SweepSpec;
 use std::collections::BTreeMap;
 
-/// `sweepbench run`: says what it does on `ev`, the summary and the gate as output.
+/// `sweepbench run`: says what it does on `ev`, the summary and the gate as output; however
+/// it ends, results/<sweep>/last-attempt.txt says how (`attempt`).
 pub async fn run(a: &SweepArgs, ev: &dyn Events) -> anyhow::Result<Exit> {
+    let started = chrono::Utc::now();
+    let ended = attempt(a, ev).await;
+    match &ended {
+        Ok((exit, summary)) => super::attempt::write(a, started, *exit, summary, ev),
+        Err(e) => {
+            let why = format!("sweepbench run: {e:#}\n");
+            super::attempt::write(a, started, crate::exit::exit_of(e), &why, ev);
+        }
+    }
+    ended.map(|(exit, _)| exit)
+}
+
+/// The run itself: its exit code and its summary (as summary.txt keeps it).
+async fn attempt(a: &SweepArgs, ev: &dyn Events) -> anyhow::Result<(Exit, String)> {
     let (spec, plan) = load(a, ev)?;
     if spec.run.design.paired() && a.resume.is_some() {
         // A point's rounds, their orders and its looks are one experiment: half of one and
@@ -30,6 +45,15 @@ pub async fn run(a: &SweepArgs, ev: &dyn Events) -> anyhow::Result<Exit> {
         .await?;
     for line in recovered {
         ev.warn(&line);
+    }
+    // A run before this one that never wrote its summary is said first, here and in this
+    // run's summary: its mail never came.
+    let killed = match a.resume {
+        None => super::attempt::killed_before(&a.results_dir.join(&spec.name)),
+        Some(_) => None,
+    };
+    if let Some(k) = &killed {
+        ev.warn(k);
     }
     let (findings, limits) = preflight_all(&spec, &plan, a.on_capacity).await?;
     let blocking: Vec<&Finding> = findings
@@ -118,6 +142,16 @@ pub async fn run(a: &SweepArgs, ev: &dyn Events) -> anyhow::Result<Exit> {
         }
     };
     let mut summary = t.summary(&spec, &plan, &dir.path, (&report, &why));
+    if let Some(k) = &killed {
+        summary = format!("warning: {k}\n{summary}");
+    }
+    if t.interrupted {
+        summary.push_str(&interrupted(
+            &plan,
+            dir.points(),
+            a.fail_on_regression.is_some(),
+        ));
+    }
     ev.output_text(&summary);
     let mut regressed = false;
     if let (Some((th, against)), false) = (&a.fail_on_regression, t.interrupted) {
@@ -126,8 +160,8 @@ pub async fn run(a: &SweepArgs, ev: &dyn Events) -> anyhow::Result<Exit> {
         summary.push_str(&format!("\n{text}"));
         regressed = failing;
     }
-    super::gate::keep_summary(&dir.path, &summary, ev);
-    Ok(if t.interrupted {
+    let kept = super::gate::keep_summary(&dir.path, &summary, ev);
+    let exit = if t.interrupted {
         Exit::Interrupted
     } else if t.failed > 0 || !t.unwritten.is_empty() {
         Exit::Failed
@@ -135,7 +169,36 @@ pub async fn run(a: &SweepArgs, ev: &dyn Events) -> anyhow::Result<Exit> {
         Exit::Regression
     } else {
         Exit::Ok
-    })
+    };
+    Ok((exit, kept))
+}
+
+/// What an interrupted run says at the end of its summary: that it was, the workloads it
+/// never reached, and that the gate did not judge it.
+fn interrupted(plan: &Plan, kept: &[crate::pipeline::results::PointRecord], gated: bool) -> String {
+    let mut never: Vec<&str> = Vec::new();
+    for p in &plan.points {
+        let name = p.workload.name();
+        if !never.contains(&name) && !kept.iter().any(|r| r.workload == name) {
+            never.push(name);
+        }
+    }
+    let ok = kept
+        .iter()
+        .filter(|r| r.status == crate::pipeline::results::PointStatus::Ok)
+        .count();
+    let mut s =
+        format!("interrupted (SIGINT or SIGTERM) with {ok} point(s) or slice(s) finished ok");
+    if !never.is_empty() {
+        s.push_str(&format!("; never ran: {}", never.join(", ")));
+    }
+    s.push('\n');
+    if gated {
+        s.push_str(
+            "--fail-on-regression: not judged: the run was interrupted; run the sweep again\n",
+        );
+    }
+    s
 }
 
 /// Runs the plan's points in order, expanding `threads = "auto"` slots as they come (see

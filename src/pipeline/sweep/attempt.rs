@@ -1,0 +1,90 @@
+//! What every `run` leaves, however it ends: results/<sweep>/last-attempt.txt — when it
+//! started, its exit code and what that means, then the run's summary, or what stopped it
+//! and the remedy — so that a cron line mailing that file never mails an earlier night's
+//! text (`latest` keeps pointing at the last run that has a directory). And a run that finds
+//! the run before it ended without a summary (killed, the machine down) says so first.
+
+use super::SweepArgs;
+use crate::exit::Exit;
+use crate::pipeline::events::Events;
+use std::path::{Path, PathBuf};
+
+/// The file, in the sweep's results directory.
+pub const FILE: &str = "last-attempt.txt";
+
+/// The sweep's results directory for `a`: its name from the sweep file, read leniently (a
+/// file the run refused may not parse), else the file's stem.
+pub fn sweep_dir(a: &SweepArgs) -> PathBuf {
+    let text = match &a.inline {
+        Some(t) => Some(t.clone()),
+        None => std::fs::read_to_string(&a.file).ok(),
+    };
+    let name = text
+        .and_then(|t| toml::from_str::<toml::Value>(&t).ok())
+        .and_then(|v| v.get("name")?.as_str().map(str::to_string))
+        .filter(|n| crate::pipeline::spec::valid_name(n))
+        .or_else(|| {
+            let stem = a.file.file_stem()?.to_string_lossy().into_owned();
+            crate::pipeline::spec::valid_name(&stem).then_some(stem)
+        })
+        .unwrap_or_else(|| "sweep".into());
+    a.results_dir.join(name)
+}
+
+/// What an exit code says of a run, for the file's first line.
+fn meaning(exit: Exit) -> &'static str {
+    match exit {
+        Exit::Ok => "finished; every point ran and nothing regressed",
+        Exit::Failed => "finished with failed points (listed below)",
+        Exit::BadInput => "refused or stopped by an error: see why below",
+        Exit::Regression => "FAILED: a regression (below)",
+        Exit::Interrupted => "interrupted (SIGINT or SIGTERM) before it finished",
+    }
+}
+
+/// Writes last-attempt.txt for a run of `a` that started at `started` and ended with `exit`:
+/// `body` is the run's summary, or the error that stopped it. A file that cannot be written is
+/// a warning: the run's own outcome stands.
+pub fn write(
+    a: &SweepArgs,
+    started: chrono::DateTime<chrono::Utc>,
+    exit: Exit,
+    body: &str,
+    ev: &dyn Events,
+) {
+    let dir = sweep_dir(a);
+    let text = format!(
+        "sweepbench run {} at {} UTC: exit {}, {}\n\n{}",
+        a.file.display(),
+        started.format("%Y-%m-%d %H:%M:%S"),
+        exit.code(),
+        meaning(exit),
+        body
+    );
+    let written = std::fs::create_dir_all(&dir)
+        .map_err(anyhow::Error::from)
+        .and_then(|()| crate::pipeline::results::write_atomic(&dir.join(FILE), text.as_bytes()));
+    if let Err(e) = written {
+        ev.warn(&format!("{} not written: {e:#}", dir.join(FILE).display()));
+    }
+}
+
+/// The run before this one, when it ended without writing its summary (killed with -9, the
+/// machine down, a full disk): one line saying so and where its finished points are. Asked
+/// with the sweep's lock held, so no run is in progress.
+pub fn killed_before(sweep_dir: &Path) -> Option<String> {
+    let last = crate::pipeline::results::nightly::runs(sweep_dir)
+        .ok()?
+        .pop()?;
+    if last.join("summary.txt").exists() {
+        return None;
+    }
+    let points = crate::pipeline::results::load_points(&last)
+        .map(|p| p.len())
+        .unwrap_or(0);
+    let id = last.file_name()?.to_string_lossy().into_owned();
+    Some(format!(
+        "the run of {id} ended without a summary (killed, or the machine went down); its {points} finished point(s) are kept in {}",
+        last.display()
+    ))
+}
