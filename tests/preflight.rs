@@ -53,10 +53,19 @@ fn too_many_threads_for_max_connections_is_refused_before_any_data() {
         sweepbench::pipeline::sweep::latest_run(Path::new(results), "classic").is_none(),
         "no results for a refused run"
     );
+    // Only the refusal is kept, for a cron line to mail: no run directory, no `latest`.
+    let left: Vec<String> = std::fs::read_dir(Path::new(results).join("classic"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["last-attempt.txt"], "nothing but the refusal");
+    let attempt =
+        std::fs::read_to_string(Path::new(results).join("classic/last-attempt.txt")).unwrap();
     assert!(
-        !Path::new(results).join("classic").exists(),
-        "not even an empty results/<sweep>/"
+        attempt.contains(": exit 2, refused or stopped by an error"),
+        "{attempt}"
     );
+    assert!(attempt.contains("max_connections = 151"), "{attempt}");
 
     let run = sweepbench(&["run", f, "--results-dir", results, "--on-capacity=skip"]);
     assert!(run.status.success(), "{}", text(&run));

@@ -152,7 +152,14 @@ fn a_sweep_named_dot_dot_is_refused() {
         std::fs::read_to_string(dir.path().join("inner").join("latest")).unwrap(),
         "mine"
     );
-    assert_eq!(std::fs::read_dir(&results).unwrap().count(), 0);
+    // The refusal is kept under the file's own name, inside the results directory.
+    let left: Vec<String> = std::fs::read_dir(&results)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["up"]);
+    let attempt = std::fs::read_to_string(results.join("up/last-attempt.txt")).unwrap();
+    assert!(attempt.contains("up.toml:1:8: name '..'"), "{attempt}");
 }
 
 /// `bench` without `--mysql-password` takes it from SWEEPBENCH_PASSWORD, then MYSQL_PWD (as

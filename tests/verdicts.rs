@@ -429,6 +429,64 @@ fn a_nightly_with_a_control_judges_the_ratio_night_over_night() {
         md.contains("REGRESSED: candidate/default is slower"),
         "{md}"
     );
+    assert_eq!(gate["passed"], false, "{gate}");
+
+    // The next night is still slow: judged against the last night that passed, it fails
+    // again and says since when.
+    let fourth = run(dir.path(), &f, &[]);
+    let t = text(&fourth);
+    assert_eq!(fourth.status.code(), Some(3), "{t}");
+    let third_id = run_dir.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        t.contains("against the last finished run that passed the gate or was accepted, "),
+        "{t}"
+    );
+    assert!(
+        t.contains(&format!(
+            "still judged against it: the 1 run(s) since failed the gate ({third_id})"
+        )),
+        "{t}"
+    );
+    assert!(t.contains("REGRESSED: candidate/default is slower"), "{t}");
+    assert!(summary()
+        .trim_end()
+        .ends_with("--fail-on-regression: FAILED"));
+
+    // The slower level was meant: accepted, the next night at that level passes.
+    let fourth_dir = std::fs::canonicalize(dir.path().join("results/nightly/latest")).unwrap();
+    let accept = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+        .arg("accept")
+        .arg(&fourth_dir)
+        .output()
+        .unwrap();
+    assert_eq!(accept.status.code(), Some(0), "{}", text(&accept));
+    assert!(text(&accept).starts_with("accepted "), "{}", text(&accept));
+    assert!(fourth_dir.join("accepted.json").is_file());
+    let fifth = run(dir.path(), &f, &[]);
+    let t = text(&fifth);
+    assert_eq!(fifth.status.code(), Some(0), "{t}");
+    assert!(
+        t.contains(&format!(
+            "against the previous finished run {}",
+            fourth_dir.display()
+        )),
+        "{t}"
+    );
+    assert!(t.contains("--fail-on-regression: passed\n"), "{t}");
+    // A directory that is not a run is refused with what to give.
+    let bad = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+        .arg("accept")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    assert!(
+        text(&bad).contains(
+            "is not a run directory (no points.csv and manifest.json): give results/<sweep>/<run>"
+        ),
+        "{}",
+        text(&bad)
+    );
 }
 
 /// A control needs the paired design, and a sweep names a control or a baseline, not both.

@@ -265,6 +265,13 @@ pub enum Command {
         #[arg(long)]
         html: Option<PathBuf>,
     },
+    /// Make a run the reference of its sweep's gate: its change was meant, and later runs are
+    /// judged against it (`--fail-on-regression` judges against the last run that passed or
+    /// was accepted, so a regression fails every night until it is fixed or accepted).
+    Accept {
+        /// results/<sweep>/<run>
+        run: PathBuf,
+    },
     /// Keep the newest N runs of a sweep and remove the rest.
     Prune {
         /// results/<sweep>

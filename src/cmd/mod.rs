@@ -237,6 +237,13 @@ pub async fn run(cli: Cli) -> i32 {
                 }
             }),
         ),
+        Command::Accept { run } => finish(
+            "accept",
+            nightly::accept(&run).map(|said| {
+                println!("{said}");
+                Exit::Ok
+            }),
+        ),
         Command::Prune { sweep_dir, keep } => finish(
             "prune",
             nightly::prune(&sweep_dir, keep).map(|removed| {

@@ -115,6 +115,51 @@ pub fn prune(sweep_dir: &Path, keep: usize) -> anyhow::Result<Vec<PathBuf>> {
     Ok(old)
 }
 
+/// The file `accept` leaves in a run directory: the run is a reference for the gate from
+/// now on, whatever its own gate said.
+pub const ACCEPTED: &str = "accepted.json";
+
+/// Whether a run can be what later runs are judged against: its gate passed (gate.json
+/// says so; a run with no gate, or a gate.json from before "passed" was kept, counts), or it
+/// was accepted.
+pub fn reference(run: &Path) -> bool {
+    if run.join(ACCEPTED).is_file() {
+        return true;
+    }
+    let gate = std::fs::read_to_string(run.join("gate.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+    gate.and_then(|g| g.get("passed")?.as_bool())
+        .unwrap_or(true)
+}
+
+/// `sweepbench accept RUN`: the run's level becomes the reference of its sweep's gate (the
+/// change it failed on was meant); later runs are judged against it. Returns what it says.
+pub fn accept(run: &Path) -> anyhow::Result<String> {
+    if !run.join("points.csv").is_file() || !run.join("manifest.json").is_file() {
+        bail!(
+            "{} is not a run directory (no points.csv and manifest.json): give results/<sweep>/<run>",
+            run.display()
+        );
+    }
+    let sweep_dir = run
+        .parent()
+        .with_context(|| format!("{} has no parent (results/<sweep>)", run.display()))?;
+    // Not while a run of the sweep is judging against the old reference.
+    let _lock = Lock::take(sweep_dir)?;
+    let note = serde_json::json!({
+        "accepted_at": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+    });
+    super::write_atomic(
+        &run.join(ACCEPTED),
+        serde_json::to_string_pretty(&note)?.as_bytes(),
+    )?;
+    Ok(format!(
+        "accepted {}: the gate judges later runs of the sweep against it",
+        run.display()
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,21 +20,76 @@ fn finished(run: &Path) -> bool {
             .is_ok_and(|p| p.iter().any(|r| r.status == PointStatus::Ok))
 }
 
-/// The newest `n` finished runs of the sweep older than `this` for which `also` holds, oldest
-/// first. Searched from the newest back, so a long history is not read to find last night.
-fn earlier_runs(this: &Path, n: usize, also: fn(&Path) -> bool) -> anyhow::Result<Vec<PathBuf>> {
+/// The newest `n` finished runs of the sweep older than `this` for which `also` holds and
+/// that can be a reference (their gate passed, or they were accepted: a regression fails every
+/// night until it is fixed or accepted), oldest first; and the finished runs after the newest
+/// of them that failed their gate. Searched from the newest back, so a long history is not
+/// read to find last night.
+fn earlier_runs(
+    this: &Path,
+    n: usize,
+    also: fn(&Path) -> bool,
+) -> anyhow::Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+    let all = finished_before(this, also)?;
+    let mut failed = Vec::new();
+    let mut found = Vec::new();
+    for r in all.into_iter().rev() {
+        if crate::pipeline::results::nightly::reference(&r) {
+            found.push(r);
+            if found.len() == n {
+                break;
+            }
+        } else if found.is_empty() {
+            failed.push(r);
+        }
+    }
+    found.reverse();
+    failed.reverse();
+    Ok((found, failed))
+}
+
+/// The finished runs of the sweep older than `this` for which `also` holds, oldest first.
+fn finished_before(this: &Path, also: fn(&Path) -> bool) -> anyhow::Result<Vec<PathBuf>> {
     let sweep_dir = this
         .parent()
         .context("the run directory has no parent (results/<sweep>)")?;
     let name = this.file_name().unwrap_or_default().to_owned();
-    let mut found: Vec<PathBuf> = crate::pipeline::results::nightly::runs(sweep_dir)?
+    Ok(crate::pipeline::results::nightly::runs(sweep_dir)?
         .into_iter()
-        .rev()
         .filter(|r| r.file_name().is_some_and(|x| x < name.as_os_str()) && also(r) && finished(r))
-        .take(n)
-        .collect();
-    found.reverse();
-    Ok(found)
+        .collect())
+}
+
+/// How the reference runs are named in the gate's lines: "the previous finished run X", or,
+/// when later runs failed the gate, the last one that passed it and those that did not.
+fn reference_said(last: &[PathBuf], failed: &[PathBuf]) -> String {
+    let names = run_names(last);
+    let which = match (last.len(), failed.is_empty()) {
+        (1, true) => format!("the previous finished run {}", last[0].display()),
+        (1, false) => format!(
+            "the last finished run that passed the gate or was accepted, {}",
+            last[0].display()
+        ),
+        (_, true) => format!(
+            "the last {} finished runs ({})",
+            last.len(),
+            names.join(", ")
+        ),
+        (_, false) => format!(
+            "the last {} finished runs that passed the gate or were accepted ({})",
+            last.len(),
+            names.join(", ")
+        ),
+    };
+    if failed.is_empty() {
+        which
+    } else {
+        format!(
+            "{which}; still judged against it: the {} run(s) since failed the gate ({}) — `sweepbench accept RUN` makes a run the reference when its change was meant",
+            failed.len(),
+            run_names(failed).join(", ")
+        )
+    }
 }
 
 /// The run directories' names (their ids), for the lines that say what was compared.
@@ -143,30 +198,26 @@ pub fn judge(
     let (what, base) = match against {
         Against::Run(p) => (format!("run {}", p.display()), Run::load(p)?),
         Against::Previous => {
-            let Some(prev) = earlier_runs(&dir.path, 1, |_| true)?.pop() else {
+            let (mut last, failed) = earlier_runs(&dir.path, 1, |_| true)?;
+            let Some(prev) = last.pop() else {
                 return Ok(None);
             };
             (
-                format!("the previous finished run {}", prev.display()),
+                reference_said(std::slice::from_ref(&prev), &failed),
                 Run::load(&prev)?,
             )
         }
         Against::Last(n) => {
-            let last = earlier_runs(&dir.path, *n, |_| true)?;
+            let (last, failed) = earlier_runs(&dir.path, *n, |_| true)?;
             if last.is_empty() {
                 return Ok(None);
             }
-            let names = run_names(&last);
             let loaded = last
                 .iter()
                 .map(|p| Run::load(p))
                 .collect::<anyhow::Result<Vec<Run>>>()?;
             (
-                format!(
-                    "the repeats of the last {} finished run(s) pooled ({})",
-                    last.len(),
-                    names.join(", ")
-                ),
+                format!("the repeats of {} pooled", reference_said(&last, &failed)),
                 Run::pooled(loaded),
             )
         }
@@ -201,7 +252,7 @@ pub fn control(
                 _ => 1,
             };
             // Finished runs of this sweep that were paired against the control.
-            let last = earlier_runs(
+            let (last, failed) = earlier_runs(
                 &dir.path,
                 n,
                 crate::pipeline::judge::verdicts_file::is_paired,
@@ -209,19 +260,7 @@ pub fn control(
             if last.is_empty() {
                 return Ok(None);
             }
-            let names = run_names(&last);
-            (
-                if last.len() == 1 {
-                    format!("the previous finished run {}", last[0].display())
-                } else {
-                    format!(
-                        "the last {} finished runs ({})",
-                        last.len(),
-                        names.join(", ")
-                    )
-                },
-                last,
-            )
+            (reference_said(&last, &failed), last)
         }
     };
     let earlier = earlier
@@ -338,7 +377,7 @@ pub fn apply(
             o.text(&what),
             if failing { "FAILED" } else { "passed" }
         );
-        let json = serde_json::json!({"compared": what, "control": o});
+        let json = serde_json::json!({"compared": what, "control": o, "passed": !failing});
         (text, json, failing)
     } else if spec.run.design.paired() {
         let (what, failing) = paired(&dir.path, fail_on, ev)?;
@@ -356,7 +395,7 @@ pub fn apply(
         };
         let text = format!("{flag}: compared {what}\n{}", compare::text(&cmp));
         let failing = cmp.fails(fail_on);
-        let json = serde_json::json!({"compared": what, "comparison": cmp});
+        let json = serde_json::json!({"compared": what, "comparison": cmp, "passed": !failing});
         (text, json, failing)
     };
     say(&text);
