@@ -87,22 +87,9 @@ macro_rules! workloads {
         ];
 
         impl WorkloadKind {
-            /// Its entry in the table.
+            /// Its entry in the table (the table's order is the enum's, so its index).
             pub fn spec(self) -> &'static Workload {
-                match self {
-                    $(WorkloadKind::$kind => {
-                        const W: Workload = Workload {
-                            kind: WorkloadKind::$kind,
-                            name: $name,
-                            body: $body,
-                            tables: Tables::$tables,
-                            writes: $writes,
-                            help: $help,
-                            synthetic_cost: $cost,
-                        };
-                        &W
-                    })*
-                }
+                &WORKLOADS[self as usize]
             }
         }
     };
