@@ -96,7 +96,8 @@ pub fn runs(sweep_dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     Ok(v)
 }
 
-/// `sweepbench prune`: keeps the newest `keep` runs, removes the rest; returns what it removed.
+/// `sweepbench prune`: keeps the newest `keep` runs and the gate's reference, removes the
+/// rest; returns what it removed.
 pub fn prune(sweep_dir: &Path, keep: usize) -> anyhow::Result<Vec<PathBuf>> {
     if !sweep_dir.is_dir() {
         bail!(
@@ -108,7 +109,14 @@ pub fn prune(sweep_dir: &Path, keep: usize) -> anyhow::Result<Vec<PathBuf>> {
     let _lock = Lock::take(sweep_dir)?;
     let runs = runs(sweep_dir)?;
     let n = runs.len().saturating_sub(keep);
-    let old: Vec<PathBuf> = runs.into_iter().take(n).collect();
+    // The gate's reference (the newest run that passed or was accepted) stays, however old:
+    // removed, a failing streak would have nothing to fail against and pass.
+    let reference = runs.iter().rev().find(|r| reference(r)).cloned();
+    let old: Vec<PathBuf> = runs
+        .into_iter()
+        .take(n)
+        .filter(|r| Some(r) != reference.as_ref())
+        .collect();
     for r in &old {
         std::fs::remove_dir_all(r).with_context(|| format!("removing {}", r.display()))?;
     }
@@ -163,6 +171,23 @@ pub fn accept(run: &Path) -> anyhow::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prune_keeps_the_gates_reference_however_old() {
+        let d = tempfile::tempdir().unwrap();
+        for (id, passed) in [("r1", true), ("r2", true), ("r3", false), ("r4", false)] {
+            let r = d.path().join(id);
+            std::fs::create_dir_all(&r).unwrap();
+            std::fs::write(r.join("points.csv"), "").unwrap();
+            std::fs::write(r.join("gate.json"), format!("{{\"passed\": {passed}}}")).unwrap();
+        }
+        let removed = prune(d.path(), 1).unwrap();
+        assert_eq!(removed, [d.path().join("r1"), d.path().join("r3")]);
+        assert!(d.path().join("r2").is_dir() && d.path().join("r4").is_dir());
+        // An accepted run is a reference too.
+        std::fs::write(d.path().join("r4").join(ACCEPTED), "{}").unwrap();
+        assert_eq!(prune(d.path(), 1).unwrap(), [d.path().join("r2")]);
+    }
 
     #[test]
     fn a_held_lock_is_refused_and_a_dead_holders_file_is_not() {
