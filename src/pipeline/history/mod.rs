@@ -269,6 +269,20 @@ fn early_judgement(
     })
 }
 
+/// Why a run did not end by itself (interrupted, or never ended: killed, the machine down),
+/// from its manifest; None for a run that ended, or one without a manifest (imported logs,
+/// older runs).
+fn unfinished(run: &Path) -> Option<&'static str> {
+    let m = crate::pipeline::results::load_manifest(run).ok()??;
+    if m.ended() {
+        None
+    } else if m.ended_at.is_some() {
+        Some("it was interrupted")
+    } else {
+        Some("it never ended (killed, or the machine went down)")
+    }
+}
+
 /// What the runs hold: each series' value per run (None where it did not run), each run's
 /// paired verdicts, and the runs left out.
 struct Runs {
@@ -288,6 +302,13 @@ fn read_runs(dirs: &[std::path::PathBuf], ids: &[String]) -> anyhow::Result<Runs
     // Each run's paired verdicts (None: not paired, or left out), in the order of `dirs`.
     let mut paired = Vec::new();
     for (i, d) in dirs.iter().enumerate() {
+        // An earlier run that did not end by itself measured part of its plan, perhaps under
+        // what stopped it: shown as such, never a baseline (as the gate never takes it).
+        if let Some(why) = unfinished(d).filter(|_| i + 1 < dirs.len()) {
+            skipped.push(format!("warning: run {} left out: {why}\n", ids[i]));
+            paired.push(None);
+            continue;
+        }
         let mut groups: BTreeMap<Key, Vec<f64>> = BTreeMap::new();
         let points = match load_curve_points(d) {
             Ok(p) => p,

@@ -283,3 +283,45 @@ fn a_paired_nightly_is_judged_from_the_second_night() {
     assert!(line.ends_with("regressed"), "{}", o.text);
     assert!(o.newest_regressed, "{}", o.text);
 }
+
+/// A run that was killed or interrupted is never a baseline: left out with why, as the gate
+/// leaves it out.
+#[test]
+fn an_unfinished_earlier_run_is_left_out_and_said() {
+    let d = tempfile::tempdir().unwrap();
+    for i in 1..=4 {
+        write_run(d.path(), &format!("202611{i:02}T020000Z"), 1000.0, 5000.0);
+    }
+    // Night 2 was killed (no end in its manifest), night 3 interrupted.
+    std::fs::write(
+        d.path().join("20261102T020000Z/manifest.json"),
+        r#"{"run_id": "20261102T020000Z"}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        d.path().join("20261103T020000Z/manifest.json"),
+        r#"{"run_id": "20261103T020000Z", "ended_at": "2026-11-03T02:10:00Z", "summary": {"ok": 1, "failed": 0, "skipped": 0, "not_run": 2, "interrupted": true}}"#,
+    )
+    .unwrap();
+    let o = history(d.path(), 10.0, None).unwrap();
+    assert!(
+        o.text.contains(
+            "warning: run 20261102T020000Z left out: it never ended (killed, or the machine went down)"
+        ),
+        "{}",
+        o.text
+    );
+    assert!(
+        o.text
+            .contains("warning: run 20261103T020000Z left out: it was interrupted"),
+        "{}",
+        o.text
+    );
+    // Two runs count: too few earlier ones to judge the newest.
+    let line = o
+        .text
+        .lines()
+        .find(|l| l.starts_with("local/default/oltp_point_select/t1 tps"))
+        .unwrap();
+    assert!(line.ends_with("needs 3 earlier runs"), "{}", o.text);
+}
