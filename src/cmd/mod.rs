@@ -60,6 +60,38 @@ fn plain() -> Box<dyn crate::pipeline::events::Events> {
     progress::sink(progress::Style::Plain)
 }
 
+/// `sweepbench agent`: one client process of a multi-client point, its task from files (a
+/// Kubernetes pod: `--tasks`, its index, the start file) or from stdin.
+async fn agent(tasks: Option<PathBuf>, index: Option<u32>, start_file: Option<PathBuf>) -> i32 {
+    use crate::pipeline::distributed::clients::agent::{serve, Source};
+    let from = match (tasks, start_file) {
+        (Some(tasks), Some(start)) => {
+            let index = index.or_else(|| {
+                std::env::var("JOB_COMPLETION_INDEX")
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+            });
+            match index {
+                Some(index) => Source::Files {
+                    tasks,
+                    index,
+                    start,
+                },
+                None => {
+                    return finish(
+                        "agent",
+                        Err(anyhow::anyhow!(
+                            "--tasks needs --index or $JOB_COMPLETION_INDEX"
+                        )),
+                    )
+                }
+            }
+        }
+        _ => Source::Stdin,
+    };
+    finish("agent", serve(from).await)
+}
+
 /// Runs the parsed command line; returns the process exit code.
 pub async fn run(cli: Cli) -> i32 {
     match cli.command {
@@ -99,35 +131,7 @@ pub async fn run(cli: Cli) -> i32 {
             tasks,
             index,
             start_file,
-        } => {
-            use crate::pipeline::distributed::clients::agent::{serve, Source};
-            let from = match (tasks, start_file) {
-                (Some(tasks), Some(start)) => {
-                    let index = index.or_else(|| {
-                        std::env::var("JOB_COMPLETION_INDEX")
-                            .ok()
-                            .and_then(|v| v.parse().ok())
-                    });
-                    match index {
-                        Some(index) => Source::Files {
-                            tasks,
-                            index,
-                            start,
-                        },
-                        None => {
-                            return finish(
-                                "agent",
-                                Err(anyhow::anyhow!(
-                                    "--tasks needs --index or $JOB_COMPLETION_INDEX"
-                                )),
-                            )
-                        }
-                    }
-                }
-                _ => Source::Stdin,
-            };
-            finish("agent", serve(from).await)
-        }
+        } => agent(tasks, index, start_file).await,
         Command::Merge { run_dirs, out } => finish(
             "merge",
             crate::pipeline::distributed::merge::merge(&run_dirs, &out)

@@ -55,21 +55,7 @@ async fn attempt(a: &SweepArgs, ev: &dyn Events) -> anyhow::Result<(Exit, String
     if let Some(k) = &killed {
         ev.warn(k);
     }
-    let (findings, limits) = preflight_all(&spec, &plan, a.on_capacity).await?;
-    let blocking: Vec<&Finding> = findings
-        .iter()
-        .filter(|f| f.severity == Severity::Blocking)
-        .collect();
-    let capacity_only = blocking.iter().all(|f| f.max_threads.is_some());
-    let skippable = a.on_capacity == OnCapacity::Skip && capacity_only;
-    if !blocking.is_empty() && !skippable {
-        say_findings(&findings, ev, false);
-        anyhow::bail!(
-            "{} blocking finding(s); nothing was run (see `sweepbench check`)",
-            blocking.len()
-        );
-    }
-    say_findings(&findings, ev, false);
+    let limits = preflight(&spec, &plan, a.on_capacity, ev).await?;
     let opened = match &a.resume {
         Some(run) => RunDir::resume(run, &spec),
         None => RunDir::create(&a.results_dir, &spec),
@@ -120,11 +106,26 @@ async fn attempt(a: &SweepArgs, ev: &dyn Events) -> anyhow::Result<(Exit, String
     if let Err(e) = dir.write_manifest(&end) {
         ev.warn(&format!("{e:#}"));
     }
+    conclude(a, (&spec, &plan), &dir, &t, killed.as_deref(), ev)
+}
+
+/// A run's end, once its points ran: the series judged against the baseline (an unpaired
+/// run of several), the report, the summary (with a killed predecessor first and an
+/// interruption last), the gate; summary.txt kept. Returns the exit code and the summary.
+fn conclude(
+    a: &SweepArgs,
+    (spec, plan): (&SweepSpec, &Plan),
+    dir: &RunDir,
+    t: &Tally,
+    killed: Option<&str>,
+    ev: &dyn Events,
+) -> anyhow::Result<(Exit, String)> {
+    let threshold = a.threshold_pct;
     // Several series measured apart: judged once here, kept for the report and the gate.
     let within = if t.interrupted {
         None
     } else {
-        super::gate::judge_unpaired(&spec, &dir, threshold).unwrap_or_else(|e| {
+        super::gate::judge_unpaired(spec, dir, threshold).unwrap_or_else(|e| {
             ev.warn(&format!(
                 "judging the series against the baseline failed: {e:#}"
             ));
@@ -141,13 +142,13 @@ async fn attempt(a: &SweepArgs, ev: &dyn Events) -> anyhow::Result<(Exit, String
             (String::new(), Vec::new())
         }
     };
-    let mut summary = t.summary(&spec, &plan, &dir.path, (&report, &why));
-    if let Some(k) = &killed {
+    let mut summary = t.summary(spec, plan, &dir.path, (&report, &why));
+    if let Some(k) = killed {
         summary = format!("warning: {k}\n{summary}");
     }
     if t.interrupted {
         summary.push_str(&interrupted(
-            &plan,
+            plan,
             dir.points(),
             a.fail_on_regression.is_some(),
         ));
@@ -155,8 +156,7 @@ async fn attempt(a: &SweepArgs, ev: &dyn Events) -> anyhow::Result<(Exit, String
     ev.output_text(&summary);
     let mut regressed = false;
     if let (Some((th, against)), false) = (&a.fail_on_regression, t.interrupted) {
-        let (text, failing) =
-            super::gate::apply(&spec, &dir, (*th, against), a.fail_on, within, ev)?;
+        let (text, failing) = super::gate::apply(spec, dir, (*th, against), a.fail_on, within, ev)?;
         summary.push_str(&format!("\n{text}"));
         regressed = failing;
     }
@@ -171,6 +171,33 @@ async fn attempt(a: &SweepArgs, ev: &dyn Events) -> anyhow::Result<(Exit, String
         Exit::Ok
     };
     Ok((exit, kept))
+}
+
+/// The preflight every run starts with: its findings said, and the run refused on a
+/// blocking one (unless `--on-capacity=skip` can skip what exceeds a target's capacity).
+/// Returns each target's thread limit.
+async fn preflight(
+    spec: &SweepSpec,
+    plan: &Plan,
+    on_capacity: OnCapacity,
+    ev: &dyn Events,
+) -> anyhow::Result<BTreeMap<String, u32>> {
+    let (findings, limits) = preflight_all(spec, plan, on_capacity).await?;
+    let blocking: Vec<&Finding> = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Blocking)
+        .collect();
+    let capacity_only = blocking.iter().all(|f| f.max_threads.is_some());
+    let skippable = on_capacity == OnCapacity::Skip && capacity_only;
+    if !blocking.is_empty() && !skippable {
+        say_findings(&findings, ev, false);
+        anyhow::bail!(
+            "{} blocking finding(s); nothing was run (see `sweepbench check`)",
+            blocking.len()
+        );
+    }
+    say_findings(&findings, ev, false);
+    Ok(limits)
 }
 
 /// What an interrupted run says at the end of its summary: that it was, the workloads it
