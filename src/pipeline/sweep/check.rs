@@ -46,14 +46,19 @@ fn needs(spec: &SweepSpec, plan: &Plan, target: &str) -> Needs {
 
 /// Says the preflight's findings: `check`'s answer (`answer`), or what a run saw before it
 /// started, where a blocking finding is an error and the rest are notes.
+/// A finding as `check` and `run` say it: "[FAIL] target check: message".
+pub(super) fn finding_line(f: &Finding) -> String {
+    let tag = match f.severity {
+        Severity::Info => "ok  ",
+        Severity::Warning => "warn",
+        Severity::Blocking => "FAIL",
+    };
+    format!("[{tag}] {} {}: {}", f.target, f.check, f.message)
+}
+
 pub(super) fn say_findings(findings: &[Finding], ev: &dyn Events, answer: bool) {
     for f in findings {
-        let tag = match f.severity {
-            Severity::Info => "ok  ",
-            Severity::Warning => "warn",
-            Severity::Blocking => "FAIL",
-        };
-        let line = format!("[{tag}] {} {}: {}", f.target, f.check, f.message);
+        let line = finding_line(f);
         match f.severity {
             _ if answer => ev.output(&line),
             Severity::Blocking => ev.error(&line),

@@ -1,7 +1,7 @@
 //! `sweepbench run`: preflight, the run directory, then every point in plan order — one
 //! target × config block at a time — with progress, per-point records and the final report.
 
-use super::check::{preflight_all, say_findings, target_kind};
+use super::check::{finding_line, preflight_all, say_findings, target_kind};
 use super::runner::{Ctx, Runner};
 use super::tally::Tally;
 use super::{block, load, SweepArgs};
@@ -190,10 +190,19 @@ async fn preflight(
     let capacity_only = blocking.iter().all(|f| f.max_threads.is_some());
     let skippable = on_capacity == OnCapacity::Skip && capacity_only;
     if !blocking.is_empty() && !skippable {
-        say_findings(&findings, ev, false);
+        // The blocking ones are the error itself, which reaches the terminal and
+        // last-attempt.txt alike: a mailed refusal names what to fix.
+        let rest: Vec<Finding> = findings
+            .iter()
+            .filter(|f| f.severity != Severity::Blocking)
+            .cloned()
+            .collect();
+        say_findings(&rest, ev, false);
+        let lines: Vec<String> = blocking.iter().map(|f| finding_line(f)).collect();
         anyhow::bail!(
-            "{} blocking finding(s); nothing was run (see `sweepbench check`)",
-            blocking.len()
+            "{} blocking finding(s); nothing was run (see `sweepbench check`):\n{}",
+            blocking.len(),
+            lines.join("\n")
         );
     }
     say_findings(&findings, ev, false);
