@@ -351,12 +351,17 @@ fn example_sweeps_plan_cleanly() {
     let mut seen = 0;
     for e in std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("sweeps")).unwrap() {
         let path = e.unwrap().path();
-        // version-upgrade and nightly-control name an unpacked basedir: their one
-        // documented edit.
-        let body = std::fs::read_to_string(&path)
-            .unwrap()
-            .replace("/root/.cache/sweepbench/mariadb-10.11.18/usr", "/usr")
-            .replace("/root/.cache/sweepbench/mariadb-11.8.9/usr", "/usr");
+        // version-upgrade and nightly-control name an unpacked basedir under "~/" (no one
+        // machine's path), which scripts/unpack-mariadb.sh makes before their first run.
+        let shipped = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            !shipped.contains("/root/"),
+            "{}: a machine's own path",
+            path.display()
+        );
+        let body = shipped
+            .replace("~/.cache/sweepbench/mariadb-10.11.18/usr", "/usr")
+            .replace("~/.cache/sweepbench/mariadb-11.8.9/usr", "/usr");
         let copy = dir.path().join(path.file_name().unwrap());
         std::fs::write(&copy, body).unwrap();
         let out = sweepbench(&["plan", copy.to_str().unwrap()]);

@@ -94,7 +94,7 @@ impl SweepSpec {
                 ),
                 (None, Some(s), None) => TargetKind::External(ConnInfo::from_socket(s.get_ref())),
                 (None, None, Some(s)) => {
-                    let m: target::ManagedTarget =
+                    let mut m: target::ManagedTarget =
                         s.get_ref()
                             .clone()
                             .try_into()
@@ -120,6 +120,9 @@ impl SweepSpec {
                             return Err(cx.err(s.span(), format!("server.startup_timeout = '{t}': expected a duration such as \"120s\"")));
                         }
                     }
+                    // "~/…" is the reader's home, so a shipped sweep file names an unpacked
+                    // version (scripts/unpack-mariadb.sh's cache) without one machine's path.
+                    m.basedir = m.basedir.map(|b| home_relative(&b));
                     if let Some(b) = &m.basedir {
                         if !b.is_dir() {
                             return Err(cx.err(s.span(), format!("server.basedir {} is not a directory (scripts/unpack-mariadb.sh unpacks a version)", b.display())));
@@ -351,5 +354,37 @@ impl SweepSpec {
             });
         }
         Ok(configs)
+    }
+}
+
+/// A path starting with "~/" under $HOME; any other path as it is.
+fn home_relative(p: &std::path::Path) -> std::path::PathBuf {
+    match (p.strip_prefix("~"), std::env::var_os("HOME")) {
+        (Ok(rest), Some(home)) => std::path::Path::new(&home).join(rest),
+        _ => p.to_path_buf(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::home_relative;
+    use std::path::Path;
+
+    #[test]
+    fn a_basedir_under_home_is_the_readers() {
+        let home = std::env::var_os("HOME").expect("HOME is set");
+        assert_eq!(
+            home_relative(Path::new("~/.cache/sweepbench/mariadb-10.11.18/usr")),
+            Path::new(&home).join(".cache/sweepbench/mariadb-10.11.18/usr")
+        );
+        assert_eq!(
+            home_relative(Path::new("/opt/m/usr")),
+            Path::new("/opt/m/usr")
+        );
+        assert_eq!(
+            home_relative(Path::new("~other/usr")),
+            Path::new("~other/usr")
+        );
+        assert_eq!(home_relative(Path::new("rel/usr")), Path::new("rel/usr"));
     }
 }
