@@ -91,3 +91,80 @@ fn a_run_after_one_killed_says_so_first() {
     let a = read(&dir.path().join("results/nightly/last-attempt.txt"));
     assert!(a.contains(&said), "{a}");
 }
+
+/// The README's cron line itself, run night after night in a scratch checkout (the binary
+/// linked where the line expects its release build, a synthetic control nightly as
+/// sweeps/nightly.toml, `logger` replaced on PATH by one that appends to a file: no syslog
+/// here). What the command prints is what cron mails: nothing on a good night, the night's
+/// own last-attempt.txt on a bad one — a regression every night it persists, a refusal as
+/// itself.
+#[test]
+fn the_readmes_cron_line_mails_each_bad_night_its_own_truth() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let line = readme
+        .lines()
+        .find_map(|l| l.strip_prefix("0 2 * * * "))
+        .expect("the README has a cron line");
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let cmd = line.replace("cd /srv/sweepbench", &format!("cd {}", root.display()));
+    std::fs::create_dir_all(root.join("target/release")).unwrap();
+    std::fs::create_dir_all(root.join("sweeps")).unwrap();
+    // A checkout has results/ (its .gitkeep): the line appends its log there.
+    std::fs::create_dir_all(root.join("results")).unwrap();
+    std::os::unix::fs::symlink(
+        assert_cmd::cargo::cargo_bin("sweepbench"),
+        root.join("target/release/sweepbench"),
+    )
+    .unwrap();
+    let bin = root.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let logger = bin.join("logger");
+    std::fs::write(
+        &logger,
+        "#!/bin/sh\n# logger -t TAG -f FILE\ncat \"$4\" >> \"$(dirname \"$0\")/../syslog\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&logger, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let sweep = |lambda: u32| {
+        format!("name = \"nightly\"\ncontrol = \"control/default\"\n[run]\nworkloads = [\"oltp_read_write\"]\nthreads = [1, 4]\ndesign = \"paired\"\nslice = \"2s\"\nbudget = \"5m\"\n[[targets]]\nname = \"control\"\nsynthetic = {{ seed = 11, noise = 0.05, burst = 0.2, vary_by_run = true }}\n[[targets]]\nname = \"candidate\"\nsynthetic = {{ seed = 11, noise = 0.05, burst = 0.2, vary_by_run = true, lambda = {lambda} }}\n")
+    };
+    let night = |body: &str| {
+        std::fs::write(root.join("sweeps/nightly.toml"), body).unwrap();
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&cmd)
+            .env(
+                "PATH",
+                format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
+            )
+            .env("TMPDIR", root)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // Two good nights: nothing to mail.
+    assert_eq!(night(&sweep(400)), "");
+    assert_eq!(night(&sweep(400)), "");
+    // The candidate a quarter as fast: mailed, and mailed again the next night.
+    for _ in 0..2 {
+        let mail = night(&sweep(100));
+        assert!(mail.contains(": exit 3, FAILED: a regression"), "{mail}");
+        assert!(
+            mail.trim_end().ends_with("--fail-on-regression: FAILED"),
+            "{mail}"
+        );
+    }
+    // A night whose sweep file cannot be read: that refusal, not the night before's text.
+    let mail = night(&sweep(100).replace("threads = [1, 4]", "threads = \"x\""));
+    assert!(
+        mail.contains(": exit 2, refused or stopped by an error"),
+        "{mail}"
+    );
+    assert!(!mail.contains("--fail-on-regression"), "{mail}");
+    // What the stand-in logger was handed is what was mailed, night by night.
+    let syslog = read(&root.join("syslog"));
+    assert_eq!(syslog.matches("exit 3, FAILED").count(), 2, "{syslog}");
+    assert_eq!(syslog.matches("exit 2, refused").count(), 1, "{syslog}");
+}

@@ -111,8 +111,14 @@ fn a_bad_value_names_its_line() {
         "threads = [1, \"x\"]",
     );
     let f = sweep_file(dir.path(), "bad", &body);
+    // A refused run keeps its refusal in the results directory: the test's own.
+    let results = dir.path().join("results");
     for cmd in ["plan", "check", "run"] {
-        let out = sweepbench(&[cmd, f.to_str().unwrap()]);
+        let mut args = vec![cmd, f.to_str().unwrap()];
+        if cmd == "run" {
+            args.extend(["--results-dir", results.to_str().unwrap()]);
+        }
+        let out = sweepbench(&args);
         assert_eq!(out.status.code(), Some(2));
         let err = text(&out);
         assert!(err.contains("bad.toml:7:"), "{cmd}: {err}");
