@@ -168,3 +168,27 @@ fn the_readmes_cron_line_mails_each_bad_night_its_own_truth() {
     assert_eq!(syslog.matches("exit 3, FAILED").count(), 2, "{syslog}");
     assert_eq!(syslog.matches("exit 2, refused").count(), 1, "{syslog}");
 }
+
+/// What a killed run left in TMPDIR (a server's data can be hundreds of MB) is removed by the
+/// next run, and said: on the terminal even under --quiet, and in its summary.
+#[test]
+fn a_killed_runs_leftovers_are_removed_and_said_in_the_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let left = dir.path().join("sweepbench-run-killed");
+    std::fs::create_dir(&left).unwrap();
+    std::fs::write(left.join("data"), "x").unwrap();
+    // Marked as in use by a run that is gone: nobody holds the mark.
+    drop(sweepbench::owner::mark(&left).unwrap());
+    let f = dir.path().join("nightly.toml");
+    std::fs::write(&f, SWEEP).unwrap();
+    let out = run_in(dir.path(), &f, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = format!(
+        "removed {}: left by a sweepbench that was killed",
+        left.display()
+    );
+    assert!(!left.exists());
+    assert!(text(&out).contains(&said), "{}", text(&out));
+    let summary = read(&dir.path().join("results/nightly/latest/summary.txt"));
+    assert!(summary.contains(&format!("note: {said}")), "{summary}");
+}

@@ -31,6 +31,8 @@ pub struct RunState {
     /// synthetic model that varies by run draws from it, so night k draws the same in every
     /// results directory.
     pub run_seq: u64,
+    /// What this run removed that a killed run had left in TMPDIR, for its summary.
+    pub reaped: Vec<String>,
 }
 
 /// The run directories of a sweep (`latest` is a link, the rest are runs).
@@ -45,8 +47,10 @@ fn runs_of(sweep_dir: &Path) -> u64 {
 
 impl RunState {
     pub fn new(run_dir: &Path, ev: &dyn Events) -> anyhow::Result<RunState> {
-        for line in crate::pipeline::server::workdir::reap_temp() {
-            ev.note(&line);
+        // What a killed run left is said even under --quiet, and again in the summary.
+        let reaped = crate::pipeline::server::workdir::reap_temp();
+        for line in &reaped {
+            ev.warn(line);
         }
         let work = tempfile::Builder::new()
             .prefix("sweepbench-run-")
@@ -63,6 +67,7 @@ impl RunState {
             sweep_dir: run_dir.parent().unwrap_or(run_dir).to_path_buf(),
             clock: Default::default(),
             run_seq: run_dir.parent().map_or(1, runs_of),
+            reaped,
         })
     }
 }

@@ -126,7 +126,10 @@ impl<'a> Runner<'a> {
         Runner {
             cx,
             dir,
-            t: Tally::default(),
+            t: Tally {
+                reaped: st.reaped.clone(),
+                ..Tally::default()
+            },
             planned,
             kept: 0,
             seconds_each,

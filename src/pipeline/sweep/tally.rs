@@ -27,6 +27,8 @@ pub(super) struct Tally {
     pub(super) paired: Option<Vec<String>>,
     /// Host test points measured (counted in ok/failed too).
     pub(super) host: u32,
+    /// What a killed run had left in TMPDIR and this one removed.
+    pub(super) reaped: Vec<String>,
 }
 
 impl Tally {
@@ -99,6 +101,9 @@ impl Tally {
                 "  why {} {} t{} ({}): {}\n",
                 y.series, y.workload, y.threads, y.verdict, y.line
             ));
+        }
+        for line in &self.reaped {
+            summary.push_str(&format!("note: {line}\n"));
         }
         if !self.unwritten.is_empty() {
             summary.push_str(
