@@ -30,10 +30,17 @@ fn earlier_runs(
     n: usize,
     also: fn(&Path) -> bool,
 ) -> anyhow::Result<(Vec<PathBuf>, Vec<PathBuf>)> {
-    let all = finished_before(this, also)?;
+    let sweep_dir = this
+        .parent()
+        .context("the run directory has no parent (results/<sweep>)")?;
+    let name = this.file_name().unwrap_or_default().to_owned();
+    let newest_first = crate::pipeline::results::nightly::runs(sweep_dir)?
+        .into_iter()
+        .rev()
+        .filter(|r| r.file_name().is_some_and(|x| x < name.as_os_str()) && also(r) && finished(r));
     let mut failed = Vec::new();
     let mut found = Vec::new();
-    for r in all.into_iter().rev() {
+    for r in newest_first {
         if crate::pipeline::results::nightly::reference(&r) {
             found.push(r);
             if found.len() == n {
@@ -46,18 +53,6 @@ fn earlier_runs(
     found.reverse();
     failed.reverse();
     Ok((found, failed))
-}
-
-/// The finished runs of the sweep older than `this` for which `also` holds, oldest first.
-fn finished_before(this: &Path, also: fn(&Path) -> bool) -> anyhow::Result<Vec<PathBuf>> {
-    let sweep_dir = this
-        .parent()
-        .context("the run directory has no parent (results/<sweep>)")?;
-    let name = this.file_name().unwrap_or_default().to_owned();
-    Ok(crate::pipeline::results::nightly::runs(sweep_dir)?
-        .into_iter()
-        .filter(|r| r.file_name().is_some_and(|x| x < name.as_os_str()) && also(r) && finished(r))
-        .collect())
 }
 
 /// How the reference runs are named in the gate's lines: "the previous finished run X", or,
