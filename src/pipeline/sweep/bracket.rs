@@ -195,14 +195,9 @@ impl Stopped {
                 None => Some(rec.client_cpu_s),
             };
             if seat.alone_here {
-                shares = ours.and_then(|o| {
-                    host_shares(
-                        Some(HostCpu::default()),
-                        self.spent.host,
-                        self.spent.wall_s,
-                        o,
-                    )
-                });
+                shares = ours
+                    .zip(self.spent.host)
+                    .map(|(o, host)| host_shares(host, self.spent.wall_s, o));
                 set_shares(rec, shares);
             }
             if seat.has_client {

@@ -7,20 +7,15 @@ use crate::pipeline::events::Events;
 use crate::pipeline::results::{r4, PointRecord, PointStatus, RunDir};
 
 /// The share of the host's CPU (all cores) that processes other than this client and the
-/// measured server took over `wall_s`, and the share the hypervisor stole, from /proc/stat
-/// read before and after; `ours_s` is the CPU this client and the server used meanwhile.
-pub(super) fn host_shares(
-    h0: Option<crate::usage::HostCpu>,
-    h1: Option<crate::usage::HostCpu>,
-    wall_s: f64,
-    ours_s: f64,
-) -> Option<(f64, f64)> {
-    let (h0, h1) = (h0?, h1?);
+/// measured server took over `wall_s`, and the share the hypervisor stole, from what
+/// /proc/stat counted meanwhile (`host`, the difference of two readings); `ours_s` is the CPU
+/// this client and the server used meanwhile.
+pub(super) fn host_shares(host: crate::usage::HostCpu, wall_s: f64, ours_s: f64) -> (f64, f64) {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
     let wall = wall_s.max(1e-3) * cores;
-    let others = ((h1.busy_s - h0.busy_s) - ours_s).max(0.0) / wall;
-    let steal = (h1.steal_s - h0.steal_s).max(0.0) / wall;
-    Some((others.min(1.0), steal.min(1.0)))
+    let others = (host.busy_s - ours_s).max(0.0) / wall;
+    let steal = host.steal_s.max(0.0) / wall;
+    (others.min(1.0), steal.min(1.0))
 }
 
 /// The record's `others_cpu_pct` and `steal_pct` from `host_shares`' fractions.
