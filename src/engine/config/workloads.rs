@@ -1,7 +1,7 @@
 //! The workloads, defined once: one entry per sysbench 1.0.20 MySQL script gives its name,
-//! what one event does (`Body`), the tables it works on, whether it writes, the script
-//! options its `help` adds to the common ones, and the synthetic model's cost of an event.
-//! The enum, `ALL`, the names and every other list of workloads (the event plan, the bench
+//! what one event does (`Body`, which also tells whether it writes), the tables it works on,
+//! the script options its `help` adds to the common ones, and the synthetic model's cost of
+//! an event. The enum, `WORKLOADS`, the names and every other list of workloads (the event plan, the bench
 //! help, the importer's names, docs/bench.md's list, held by a test) are made from it, so
 //! a new workload is one entry here plus its statements in engine/workload/.
 
@@ -30,6 +30,21 @@ pub enum Body {
     RandomRanges,
 }
 
+impl Body {
+    /// Whether an event changes rows.
+    pub fn writes(self) -> bool {
+        match self {
+            Body::Oltp { writes, .. } => writes,
+            Body::PointSelect | Body::RandomPoints | Body::RandomRanges => false,
+            Body::UpdateIndex
+            | Body::UpdateNonIndex
+            | Body::Delete
+            | Body::Insert
+            | Body::BulkRow => true,
+        }
+    }
+}
+
 /// Which tables a script works on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tables {
@@ -49,9 +64,6 @@ pub struct Workload {
     pub name: &'static str,
     pub body: Body,
     pub tables: Tables,
-    /// Whether an event changes rows: a server then has work it may defer (log flushes,
-    /// dirty pages, purge) past the slice that caused it.
-    pub writes: bool,
     /// The options the script's `help` lists beside the common ones; None: the script has
     /// no `help` command (bulk_insert).
     pub help: Option<&'static [&'static str]>,
@@ -63,7 +75,6 @@ macro_rules! workloads {
     ($($kind:ident = $name:literal {
         body: $body:expr,
         tables: $tables:ident,
-        writes: $writes:literal,
         help: $help:expr,
         synthetic_cost: $cost:literal $(,)?
     })*) => {
@@ -80,7 +91,6 @@ macro_rules! workloads {
                 name: $name,
                 body: $body,
                 tables: Tables::$tables,
-                writes: $writes,
                 help: $help,
                 synthetic_cost: $cost,
             },)*
@@ -98,47 +108,47 @@ macro_rules! workloads {
 workloads! {
     ReadOnly = "oltp_read_only" {
         body: Body::Oltp { reads: true, writes: false },
-        tables: Oltp, writes: false, help: Some(&[]), synthetic_cost: 1.0,
+        tables: Oltp, help: Some(&[]), synthetic_cost: 1.0,
     }
     ReadWrite = "oltp_read_write" {
         body: Body::Oltp { reads: true, writes: true },
-        tables: Oltp, writes: true, help: Some(&[]), synthetic_cost: 0.7,
+        tables: Oltp, help: Some(&[]), synthetic_cost: 0.7,
     }
     WriteOnly = "oltp_write_only" {
         body: Body::Oltp { reads: false, writes: true },
-        tables: Oltp, writes: true, help: Some(&[]), synthetic_cost: 1.6,
+        tables: Oltp, help: Some(&[]), synthetic_cost: 1.6,
     }
     PointSelect = "oltp_point_select" {
         body: Body::PointSelect,
-        tables: Oltp, writes: false, help: Some(&[]), synthetic_cost: 12.0,
+        tables: Oltp, help: Some(&[]), synthetic_cost: 12.0,
     }
     Insert = "oltp_insert" {
         body: Body::Insert,
-        tables: Oltp, writes: true, help: Some(&[]), synthetic_cost: 6.0,
+        tables: Oltp, help: Some(&[]), synthetic_cost: 6.0,
     }
     UpdateIndex = "oltp_update_index" {
         body: Body::UpdateIndex,
-        tables: Oltp, writes: true, help: Some(&[]), synthetic_cost: 7.0,
+        tables: Oltp, help: Some(&[]), synthetic_cost: 7.0,
     }
     UpdateNonIndex = "oltp_update_non_index" {
         body: Body::UpdateNonIndex,
-        tables: Oltp, writes: true, help: Some(&[]), synthetic_cost: 7.0,
+        tables: Oltp, help: Some(&[]), synthetic_cost: 7.0,
     }
     Delete = "oltp_delete" {
         body: Body::Delete,
-        tables: Oltp, writes: true, help: Some(&[]), synthetic_cost: 7.0,
+        tables: Oltp, help: Some(&[]), synthetic_cost: 7.0,
     }
     BulkInsert = "bulk_insert" {
         body: Body::BulkRow,
-        tables: PerThread, writes: true, help: None, synthetic_cost: 6.0,
+        tables: PerThread, help: None, synthetic_cost: 6.0,
     }
     SelectRandomPoints = "select_random_points" {
         body: Body::RandomPoints,
-        tables: First, writes: false, help: Some(&["random_points"]), synthetic_cost: 5.0,
+        tables: First, help: Some(&["random_points"]), synthetic_cost: 5.0,
     }
     SelectRandomRanges = "select_random_ranges" {
         body: Body::RandomRanges,
-        tables: First, writes: false, help: Some(&["delta", "number_of_ranges"]),
+        tables: First, help: Some(&["delta", "number_of_ranges"]),
         synthetic_cost: 5.0,
     }
 }
@@ -163,9 +173,10 @@ impl WorkloadKind {
         self.spec().tables != Tables::PerThread
     }
 
-    /// Whether an event changes rows (`Workload::writes`).
+    /// Whether an event changes rows: a server then has work it may defer (log flushes,
+    /// dirty pages, purge) past the slice that caused it.
     pub fn writes(self) -> bool {
-        self.spec().writes
+        self.spec().body.writes()
     }
 }
 
@@ -190,18 +201,25 @@ mod tests {
                 "{}: the table's order is the enum's",
                 w.name
             );
-            // A body that writes is a workload that writes.
-            let body_writes = match w.body {
-                Body::Oltp { writes, .. } => writes,
-                Body::PointSelect | Body::RandomPoints | Body::RandomRanges => false,
-                Body::UpdateIndex
-                | Body::UpdateNonIndex
-                | Body::Delete
-                | Body::Insert
-                | Body::BulkRow => true,
-            };
-            assert_eq!(body_writes, w.writes, "{}", w.name);
         }
         assert_eq!(WORKLOADS.len(), 11);
+    }
+
+    #[test]
+    fn the_scripts_that_only_read_are_the_ones_sysbench_ships_as_such() {
+        let readers: Vec<&str> = WORKLOADS
+            .iter()
+            .filter(|w| !w.kind.writes())
+            .map(|w| w.name)
+            .collect();
+        assert_eq!(
+            readers,
+            [
+                "oltp_read_only",
+                "oltp_point_select",
+                "select_random_points",
+                "select_random_ranges"
+            ]
+        );
     }
 }
