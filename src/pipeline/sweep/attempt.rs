@@ -12,8 +12,9 @@ use std::path::{Path, PathBuf};
 /// The file, in the sweep's results directory.
 pub const FILE: &str = "last-attempt.txt";
 
-/// The sweep's results directory for `a`: its name from the sweep file, read leniently (a
-/// file the run refused may not parse), else the file's stem.
+/// The sweep's results directory for a run of `a` that stopped with an error, perhaps before
+/// its sweep file was read: the name from the file, read leniently (a file the run refused
+/// may not parse), else the file's stem.
 pub fn sweep_dir(a: &SweepArgs) -> PathBuf {
     let text = match &a.inline {
         Some(t) => Some(t.clone()),
@@ -42,17 +43,18 @@ fn meaning(exit: Exit) -> &'static str {
     }
 }
 
-/// Writes last-attempt.txt for a run of `a` that started at `started` and ended with `exit`:
-/// `body` is the run's summary, or the error that stopped it. A file that cannot be written is
-/// a warning: the run's own outcome stands.
+/// Writes last-attempt.txt in `dir` (the sweep's results directory) for a run of `a` that
+/// started at `started` and ended with `exit`: `body` is the run's summary, or the error that
+/// stopped it. A file that cannot be written is a warning: the run's own outcome stands.
 pub fn write(
     a: &SweepArgs,
+    dir: &Path,
     started: chrono::DateTime<chrono::Utc>,
     exit: Exit,
     body: &str,
     ev: &dyn Events,
 ) {
-    let dir = sweep_dir(a);
+    let path = dir.join(FILE);
     let text = format!(
         "sweepbench run {} at {} UTC: exit {}, {}\n\n{}",
         a.file.display(),
@@ -61,11 +63,11 @@ pub fn write(
         meaning(exit),
         body
     );
-    let written = std::fs::create_dir_all(&dir)
+    let written = std::fs::create_dir_all(dir)
         .map_err(anyhow::Error::from)
-        .and_then(|()| crate::pipeline::results::write_atomic(&dir.join(FILE), text.as_bytes()));
+        .and_then(|()| crate::pipeline::results::write_atomic(&path, text.as_bytes()));
     if let Err(e) = written {
-        ev.warn(&format!("{} not written: {e:#}", dir.join(FILE).display()));
+        ev.warn(&format!("{} not written: {e:#}", path.display()));
     }
 }
 

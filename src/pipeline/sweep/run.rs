@@ -12,6 +12,7 @@ use crate::pipeline::preflight::{Finding, OnCapacity, Severity};
 use crate::pipeline::results::{Manifest, RunDir, Shard, Summary};
 use crate::pipeline::spec::SweepSpec;
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 /// `sweepbench run`: says what it does on `ev`, the summary and the gate as output; however
 /// it ends, results/<sweep>/last-attempt.txt says how (`attempt`).
@@ -19,27 +20,33 @@ pub async fn run(a: &SweepArgs, ev: &dyn Events) -> anyhow::Result<Exit> {
     let started = chrono::Utc::now();
     let ended = attempt(a, ev).await;
     match &ended {
-        Ok((exit, summary)) => super::attempt::write(a, started, *exit, summary, ev),
+        Ok((sweep_dir, exit, summary)) => {
+            super::attempt::write(a, sweep_dir, started, *exit, summary, ev)
+        }
         Err(e) => {
+            // Stopped perhaps before the sweep file was read: its directory found leniently.
             let why = format!("sweepbench run: {e:#}\n");
-            super::attempt::write(a, started, crate::exit::exit_of(e), &why, ev);
+            let sweep_dir = super::attempt::sweep_dir(a);
+            super::attempt::write(a, &sweep_dir, started, crate::exit::exit_of(e), &why, ev);
         }
     }
-    ended.map(|(exit, _)| exit)
+    ended.map(|(_, exit, _)| exit)
 }
 
-/// The run itself: its exit code and its summary (as summary.txt keeps it).
-async fn attempt(a: &SweepArgs, ev: &dyn Events) -> anyhow::Result<(Exit, String)> {
+/// The run itself: its sweep's results directory, its exit code and its summary (as
+/// summary.txt keeps it).
+async fn attempt(a: &SweepArgs, ev: &dyn Events) -> anyhow::Result<(PathBuf, Exit, String)> {
     let (spec, plan) = load(a, ev)?;
+    let sweep_dir = a.results_dir.join(&spec.name);
     if spec.run.design.paired() && a.resume.is_some() {
         // A point's rounds, their orders and its looks are one experiment: half of one and
         // half of another would pair slices measured hours apart.
         anyhow::bail!("--resume: a paired run cannot be continued (its points' rounds are judged together); run the sweep again");
     }
     // One run of a sweep at a time: nightly jobs overlap when one runs long.
-    let _lock = crate::pipeline::results::nightly::Lock::take(&a.results_dir.join(&spec.name))?;
+    let _lock = crate::pipeline::results::nightly::Lock::take(&sweep_dir)?;
     // Settings a killed run left changed on external targets go back first, or nothing runs.
-    let journal = super::vars::Journal::at(&a.results_dir.join(&spec.name));
+    let journal = super::vars::Journal::at(&sweep_dir);
     let recovered = journal
         .recover(|t| target_kind(&spec, t).ok()?.external().cloned())
         .await?;
@@ -49,7 +56,7 @@ async fn attempt(a: &SweepArgs, ev: &dyn Events) -> anyhow::Result<(Exit, String
     // A run before this one that never wrote its summary is said first, here and in this
     // run's summary: its mail never came.
     let killed = match a.resume {
-        None => super::attempt::killed_before(&a.results_dir.join(&spec.name)),
+        None => super::attempt::killed_before(&sweep_dir),
         Some(_) => None,
     };
     if let Some(k) = &killed {
@@ -106,7 +113,8 @@ async fn attempt(a: &SweepArgs, ev: &dyn Events) -> anyhow::Result<(Exit, String
     if let Err(e) = dir.write_manifest(&end) {
         ev.warn(&format!("{e:#}"));
     }
-    conclude(a, (&spec, &plan), &dir, &t, killed.as_deref(), ev)
+    let (exit, summary) = conclude(a, (&spec, &plan), &dir, &t, killed.as_deref(), ev)?;
+    Ok((sweep_dir, exit, summary))
 }
 
 /// A run's end, once its points ran: the series judged against the baseline (an unpaired
