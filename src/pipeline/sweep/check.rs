@@ -44,8 +44,6 @@ fn needs(spec: &SweepSpec, plan: &Plan, target: &str) -> Needs {
     }
 }
 
-/// Says the preflight's findings: `check`'s answer (`answer`), or what a run saw before it
-/// started, where a blocking finding is an error and the rest are notes.
 /// A finding as `check` and `run` say it: "[FAIL] target check: message".
 pub(super) fn finding_line(f: &Finding) -> String {
     let tag = match f.severity {
@@ -56,6 +54,8 @@ pub(super) fn finding_line(f: &Finding) -> String {
     format!("[{tag}] {} {}: {}", f.target, f.check, f.message)
 }
 
+/// Says the preflight's findings: `check`'s answer (`answer`), or what a run saw before it
+/// started, where a blocking finding is an error and the rest are notes.
 pub(super) fn say_findings(findings: &[Finding], ev: &dyn Events, answer: bool) {
     for f in findings {
         let line = finding_line(f);

@@ -3,9 +3,9 @@
 //! report can draw it beside the servers' and `compare` can tell a slower host. The engine's
 //! host runner measures them — a machine's test, with no connection and no `EngineConfig`,
 //! the one design outside `Measure::run` — inside the same window bracket as every other
-//! point (`window::Bracket`, with no server), which makes their records. fileio's files are prepared once in the
-//! run's work directory (where managed servers keep their data) and removed after the last
-//! host point.
+//! point (`bracket::Bracket`, with no server), which makes their records. fileio's files are
+//! prepared once in the run's work directory (where managed servers keep their data) and
+//! removed after the last host point.
 
 use super::bracket::Bracket;
 use super::measure::Measured;

@@ -1,8 +1,8 @@
 //! The measuring seam: how every design measures a point over a window (`Window`) — by the
 //! native engine in this process, on connections it opens or on a paired point's open ones,
 //! by the sysbench binary, by client processes (here or as pods of a cluster), or by a
-//! synthetic target's model — chosen once per point (`Measure::of`, or `Measure::Open` for
-//! a paired point's slices and turns); each gives back one `Measured`, which the window's
+//! synthetic target's model — chosen once per point (`Measure::of`, or `Measure::on_rig`
+//! for a paired point's slices, turns and warm-ups); each gives back one `Measured`, which the window's
 //! bracket (bracket.rs) turns into the record's figures and status, one way for every design.
 
 use super::block::Block;

@@ -1,7 +1,7 @@
 //! How a paired point's round measures one slice per series, chosen once per point: one
 //! slice after another in the round's order (and a model's slices, computed), all of them in
 //! the same seconds (a duet), or in short turns that alternate between the series
-//! (interleaved). Every slice is measured inside `window::Bracket`.
+//! (interleaved). Every slice is measured inside `bracket::Bracket`.
 
 use super::bracket::Bracket;
 use super::measure::{is_model, Measure};

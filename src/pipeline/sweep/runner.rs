@@ -270,7 +270,7 @@ impl<'a> Runner<'a> {
         &mut self.st
     }
 
-    /// Where a closed window's record and samples go (`window::Stopped::close`).
+    /// Where a closed window's record and samples go (`bracket::Stopped::close`).
     pub fn keep_to(&mut self) -> Keep<'_> {
         Keep {
             spec: self.cx.spec,
