@@ -96,8 +96,9 @@ fn a_run_after_one_killed_says_so_first() {
 /// linked where the line expects its release build, a synthetic control nightly as
 /// sweeps/nightly.toml, `logger` replaced on PATH by one that appends to a file: no syslog
 /// here). What the command prints is what cron mails: nothing on a good night, the night's
-/// own last-attempt.txt on a bad one — a regression every night it persists, a refusal as
-/// itself.
+/// own last-attempt.txt on a bad one — a regression every night it persists, an unreachable
+/// candidate, a night refused by the lock, a bad sweep file, each as itself; after `accept`,
+/// the slower level passes. Every night, `history` exits as the newest run's gate decided.
 #[test]
 fn the_readmes_cron_line_mails_each_bad_night_its_own_truth() {
     let readme =
@@ -113,11 +114,8 @@ fn the_readmes_cron_line_mails_each_bad_night_its_own_truth() {
     std::fs::create_dir_all(root.join("sweeps")).unwrap();
     // A checkout has results/ (its .gitkeep): the line appends its log there.
     std::fs::create_dir_all(root.join("results")).unwrap();
-    std::os::unix::fs::symlink(
-        assert_cmd::cargo::cargo_bin("sweepbench"),
-        root.join("target/release/sweepbench"),
-    )
-    .unwrap();
+    let exe = root.join("target/release/sweepbench");
+    std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("sweepbench"), &exe).unwrap();
     let bin = root.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     let logger = bin.join("logger");
@@ -127,8 +125,9 @@ fn the_readmes_cron_line_mails_each_bad_night_its_own_truth() {
     )
     .unwrap();
     std::fs::set_permissions(&logger, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let head = "name = \"nightly\"\ncontrol = \"control/default\"\n[run]\nworkloads = [\"oltp_read_write\"]\nthreads = [1, 4]\ndesign = \"paired\"\nslice = \"2s\"\nbudget = \"5m\"\n";
     let sweep = |lambda: u32| {
-        format!("name = \"nightly\"\ncontrol = \"control/default\"\n[run]\nworkloads = [\"oltp_read_write\"]\nthreads = [1, 4]\ndesign = \"paired\"\nslice = \"2s\"\nbudget = \"5m\"\n[[targets]]\nname = \"control\"\nsynthetic = {{ seed = 11, noise = 0.05, burst = 0.2, vary_by_run = true }}\n[[targets]]\nname = \"candidate\"\nsynthetic = {{ seed = 11, noise = 0.05, burst = 0.2, vary_by_run = true, lambda = {lambda} }}\n")
+        format!("{head}[[targets]]\nname = \"control\"\nsynthetic = {{ seed = 11, noise = 0.05, burst = 0.2, vary_by_run = true }}\n[[targets]]\nname = \"candidate\"\nsynthetic = {{ seed = 11, noise = 0.05, burst = 0.2, vary_by_run = true, lambda = {lambda} }}\n")
     };
     let night = |body: &str| {
         std::fs::write(root.join("sweeps/nightly.toml"), body).unwrap();
@@ -144,29 +143,103 @@ fn the_readmes_cron_line_mails_each_bad_night_its_own_truth() {
             .unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
-    // Two good nights: nothing to mail.
-    assert_eq!(night(&sweep(400)), "");
-    assert_eq!(night(&sweep(400)), "");
-    // The candidate a quarter as fast: mailed, and mailed again the next night.
-    for _ in 0..2 {
-        let mail = night(&sweep(100));
+    let sweep_dir = root.join("results/nightly");
+    // `history` after every night: its exit code is the newest run's gate's (3: it failed).
+    let history_agrees = |night: &str| {
+        let newest = sweepbench::pipeline::results::nightly::runs(&sweep_dir)
+            .unwrap()
+            .pop()
+            .unwrap();
+        let gate: serde_json::Value =
+            serde_json::from_str(&read(&newest.join("gate.json"))).unwrap();
+        let failed = gate["passed"] == false && !newest.join("accepted.json").exists();
+        let h = std::process::Command::new(&exe)
+            .arg("history")
+            .arg(&sweep_dir)
+            .output()
+            .unwrap();
+        assert_eq!(
+            h.status.code(),
+            Some(if failed { 3 } else { 0 }),
+            "{night}: {}",
+            String::from_utf8_lossy(&h.stdout)
+        );
+    };
+    // Three same-build nights: nothing to mail.
+    for i in 0..3 {
+        assert_eq!(night(&sweep(400)), "", "A/A night {i}");
+        history_agrees("A/A");
+    }
+    // The candidate 30 % slower: mailed, and mailed again the next night (judged against
+    // the last night that passed, not the slow one before).
+    for i in 0..2 {
+        let mail = night(&sweep(280));
         assert!(mail.contains(": exit 3, FAILED: a regression"), "{mail}");
         assert!(
             mail.trim_end().ends_with("--fail-on-regression: FAILED"),
             "{mail}"
         );
+        assert_eq!(mail.contains("still judged against it"), i == 1, "{mail}");
+        history_agrees("slower");
     }
+    // A candidate that cannot be reached: that night's connect failure, never "passed".
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let unreachable = format!("{head}[[targets]]\nname = \"control\"\nserver = {{}}\n[[targets]]\nname = \"candidate\"\nurl = \"mysql://sbtest@127.0.0.1:{port}/sbtest\"\n");
+    let mail = night(&unreachable);
+    assert!(
+        mail.contains(": exit 2, refused or stopped by an error"),
+        "{mail}"
+    );
+    assert!(
+        mail.contains("[FAIL] candidate connect: cannot connect to 127.0.0.1"),
+        "{mail}"
+    );
+    assert!(!mail.contains("passed"), "{mail}");
+    history_agrees("unreachable");
+    // A night refused by the lock of a run still in progress: the refusal.
+    let held = sweepbench::pipeline::results::nightly::Lock::take(&sweep_dir).unwrap();
+    let mail = night(&sweep(280));
+    drop(held);
+    assert!(mail.contains(": exit 2, refused"), "{mail}");
+    assert!(
+        mail.contains("another run of this sweep is in progress"),
+        "{mail}"
+    );
+    assert!(!mail.contains("--fail-on-regression"), "{mail}");
+    history_agrees("locked");
     // A night whose sweep file cannot be read: that refusal, not the night before's text.
-    let mail = night(&sweep(100).replace("threads = [1, 4]", "threads = \"x\""));
+    let mail = night(&sweep(280).replace("threads = [1, 4]", "threads = \"x\""));
     assert!(
         mail.contains(": exit 2, refused or stopped by an error"),
         "{mail}"
     );
     assert!(!mail.contains("--fail-on-regression"), "{mail}");
+    // The slowdown was meant: accepted, the slower level passes from the next night on.
+    let last = sweepbench::pipeline::results::nightly::runs(&sweep_dir)
+        .unwrap()
+        .pop()
+        .unwrap();
+    let out = std::process::Command::new(&exe)
+        .arg("accept")
+        .arg(&last)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    history_agrees("accepted");
+    assert_eq!(night(&sweep(280)), "");
+    history_agrees("after accept");
     // What the stand-in logger was handed is what was mailed, night by night.
     let syslog = read(&root.join("syslog"));
     assert_eq!(syslog.matches("exit 3, FAILED").count(), 2, "{syslog}");
-    assert_eq!(syslog.matches("exit 2, refused").count(), 1, "{syslog}");
+    assert_eq!(syslog.matches("exit 2, refused").count(), 3, "{syslog}");
+    assert!(!syslog.contains("exit 0"), "{syslog}");
 }
 
 /// What a killed run left in TMPDIR (a server's data can be hundreds of MB) is removed by the

@@ -3,6 +3,7 @@
 //! — read and judged into one `HistoryModel` here, said by render.rs (text, HTML) as compare
 //! is said by compare/render.rs.
 
+mod gated;
 mod render;
 
 use crate::engine::metrics::median;
@@ -71,6 +72,13 @@ pub struct HistoryModel {
     pub young_ratios: bool,
     /// How the machine changed under the newest run.
     pub host_changes: Vec<String>,
+    /// The newest run as its gate judged it: its verdicts replace the trend's where they
+    /// answer the same question, and its outcome is history's exit code.
+    pub gate: Option<gated::Gated>,
+    /// Why the newest run is not judged: it did not end by itself.
+    pub newest_unfinished: Option<&'static str>,
+    /// Every run's outcome at its gate, oldest first.
+    pub nights: Vec<gated::Night>,
     /// Every series' values per run, for the page's charts.
     trends: Vec<Trend>,
 }
@@ -85,6 +93,9 @@ pub struct Row {
     pub verdict: Option<Newest>,
     /// One of the host's own tests.
     pub host: bool,
+    /// The verdict is the newest run's gate's (else the trend's).
+    pub gated: bool,
+    key: Key,
 }
 
 /// A shift found in a series: where, by how much, at what p.
@@ -206,13 +217,25 @@ pub fn history(
         .count()
         .max(1);
     let level = ALPHA / judged as f64;
-    let j = judge_trends(
+    let mut j = judge_trends(
         &trends,
         &ids,
         newest,
         (threshold_pct, level),
         early.as_ref(),
     );
+    let newest_unfinished = unfinished(&dirs[newest]).map(Unfinished::said);
+    // A run that did not end is judged by nobody, as its gate never ran.
+    let gate = if newest_unfinished.is_some() {
+        j.unjudge();
+        None
+    } else {
+        gated::load(&dirs[newest])
+    };
+    if let Some(g) = &gate {
+        j.take_gate(g);
+    }
+    let nights = dirs.iter().map(|d| gated::night(d)).collect();
     // A slower VM is not a slower server: say when the machine changed under the newest run.
     let mut host_changes = Vec::new();
     if newest > 0 {
@@ -237,6 +260,9 @@ pub fn history(
         host_regressed: j.host_worse,
         improved: j.better,
         host_changes,
+        gate,
+        newest_unfinished,
+        nights,
         trends,
     };
     let text = render::text(&model);
@@ -244,9 +270,14 @@ pub fn history(
         let p = render::page(&model, &text)?;
         crate::pipeline::results::write_atomic(path, p.as_bytes())?;
     }
+    // The gate's outcome where the newest run was gated: the two exit codes agree.
+    let newest_regressed = match &model.gate {
+        Some(g) => g.failing(),
+        None => !model.regressed.is_empty(),
+    };
     Ok(Outcome {
         text,
-        newest_regressed: !model.regressed.is_empty(),
+        newest_regressed,
     })
 }
 
@@ -269,17 +300,33 @@ fn early_judgement(
     })
 }
 
-/// Why a run did not end by itself (interrupted, or never ended: killed, the machine down),
-/// from its manifest; None for a run that ended, or one without a manifest (imported logs,
-/// older runs).
-fn unfinished(run: &Path) -> Option<&'static str> {
+/// How a run did not end by itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unfinished {
+    Interrupted,
+    /// Never ended: killed, the machine went down, or still running.
+    Killed,
+}
+
+impl Unfinished {
+    fn said(self) -> &'static str {
+        match self {
+            Unfinished::Interrupted => "it was interrupted",
+            Unfinished::Killed => "it never ended (killed, or the machine went down)",
+        }
+    }
+}
+
+/// Why a run did not end by itself, from its manifest; None for a run that ended, or one
+/// without a manifest (imported logs, older runs).
+fn unfinished(run: &Path) -> Option<Unfinished> {
     let m = crate::pipeline::results::load_manifest(run).ok()??;
     if m.ended() {
         None
     } else if m.ended_at.is_some() {
-        Some("it was interrupted")
+        Some(Unfinished::Interrupted)
     } else {
-        Some("it never ended (killed, or the machine went down)")
+        Some(Unfinished::Killed)
     }
 }
 
@@ -305,7 +352,11 @@ fn read_runs(dirs: &[std::path::PathBuf], ids: &[String]) -> anyhow::Result<Runs
         // An earlier run that did not end by itself measured part of its plan, perhaps under
         // what stopped it: shown as such, never a baseline (as the gate never takes it).
         if let Some(why) = unfinished(d).filter(|_| i + 1 < dirs.len()) {
-            skipped.push(format!("warning: run {} left out: {why}\n", ids[i]));
+            skipped.push(format!(
+                "warning: run {} left out: {}\n",
+                ids[i],
+                why.said()
+            ));
             paired.push(None);
             continue;
         }
@@ -345,7 +396,10 @@ fn read_runs(dirs: &[std::path::PathBuf], ids: &[String]) -> anyhow::Result<Runs
                 per_run.entry(k).or_insert_with(|| vec![None; dirs.len()])[i] = Some(ratio);
             }
         }
-        paired.push(v);
+        // Only a run that can be the gate's reference (it passed, or was accepted) is a
+        // baseline for a young ratio, as the gate takes it.
+        let newest = i + 1 == dirs.len();
+        paired.push(v.filter(|_| newest || crate::pipeline::results::nightly::reference(d)));
     }
     Ok(Runs {
         per_run,
@@ -362,6 +416,35 @@ struct Judged {
     worse: Vec<String>,
     host_worse: Vec<String>,
     better: usize,
+}
+
+impl Judged {
+    /// No verdict on the newest run: it did not end by itself.
+    fn unjudge(&mut self) {
+        for r in &mut self.rows {
+            r.verdict = None;
+        }
+        self.worse.clear();
+        self.host_worse.clear();
+        self.better = 0;
+    }
+
+    /// The gate's verdicts where it asked a row's question; the rows it did not keep the
+    /// trend's, said as such and not counted (the gate's outcome is the answer).
+    fn take_gate(&mut self, g: &gated::Gated) {
+        self.worse.clear();
+        self.better = 0;
+        for r in &mut self.rows {
+            if let Some(n) = g.verdict(&r.key) {
+                r.verdict = Some(n.clone());
+                r.gated = true;
+                if n.worse() {
+                    self.worse.push(r.name.clone());
+                }
+                self.better += n.better() as usize;
+            }
+        }
+    }
 }
 
 /// Judges every series' newest run at `level` (the family's share of α) against its runs
@@ -423,6 +506,8 @@ fn judge_trends(
             newest: last,
             verdict,
             host,
+            gated: false,
+            key: t.key.clone(),
         });
     }
     Judged {

@@ -6,12 +6,23 @@ use crate::engine::metrics::median;
 use crate::pipeline::judge::trend;
 use crate::pipeline::judge::verdict::changepoint;
 use crate::pipeline::judge::verdict::{fmt_change, ALPHA};
-use std::path::Path;
 
 /// The text history prints.
 pub fn text(m: &HistoryModel) -> String {
     let mut s = m.skipped.concat();
-    s += &header(&m.sweep_dir, &m.ids);
+    s += &nights(m);
+    // The point names set the first column's width: a "candidate ÷ control" name is long.
+    let width = m
+        .rows
+        .iter()
+        .map(|r| r.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(5);
+    s += &format!(
+        "\n{:<width$} {:>5} {:>12} {:>9} {:>22}  newest run\n",
+        "point", "runs", "newest", "Δ", "interval"
+    );
     for r in &m.rows {
         let (delta, interval) = match &r.verdict {
             None => (String::new(), String::new()),
@@ -21,13 +32,13 @@ pub fn text(m: &HistoryModel) -> String {
             ),
         };
         s.push_str(&format!(
-            "{:<48} {:>5} {:>12.2} {:>9} {:>22}  {}\n",
+            "{:<width$} {:>5} {:>12.2} {:>9} {:>22}  {}\n",
             r.name,
             r.runs,
             r.newest,
             delta,
             interval,
-            trend::word(r.verdict.as_ref(), r.host)
+            word(m, r)
         ));
     }
     s += &closing(m);
@@ -37,27 +48,106 @@ pub fn text(m: &HistoryModel) -> String {
     s
 }
 
-/// The text's first lines: the sweep, its runs from the first to the newest, the columns.
-fn header(sweep_dir: &Path, ids: &[String]) -> String {
+/// A row's verdict in words: the gate's, or the trend's (marked as such beside a gate).
+fn word(m: &HistoryModel, r: &super::Row) -> String {
+    if m.newest_unfinished.is_some() {
+        return "not judged: the run did not end".to_string();
+    }
+    let w = trend::word(r.verdict.as_ref(), r.host);
+    if m.gate.is_some() && !r.gated && r.verdict.is_some() {
+        format!("{w} (trend)")
+    } else {
+        w
+    }
+}
+
+/// How many runs the list of runs shows, the newest.
+const NIGHTS_SHOWN: usize = 10;
+
+/// The first lines: the sweep, its runs from the first to the newest, and the newest runs
+/// each with its outcome at its gate.
+fn nights(m: &HistoryModel) -> String {
+    let ids = &m.ids;
     let newest = ids.len() - 1;
-    format!(
-        "{}: {} run(s), {} ({}) … {} ({})\n\n{:<48} {:>5} {:>12} {:>9} {:>22}  newest run\n",
-        sweep_dir.display(),
+    let mut s = format!(
+        "{}: {} run(s), {} ({}) … {} ({})\n\nruns as their gates judged them{}:\n",
+        m.sweep_dir.display(),
         ids.len(),
         ids[0],
         date_of(&ids[0]),
         ids[newest],
         date_of(&ids[newest]),
-        "point",
-        "runs",
-        "newest",
-        "Δ",
-        "prediction interval"
-    )
+        if ids.len() > NIGHTS_SHOWN {
+            format!(" (the newest {NIGHTS_SHOWN})")
+        } else {
+            String::new()
+        }
+    );
+    let from = ids.len().saturating_sub(NIGHTS_SHOWN);
+    for (id, n) in ids.iter().zip(&m.nights).skip(from) {
+        s.push_str(&format!("  {id}  {}  {}\n", date_of(id), n.said()));
+    }
+    s
 }
 
-/// The lines after the series: the shifts, the newest run's count of regressions, how a young
-/// ratio was judged, and a regression of the host's own tests.
+/// The newest run's failing streak: the first run of it and its length, when the newest run
+/// failed its gate.
+fn streak(m: &HistoryModel) -> Option<(&str, usize)> {
+    let n = m
+        .nights
+        .iter()
+        .rev()
+        .take_while(|n| **n == super::gated::Night::Failed)
+        .count();
+    (n > 0).then(|| (m.ids[m.ids.len() - n].as_str(), n))
+}
+
+/// The newest run as its gate judged it: the outcome, what it was compared with, its
+/// failing pooled answers and counts.
+fn gate_said(m: &HistoryModel, g: &super::gated::Gated) -> String {
+    let newest_id = &m.ids[m.ids.len() - 1];
+    let outcome = if g.passed { "passed" } else { "FAILED" };
+    let mut s = format!(
+        "\nnewest run {newest_id}, as its gate judged it ({}{}): {outcome}",
+        g.flag,
+        g.threshold_pct
+            .map(|t| format!(
+                ", threshold {}",
+                crate::pipeline::judge::verdict::fmt_threshold(t)
+            ))
+            .unwrap_or_default()
+    );
+    match streak(m) {
+        Some((since, n)) if n > 1 => s.push_str(&format!(
+            ", failing since run {since} ({}), {n} runs in a row",
+            date_of(since)
+        )),
+        _ => {}
+    }
+    if g.accepted {
+        s.push_str("; accepted since: later runs are judged against it");
+    }
+    s.push('\n');
+    match &g.compared {
+        Some(c) => s.push_str(&format!("  compared {c}\n")),
+        None => s.push_str("  the first finished run: nothing to compare with yet\n"),
+    }
+    if !g.points.is_empty() {
+        s.push_str(&format!(
+            "  regressed at {} of {} points it judged, improved at {} (the rows marked without \"(trend)\")\n",
+            m.regressed.len(),
+            g.points.len(),
+            m.improved
+        ));
+    }
+    for p in &g.pooled {
+        s.push_str(&format!("  pooled over the thread counts: {p}\n"));
+    }
+    s
+}
+
+/// The lines after the series: the shifts, the newest run's verdict (its gate's, else its
+/// trend's), how a young ratio was judged, and a regression of the host's own tests.
 fn closing(m: &HistoryModel) -> String {
     let (judged, level, threshold_pct) = (m.judged, m.level, m.threshold_pct);
     let newest_id = &m.ids[m.ids.len() - 1];
@@ -85,21 +175,49 @@ fn closing(m: &HistoryModel) -> String {
             shifts
         }
     ));
-    s.push_str(&format!(
-        "\nnewest run {}: regressed at {} of {judged} series, improved at {} (beyond {} and outside the {:.2} % prediction interval of the runs since the last shift; {:.0} % family-wise).\n",
-        newest_id,
-        m.regressed.len(),
-        m.improved,
+    let trend_method = format!(
+        "beyond {} and outside the {:.2} % prediction interval of the runs since the last shift; {:.0} % family-wise",
         crate::pipeline::judge::verdict::fmt_threshold(threshold_pct),
         (1.0 - level) * 100.0,
         ALPHA * 100.0
-    ));
-    if m.young_ratios {
+    );
+    if let Some(why) = m.newest_unfinished {
         s.push_str(&format!(
-            "a tps/control ratio with fewer than {} earlier runs is judged against the earlier runs' own paired intervals, as the nightly's gate judges it ({})\n",
-            changepoint::MIN_HISTORY,
-            "docs/statistics.md, \"A nightly with a control\""
+            "\nnewest run {newest_id}: not judged: {why} (its gate never ran; a run that did not end is never judged)\n"
         ));
+        return s;
+    }
+    if let Some(g) = &m.gate {
+        s += &gate_said(m, g);
+        let trend_worse = m
+            .rows
+            .iter()
+            .filter(|r| !r.gated && !r.host && r.verdict.as_ref().is_some_and(|n| n.worse()))
+            .count();
+        let trended = m
+            .rows
+            .iter()
+            .filter(|r| !r.gated && r.verdict.is_some())
+            .count();
+        if trended > 0 {
+            s.push_str(&format!(
+                "the other series by their trend (not what the gate judges, not counted): regressed at {trend_worse} of {trended} ({trend_method}).\n"
+            ));
+        }
+    } else {
+        s.push_str(&format!(
+            "\nnewest run {}: regressed at {} of {judged} series, improved at {} ({trend_method}); it was not gated (run --fail-on-regression judges a run as the nightly does).\n",
+            newest_id,
+            m.regressed.len(),
+            m.improved,
+        ));
+        if m.young_ratios {
+            s.push_str(&format!(
+                "a tps/control ratio with fewer than {} earlier runs is judged against the earlier runs' own paired intervals, as the nightly's gate judges it ({})\n",
+                changepoint::MIN_HISTORY,
+                "docs/statistics.md, \"A nightly with a control\""
+            ));
+        }
     }
     if !m.host_regressed.is_empty() {
         s.push_str(&format!(
@@ -116,13 +234,31 @@ const HTML: &str = include_str!("../../../templates/history.html.tera");
 /// series × thread count, x = run dates), the headline, then the text.
 pub fn page(m: &HistoryModel, text: &str) -> anyhow::Result<String> {
     let (sweep_dir, ids, trends) = (&m.sweep_dir, &m.ids, &m.trends);
-    let headline = format!(
-        "newest run {}: regressed at {} of {} series",
-        ids[ids.len() - 1],
-        m.regressed.len(),
-        m.judged
-    );
-    let regressed = !m.regressed.is_empty();
+    let newest = &ids[ids.len() - 1];
+    let (headline, regressed) = match (&m.gate, m.newest_unfinished) {
+        (_, Some(why)) => (format!("newest run {newest}: not judged: {why}"), false),
+        (Some(g), None) => (
+            format!(
+                "newest run {newest}: its gate {}",
+                if g.failing() {
+                    "FAILED"
+                } else if g.passed {
+                    "passed"
+                } else {
+                    "failed; accepted since"
+                }
+            ),
+            g.failing(),
+        ),
+        (None, None) => (
+            format!(
+                "newest run {newest}: regressed at {} of {} series",
+                m.regressed.len(),
+                m.judged
+            ),
+            !m.regressed.is_empty(),
+        ),
+    };
     let name = sweep_dir
         .file_name()
         .map(|n| n.to_string_lossy().to_string())

@@ -325,3 +325,103 @@ fn an_unfinished_earlier_run_is_left_out_and_said() {
         .unwrap();
     assert!(line.ends_with("needs 3 earlier runs"), "{}", o.text);
 }
+
+/// A gated newest run is said as its gate judged it: the gate's verdict on its ratio to the
+/// control, its outcome as history's (a failed gate fails history; accepted since, it does
+/// not), the other series by their trend and not counted; every run's outcome listed; the
+/// columns aligned however long a name is.
+#[test]
+fn a_gated_newest_run_is_judged_by_its_gate_and_its_columns_align() {
+    let d = tempfile::tempdir().unwrap();
+    for i in 1..=4 {
+        write_paired(d.path(), &format!("202611{i:02}T020000Z"), 0.95);
+    }
+    let newest = d.path().join("20261104T020000Z");
+    std::fs::write(
+        d.path().join("20261103T020000Z/gate.json"),
+        r#"{"kind": "control", "compared": "x", "passed": false}"#,
+    )
+    .unwrap();
+    let gate = serde_json::json!({
+        "kind": "control", "flag": "--fail-on-regression", "threshold_pct": 5.0,
+        "compared": "the last finished run that passed the gate or was accepted, 20261102T020000Z",
+        "passed": false,
+        "control": {"control": "local/control", "threshold_pct": 5.0, "pooled": [], "points": [{
+            "series": "local/candidate", "workload": "oltp_point_select", "threads": 4,
+            "before": 0.95, "now": 0.95, "delta_pct": -21.0, "lo_pct": -30.0, "hi_pct": -12.0,
+            "verdict": "regressed"
+        }]}
+    });
+    std::fs::write(newest.join("gate.json"), gate.to_string()).unwrap();
+    let o = history(d.path(), 10.0, None).unwrap();
+    // The trend of an unchanged ratio would pass; the gate failed: history fails.
+    assert!(o.newest_regressed, "{}", o.text);
+    let name = "local/candidate ÷ local/control/oltp_point_select/t4 tps/control";
+    let line = o.text.lines().find(|l| l.starts_with(name)).unwrap();
+    assert!(
+        line.contains("-21.0%") && line.ends_with("regressed"),
+        "{}",
+        o.text
+    );
+    let raw = o
+        .text
+        .lines()
+        .find(|l| l.starts_with("local/default/oltp_point_select/t1 tps"))
+        .unwrap();
+    assert!(raw.ends_with("(trend)"), "{}", o.text);
+    for (id, said) in [
+        ("20261101T020000Z", "not gated"),
+        ("20261103T020000Z", "FAILED"),
+        ("20261104T020000Z", "FAILED"),
+    ] {
+        assert!(
+            o.text
+                .lines()
+                .any(|l| l.starts_with(&format!("  {id}")) && l.contains(said)),
+            "{id}: {}",
+            o.text
+        );
+    }
+    assert!(o.text.contains(
+        "as its gate judged it (--fail-on-regression, threshold ±5 %, p95 and p99 ±10 %): FAILED, failing since run 20261103T020000Z (2026-11-03 02:00), 2 runs in a row"
+    ), "{}", o.text);
+    // Every row's runs column ends where the header's does.
+    let header = o.text.lines().find(|l| l.starts_with("point ")).unwrap();
+    let col = |l: &str| l.find(" runs").map(|i| i + 5).unwrap();
+    let at = col(header);
+    for l in o.text.lines().filter(|l| l.starts_with("local/")) {
+        let runs_end = l.chars().take(at).collect::<String>();
+        assert!(runs_end.ends_with(" 4"), "{l:?} in\n{}", o.text);
+    }
+    // Accepted since: not failing any more, and said.
+    std::fs::write(
+        newest.join(crate::pipeline::results::nightly::ACCEPTED),
+        "{}",
+    )
+    .unwrap();
+    let o = history(d.path(), 10.0, None).unwrap();
+    assert!(!o.newest_regressed, "{}", o.text);
+    assert!(o.text.contains("; accepted since"), "{}", o.text);
+}
+
+/// A newest run that did not end is judged by nobody (its gate never ran): no verdict, no
+/// failure, and why.
+#[test]
+fn an_unfinished_newest_run_is_not_judged() {
+    let d = tempfile::tempdir().unwrap();
+    for (i, tps) in [(1, 1000.0), (2, 1000.0), (3, 1000.0), (4, 500.0)] {
+        write_run(d.path(), &format!("202611{i:02}T020000Z"), tps, 5000.0);
+    }
+    assert!(history(d.path(), 10.0, None).unwrap().newest_regressed);
+    std::fs::write(
+        d.path().join("20261104T020000Z/manifest.json"),
+        r#"{"run_id": "20261104T020000Z"}"#,
+    )
+    .unwrap();
+    let o = history(d.path(), 10.0, None).unwrap();
+    assert!(!o.newest_regressed, "{}", o.text);
+    assert!(o.text.contains(
+        "newest run 20261104T020000Z: not judged: it never ended (killed, or the machine went down)"
+    ), "{}", o.text);
+    assert!(!o.text.contains("regressed\n"), "{}", o.text);
+}

@@ -55,13 +55,14 @@ pub fn write(
     ev: &dyn Events,
 ) {
     let path = dir.join(FILE);
+    // Ends with a line break: a mail or a log that appends after it starts on its own line.
     let text = format!(
-        "sweepbench run {} at {} UTC: exit {}, {}\n\n{}",
+        "sweepbench run {} at {} UTC: exit {}, {}\n\n{}\n",
         a.file.display(),
         started.format("%Y-%m-%d %H:%M:%S"),
         exit.code(),
         meaning(exit),
-        body
+        body.trim_end()
     );
     let written = std::fs::create_dir_all(dir)
         .map_err(anyhow::Error::from)

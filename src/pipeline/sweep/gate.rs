@@ -336,6 +336,29 @@ fn gate_flag(fail_on: FailOn) -> &'static str {
     }
 }
 
+/// How a gate judged, kept in gate.json as "kind" for `history`, which says the newest run's
+/// verdict as its gate gave it: the ratio to a pinned control against earlier runs, each
+/// series against the baseline in the same rounds or the same run, or the run against
+/// earlier runs of the sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Control,
+    Paired,
+    Within,
+    Earlier,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Control => "control",
+            Kind::Paired => "paired",
+            Kind::Within => "within",
+            Kind::Earlier => "earlier",
+        }
+    }
+}
+
 /// Runs the gate the sweep asks for on a finished run, says what it compared and every
 /// verdict, keeps them in the run (gate.md, gate.json and its report) and returns the lines
 /// for the run's summary and whether the gate fails.
@@ -348,52 +371,70 @@ pub fn apply(
     ev: &dyn Events,
 ) -> anyhow::Result<(String, bool)> {
     let flag = gate_flag(fail_on);
-    let say = |text: &str| {
-        ev.output("");
-        ev.output_text(text);
-    };
     let first = |what: &str| {
-        let text = format!(
+        format!(
             "{flag}: the first finished run of '{}'{what}: nothing to compare with yet\n",
             spec.name
-        );
-        say(&text);
-        Ok((text, false))
+        )
     };
-    let (text, json, failing) = if spec.control {
-        let Some((what, o)) = control(dir, threshold, against)? else {
-            return first(" paired with its control");
-        };
-        let failing = o.failing(fail_on);
-        // The outcome last, as the paired gate says it: the line a reader of summary.txt
-        // looks for.
-        let text = format!(
-            "{flag}: compared {}{flag}: {}\n",
-            o.text(&what),
-            if failing { "FAILED" } else { "passed" }
-        );
-        let json = serde_json::json!({"compared": what, "control": o, "passed": !failing});
-        (text, json, failing)
+    let (kind, text, judged, failing) = if spec.control {
+        match control(dir, threshold, against)? {
+            None => (
+                Kind::Control,
+                first(" paired with its control"),
+                None,
+                false,
+            ),
+            Some((what, o)) => {
+                let failing = o.failing(fail_on);
+                // The outcome last, as the paired gate says it: the line a reader of
+                // summary.txt looks for.
+                let text = format!(
+                    "{flag}: compared {}{flag}: {}\n",
+                    o.text(&what),
+                    if failing { "FAILED" } else { "passed" }
+                );
+                let j = serde_json::json!({"compared": what, "control": o});
+                (Kind::Control, text, Some(j), failing)
+            }
+        }
     } else if spec.run.design.paired() {
         let (what, failing) = paired(&dir.path, fail_on, ev)?;
         let text = format!(
             "{flag}: {what}: {}\n",
             if failing { "FAILED" } else { "passed" }
         );
-        say(&text);
-        return Ok((text, failing));
+        (
+            Kind::Paired,
+            text,
+            Some(serde_json::json!({"compared": what})),
+            failing,
+        )
     } else {
-        let Some((what, cmp)) =
-            judge(spec, dir, threshold, against, within).context("--fail-on-regression")?
-        else {
-            return first("");
-        };
-        let text = format!("{flag}: compared {what}\n{}", compare::text(&cmp));
-        let failing = cmp.fails(fail_on);
-        let json = serde_json::json!({"compared": what, "comparison": cmp, "passed": !failing});
-        (text, json, failing)
+        let within_run = within.is_some();
+        match judge(spec, dir, threshold, against, within).context("--fail-on-regression")? {
+            None => (Kind::Earlier, first(""), None, false),
+            Some((what, cmp)) => {
+                let text = format!("{flag}: compared {what}\n{}", compare::text(&cmp));
+                let failing = cmp.fails(fail_on);
+                let kind = if within_run || what.starts_with("each series of this run") {
+                    Kind::Within
+                } else {
+                    Kind::Earlier
+                };
+                let j = serde_json::json!({"compared": what, "comparison": cmp});
+                (kind, text, Some(j), failing)
+            }
+        }
     };
-    say(&text);
+    ev.output("");
+    ev.output_text(&text);
+    // What history reads back: how the gate judged, at what threshold, and its outcome.
+    let mut json = judged.unwrap_or_else(|| serde_json::json!({"compared": null, "first": true}));
+    json["kind"] = kind.as_str().into();
+    json["flag"] = flag.into();
+    json["threshold_pct"] = threshold.into();
+    json["passed"] = (!failing).into();
     // Kept in the run directory and its report, not only in the cron log.
     let kept = dir
         .write_gate(&text, &json)
