@@ -82,9 +82,15 @@ impl VariablesView {
                 let off: Vec<&str> = series
                     .iter()
                     .filter(|s| {
-                        variables[s.as_str()]
-                            .get("log_bin")
-                            .is_some_and(|v| !crate::pipeline::preflight::is_on(v))
+                        let v = &variables[s.as_str()];
+                        // A Galera node replicates by its binlog_format (ROW) with the log
+                        // off: there the variable acts.
+                        let galera = v
+                            .get("wsrep_on")
+                            .is_some_and(|x| crate::pipeline::preflight::is_on(x));
+                        !galera
+                            && v.get("log_bin")
+                                .is_some_and(|x| !crate::pipeline::preflight::is_on(x))
                     })
                     .map(String::as_str)
                     .collect();

@@ -471,3 +471,41 @@ fn the_variables_diff_leads_with_what_moves_performance() {
     assert!(html.contains("<details><summary>3 more that differ"));
     assert!(html.contains("<strong>Confounder:</strong>"));
 }
+
+/// A series has one peak in every table: the peak table's and the scaling table's measured
+/// peak are the same figure (the geometric mean of the repeats) at the same thread count,
+/// where a median would pick another (repeats 100, 100, 400 at 4 threads: median 100,
+/// geometric mean 158.7, against 150 at 8).
+#[test]
+fn the_peak_and_scaling_tables_give_one_peak_per_series() {
+    let mut v = Vec::new();
+    for (threads, tps) in [
+        (1, [60.0, 60.0, 60.0]),
+        (2, [90.0; 3]),
+        (4, [100.0, 100.0, 400.0]),
+        (8, [150.0; 3]),
+    ] {
+        for (r, t) in tps.iter().enumerate() {
+            v.push(rec(
+                "old",
+                "default",
+                "oltp_read_only",
+                threads,
+                r as u32 + 1,
+                *t,
+                10.0,
+            ));
+        }
+    }
+    let m = ReportModel::build("s", "r", "", &v, None, &BTreeMap::new(), &HashMap::new());
+    let w = &m.workloads[0];
+    let (peak, scaling) = (&w.peaks[0], &w.scaling[0]);
+    assert_eq!(peak.threads, 4);
+    assert_eq!(scaling.measured_peak_threads, peak.threads);
+    assert!(
+        (scaling.measured_peak_tps - peak.tps).abs() < 1e-9,
+        "{} {}",
+        scaling.measured_peak_tps,
+        peak.tps
+    );
+}

@@ -55,21 +55,39 @@ pub fn load_variables(run: &Path) -> std::collections::BTreeMap<String, Variable
 /// One server's SHOW GLOBAL VARIABLES, by name.
 pub type Variables = std::collections::BTreeMap<String, String>;
 
-/// The variables whose values differ between `sides` (a missing one is empty), with each
-/// side's value, by name; those that differ by nature between instances are left out.
+/// How a variable one server lacks is shown beside the others' values.
+pub const ABSENT: &str = "(absent)";
+
+/// The variables whose values differ in meaning between `sides` (one a server lacks is
+/// `ABSENT`), with each side's value, by name; those that differ by nature between instances
+/// are left out.
 pub fn variable_diffs(sides: &[&Variables]) -> Vec<(String, Vec<String>)> {
     let names: std::collections::BTreeSet<&String> = sides.iter().flat_map(|m| m.keys()).collect();
     let mut out = Vec::new();
     for n in names {
         let values: Vec<String> = sides
             .iter()
-            .map(|m| m.get(n).cloned().unwrap_or_default())
+            .map(|m| m.get(n).cloned().unwrap_or_else(|| ABSENT.to_string()))
             .collect();
-        if values.iter().any(|v| *v != values[0]) && !incidental(n, &values) {
+        if values.iter().any(|v| !same_meaning(v, &values[0])) && !incidental(n, &values) {
             out.push((n.clone(), values));
         }
     }
     out
+}
+
+/// Two values of one variable that say the same: equal, the same number however written
+/// (0 and 0.000000: versions print a double differently), or the same character set or
+/// collation under its old and new name (utf8 is utf8mb3 since 10.6).
+fn same_meaning(a: &str, b: &str) -> bool {
+    if a == b {
+        return true;
+    }
+    if let (Ok(x), Ok(y)) = (a.trim().parse::<f64>(), b.trim().parse::<f64>()) {
+        return x == y;
+    }
+    let spelled = |v: &str| v.to_ascii_lowercase().replace("utf8mb3", "utf8");
+    spelled(a) == spelled(b)
 }
 
 /// Variables that differ by nature between instances (paths, ports, ids) and say nothing
@@ -94,7 +112,9 @@ fn incidental(name: &str, values: &[String]) -> bool {
         "report_port",
         "server_uid",
     ];
-    NAMES.contains(&name) || values.iter().any(|v| v.starts_with('/'))
+    // A path differs between any two instances, except the one that says which replication
+    // library a server loads: Galera's provider against none is a different kind of server.
+    NAMES.contains(&name) || (name != "wsrep_provider" && values.iter().any(|v| v.starts_with('/')))
 }
 
 /// How much a variable that differs between servers says about their performance: what the
@@ -155,6 +175,11 @@ const MOVES: &[&str] = &[
     "max_heap_table_size",
     "performance_schema",
     "default_storage_engine",
+    // A cluster against a single server: whether replication runs, and how.
+    "wsrep_on",
+    "wsrep_provider",
+    "wsrep_slave_threads",
+    "wsrep_sync_wait",
 ];
 
 fn named(list: &[&str], name: &str) -> bool {
@@ -177,10 +202,12 @@ pub fn weight(name: &str, values: &[String]) -> Weight {
         "plugin_maturity",
         "system_versioning_*",
     ];
-    if named(ALWAYS, name) || values.iter().any(String::is_empty) {
-        Weight::AlwaysDiffers
-    } else if named(MOVES, name) {
+    // A variable that moves performance stays in front when one version lacks it (10.6
+    // removed innodb_buffer_pool_instances: the older server is tuned by it, the newer not).
+    if named(MOVES, name) {
         Weight::MovesPerformance
+    } else if named(ALWAYS, name) || values.iter().any(|v| v == ABSENT) {
+        Weight::AlwaysDiffers
     } else {
         Weight::Other
     }
@@ -232,4 +259,71 @@ pub fn charset_confounder(diffs: &[(String, Vec<String>)], series: &[String]) ->
         what.join("; "),
         pin.join(", ")
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> Variables {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    /// 10.5 against 10.11 as they print themselves: renamed character sets and a double
+    /// printed with its decimals are no differences; a performance variable 10.6 removed is
+    /// one, in front, shown absent; Galera's wsrep_on and provider are shown, in front.
+    #[test]
+    fn variables_differ_by_meaning_not_spelling() {
+        let old = vars(&[
+            ("character_set_system", "utf8"),
+            ("collation_connection", "utf8_general_ci"),
+            ("expire_logs_days", "0"),
+            ("innodb_buffer_pool_instances", "1"),
+            ("character_set_server", "utf8mb4"),
+            ("wsrep_on", "OFF"),
+            ("wsrep_provider", "none"),
+            ("init_connect", ""),
+        ]);
+        let new = vars(&[
+            ("character_set_system", "utf8mb3"),
+            ("collation_connection", "utf8mb3_general_ci"),
+            ("expire_logs_days", "0.000000"),
+            ("character_set_server", "latin1"),
+            ("wsrep_on", "ON"),
+            ("wsrep_provider", "/usr/lib/galera/libgalera_smm.so"),
+            ("init_connect", ""),
+        ]);
+        let diffs = ranked(variable_diffs(&[&old, &new]));
+        let said: Vec<(&str, &str, &str, Weight)> = diffs
+            .iter()
+            .map(|(n, v, w)| (n.as_str(), v[0].as_str(), v[1].as_str(), *w))
+            .collect();
+        use Weight::MovesPerformance as M;
+        assert_eq!(
+            said,
+            [
+                ("character_set_server", "utf8mb4", "latin1", M),
+                ("innodb_buffer_pool_instances", "1", ABSENT, M),
+                ("wsrep_on", "OFF", "ON", M),
+                (
+                    "wsrep_provider",
+                    "none",
+                    "/usr/lib/galera/libgalera_smm.so",
+                    M
+                ),
+            ]
+        );
+        // A variable outside the list that one server lacks still folds away; utf8mb4 is not
+        // utf8.
+        let a = vars(&[("aria_block_size", "8192"), ("x", "utf8mb4")]);
+        let b = vars(&[("x", "utf8")]);
+        let w: Vec<Weight> = ranked(variable_diffs(&[&a, &b]))
+            .into_iter()
+            .map(|d| d.2)
+            .collect();
+        assert_eq!(w, [Weight::Other, Weight::AlwaysDiffers]);
+    }
 }

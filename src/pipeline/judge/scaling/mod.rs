@@ -5,7 +5,7 @@
 
 pub mod usl;
 
-use crate::engine::metrics::median;
+use crate::engine::metrics::{geo_mean, median};
 use crate::pipeline::results::{PointRecord, PointStatus};
 use usl::Usl;
 
@@ -131,7 +131,8 @@ pub struct Scaling {
     pub curve: Vec<(u32, f64)>,
 }
 
-/// Per thread count (ascending): median tps and median p99 (p95 where no p99), over ok points.
+/// Per thread count (ascending): the geometric mean of tps (the report's cell figure, so a
+/// series has one peak in every table) and the median p99 (p95 where no p99), over ok points.
 fn medians(recs: &[&PointRecord]) -> Vec<(u32, f64, f64)> {
     let mut threads: Vec<u32> = recs.iter().map(|r| r.threads).collect();
     threads.sort_unstable();
@@ -145,7 +146,7 @@ fn medians(recs: &[&PointRecord]) -> Vec<(u32, f64, f64)> {
                 .iter()
                 .map(|r| r.lat_p99_ms.unwrap_or(r.lat_p95_ms))
                 .collect();
-            (t, median(&tps), median(&lat))
+            (t, geo_mean(&tps), median(&lat))
         })
         .collect()
 }
