@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # MariaDB <version> from Debian's own package indexes (a release newer than this system, such
-# as Debian 13's 11.8), with every library it needs, that release's C library included,
+# as Debian 13's 11.8, or older, such as Debian 11's 10.5 — packaged then as
+# mariadb-server-core-10.5), with every library it needs, that release's C library included,
 # unpacked into <cache>/mariadb-<version>; each program under usr/bin and usr/sbin becomes a
 # wrapper that starts the real one through the unpacked dynamic loader. Called by
 # scripts/unpack-mariadb.sh for versions this machine's package lists do not hold.
@@ -29,7 +30,7 @@ trap 'exit 143' TERM
 work=$(mktemp -d)
 
 found=
-for suite in ${DEBIAN_SUITES:-trixie sid}; do
+for suite in ${DEBIAN_SUITES:-trixie sid bullseye}; do
   # An index is read once a day, then reused.
   index="$cache/$suite-Packages"
   if [ ! -s "$index" ] || [ -n "$(find "$index" -mmin +1440 2>/dev/null)" ]; then
@@ -60,14 +61,19 @@ for b in blocks:
         p = p.strip().split(" ")[0]
         if p:
             provides.setdefault(p, f["Package"])
-core = pkgs.get("mariadb-server-core")
+# Older releases put the major version in the name (Debian 11: mariadb-server-core-10.5).
+major = ".".join(version.split(".")[:2])
+names = next(([s, c] for s, c in (("mariadb-server-core", "mariadb-client-core"),
+                                  ("mariadb-server-core-" + major, "mariadb-client-core-" + major))
+              if s in pkgs and c in pkgs), None)
+core = pkgs[names[0]] if names else None
 upstream = core["Version"].split(":")[-1].split("+")[0].split("-")[0] if core else ""
 if upstream != version:
     sys.exit(1)
 skip = {"perl", "perl-base", "perl:any", "debconf", "debconf-2.0", "passwd", "systemd",
         "iproute2", "psmisc", "mysql-common", "mariadb-common", "dpkg", "adduser", "libc-bin",
         "init-system-helpers", "lsb-base", "sysvinit-utils"}
-want, seen, out = ["mariadb-server-core", "mariadb-client-core"], set(), []
+want, seen, out = list(names), set(), []
 while want:
     n = want.pop().split(":")[0]
     if n in seen or n in skip:
@@ -94,7 +100,7 @@ PY
   fi
 done
 if [ -z "$found" ]; then
-  echo "no mariadb-server-core $version in this machine's package lists (apt-cache madison mariadb-server-core) nor in Debian's ${DEBIAN_SUITES:-trixie sid}" >&2
+  echo "no mariadb-server-core $version in this machine's package lists (apt-cache madison mariadb-server-core) nor in Debian's ${DEBIAN_SUITES:-trixie sid bullseye} (each release keeps only its newest: Debian 11 has 10.5.23, Debian 13 11.8's newest)" >&2
   exit 2
 fi
 mkdir -p "$work/debs"
@@ -105,6 +111,14 @@ mkdir -p "$dest.partial"
 for deb in "$work"/debs/*.deb; do
   dpkg-deb -x "$deb" "$dest.partial" || fail "dpkg-deb -x $deb failed"
 done
+# A release before merged /usr (Debian 11) puts the C library and the loader in lib/: merged
+# into usr/lib, so the wrappers find every library in one place.
+if [ -d "$dest.partial/lib" ] && [ ! -L "$dest.partial/lib" ]; then
+  mkdir -p "$dest.partial/usr/lib"
+  cp -a "$dest.partial/lib/." "$dest.partial/usr/lib/"
+  rm -rf "$dest.partial/lib"
+  ln -s usr/lib "$dest.partial/lib"
+fi
 # Every program becomes a wrapper that runs the real one (kept in usr/libexec/real) through
 # the unpacked loader and libraries; scripts (mariadb-install-db) stay as they are and call
 # the wrappers.

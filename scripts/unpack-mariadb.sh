@@ -5,8 +5,9 @@
 # Usage: scripts/unpack-mariadb.sh <version> [cache-dir]
 #   e.g. scripts/unpack-mariadb.sh 10.11.18      (apt-cache madison mariadb-server-core lists them)
 #        scripts/unpack-mariadb.sh 11.8.9        (Debian 13's: not in this machine's lists)
+#        scripts/unpack-mariadb.sh 10.5.23       (Debian 11's mariadb-server-core-10.5)
 # A version this machine's package lists hold is downloaded with apt-get. Any other is looked
-# up in Debian's own indexes (trixie, then sid; DEBIAN_SUITES to change) and unpacked with
+# up in Debian's own indexes (trixie, sid, then bullseye; DEBIAN_SUITES to change) and unpacked with
 # every library it needs, that release's C library included; each program is then started
 # through the unpacked dynamic loader by a small wrapper at its usual path, so it runs on this
 # older system (as scripts/unpack-mysql.sh does for MySQL). Prints the basedir on success;

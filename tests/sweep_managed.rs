@@ -80,22 +80,29 @@ fn mariadb_10_11_18() -> PathBuf {
     unpacked_mariadb("10.11.18")
 }
 
-/// A sweep across two major versions (#24): this machine's 10.11 and Debian 13's 11.8, each
-/// a managed server from its own binaries, data prepared on each; the report's variables
-/// diff shows what the major changed (the default character set, the binlog GTID index).
+/// A version chain (#24, #51): Debian 11's 10.5.23, this machine's 10.11 and Debian 13's
+/// 11.8, each a managed server from its own binaries, data prepared on each; the report's
+/// variables diff shows what the majors changed by meaning (10.5's utf8 is 10.11's utf8mb3:
+/// no difference; a performance variable 10.6 removed is shown absent, in front).
 #[test]
-fn a_sweep_runs_across_two_major_versions() {
+fn a_sweep_runs_across_a_version_chain() {
+    let old = unpacked_mariadb("10.5.23");
     let new = unpacked_mariadb("11.8.9");
     let body = format!(
-        "name = \"majors\"\n{RUN}\n[[targets]]\nname = \"10.11\"\nserver = {{ basedir = \"/usr\" }}\n[[targets]]\nname = \"11.8\"\nserver = {{ basedir = \"{}\" }}\n",
+        "name = \"majors\"\n{RUN}\n[[targets]]\nname = \"10.5\"\nserver = {{ basedir = \"{}\" }}\n[[targets]]\nname = \"10.11\"\nserver = {{ basedir = \"/usr\" }}\n[[targets]]\nname = \"11.8\"\nserver = {{ basedir = \"{}\" }}\n",
+        old.display(),
         new.display()
     );
     let (out, run, _tmp) = run_sweep(&body, "majors");
     assert!(out.status.success(), "{}", text(&out));
     let rows = points(&run);
-    assert_eq!(rows.len(), 4);
+    assert_eq!(rows.len(), 6);
     assert!(rows.iter().all(|r| r.status == PointStatus::Ok), "{rows:?}");
-    for (target, version) in [("10.11", "10.11."), ("11.8", "11.8.9-MariaDB")] {
+    for (target, version) in [
+        ("10.5", "10.5.23-MariaDB"),
+        ("10.11", "10.11."),
+        ("11.8", "11.8.9-MariaDB"),
+    ] {
         assert!(
             rows.iter()
                 .filter(|r| r.target == target)
@@ -104,15 +111,31 @@ fn a_sweep_runs_across_two_major_versions() {
         );
     }
     assert_eq!(
+        variable(&run, "10.5__default", "character_set_system"),
+        "utf8"
+    );
+    assert_eq!(
+        variable(&run, "10.11__default", "character_set_system"),
+        "utf8mb3"
+    );
+    assert_eq!(
         variable(&run, "11.8__default", "character_set_server"),
         "utf8mb4"
     );
     let md = std::fs::read_to_string(run.join("report.md")).unwrap();
     assert!(
-        md.contains("| variable | 10.11/default | 11.8/default |"),
+        md.contains("| variable | 10.5/default | 10.11/default | 11.8/default |"),
         "{md}"
     );
-    assert!(md.contains("| binlog_gtid_index |  | ON |"), "{md}");
+    assert!(
+        md.contains("| binlog_gtid_index | (absent) | (absent) | ON |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| **innodb_buffer_pool_instances** | 1 | (absent) | (absent) |"),
+        "{md}"
+    );
+    assert!(!md.contains("| character_set_system |"), "{md}");
     // Each major's counters are read with the same list (a counter one lacks is absent from
     // its rows, never an error) and its process's from /proc.
     let costs = sweepbench::pipeline::results::cost::load(&run).unwrap();

@@ -146,6 +146,7 @@ const MOVES: &[&str] = &[
     "innodb_io_capacity*",
     "innodb_max_dirty_pages_pct*",
     "innodb_lru_scan_depth",
+    "innodb_page_cleaners",
     "innodb_adaptive_hash_index*",
     "innodb_change_buffering",
     "innodb_thread_concurrency",
