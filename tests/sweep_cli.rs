@@ -351,8 +351,9 @@ fn example_sweeps_plan_cleanly() {
     let mut seen = 0;
     for e in std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("sweeps")).unwrap() {
         let path = e.unwrap().path();
-        // version-upgrade and nightly-control name an unpacked basedir under "~/" (no one
-        // machine's path), which scripts/unpack-mariadb.sh makes before their first run.
+        // version-upgrade, version-chain and nightly-control name an unpacked basedir under
+        // "~/" (no one machine's path), which scripts/unpack-mariadb.sh makes before their
+        // first run.
         let shipped = std::fs::read_to_string(&path).unwrap();
         assert!(
             !shipped.contains("/root/"),
@@ -361,7 +362,8 @@ fn example_sweeps_plan_cleanly() {
         );
         let body = shipped
             .replace("~/.cache/sweepbench/mariadb-10.11.18/usr", "/usr")
-            .replace("~/.cache/sweepbench/mariadb-11.8.9/usr", "/usr");
+            .replace("~/.cache/sweepbench/mariadb-11.8.9/usr", "/usr")
+            .replace("~/.cache/sweepbench/mariadb-10.5.23/usr", "/usr");
         let copy = dir.path().join(path.file_name().unwrap());
         std::fs::write(&copy, body).unwrap();
         let out = sweepbench(&["plan", copy.to_str().unwrap()]);
@@ -369,8 +371,8 @@ fn example_sweeps_plan_cleanly() {
         seen += 1;
     }
     assert!(
-        seen >= 6,
-        "quickstart, version-upgrade, param-templates, nightly, nightly-control, proxy-vs-direct"
+        seen >= 7,
+        "quickstart, version-upgrade, version-chain, param-templates, nightly, nightly-control, proxy-vs-direct"
     );
 }
 
