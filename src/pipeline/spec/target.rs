@@ -125,12 +125,64 @@ pub struct ConnInfo {
     /// TLS, from the URL's `ssl-mode`, `ssl-ca`, `ssl-cert`, `ssl-key` (the mysql client's
     /// names).
     pub tls: TlsOptions,
+    /// The endpoints after the first of a URL that names several
+    /// (`mysql://u@h:p1,h:p2,h:p3/db`): the workload's connections go round-robin over all.
+    pub more: Vec<(String, u16)>,
 }
 
 impl std::fmt::Debug for ConnInfo {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.redacted())
     }
+}
+
+/// A URL naming several endpoints (`mysql://u@h1:p1,h2:p2/db`) as one naming the first, and
+/// the rest as (host, port) pairs (a port left out is 3306; IPv6 in brackets).
+fn split_endpoints(text: &str) -> Result<(String, Vec<(String, u16)>), String> {
+    let Some(rest) = text.strip_prefix("mysql://") else {
+        return Ok((text.to_string(), Vec::new()));
+    };
+    // The authority ends at the first '/', '?' or '#' after the user part; the password may
+    // hold ',' but never an unescaped '@'.
+    let at = rest.rfind('@').map_or(0, |i| i + 1);
+    let end = rest[at..]
+        .find(['/', '?', '#'])
+        .map_or(rest.len(), |i| at + i);
+    let hosts = &rest[at..end];
+    if !hosts.contains(',') {
+        return Ok((text.to_string(), Vec::new()));
+    }
+    let mut parts = hosts.split(',');
+    let first = parts.next().unwrap_or_default().to_string();
+    let mut more = Vec::new();
+    for p in parts {
+        let (h, port) = match p.strip_prefix('[') {
+            Some(v6) => {
+                let (h, after) = v6
+                    .split_once(']')
+                    .ok_or_else(|| format!("endpoint '{p}': an IPv6 address closes with ']'"))?;
+                (h.to_string(), after.strip_prefix(':'))
+            }
+            None => match p.rsplit_once(':') {
+                Some((h, port)) => (h.to_string(), Some(port)),
+                None => (p.to_string(), None),
+            },
+        };
+        if h.is_empty() {
+            return Err(format!("endpoint '{p}': the host is empty"));
+        }
+        let port = match port {
+            None => 3306,
+            Some(x) => x.parse::<u16>().ok().filter(|&n| n > 0).ok_or_else(|| {
+                format!("endpoint '{p}': the port is not a number from 1 to 65535")
+            })?,
+        };
+        more.push((percent_decode(&h)?, port));
+    }
+    Ok((
+        format!("mysql://{}{}{}", &rest[..at], first, &rest[end..]),
+        more,
+    ))
 }
 
 /// `%40` → `@`: what the `url` crate leaves encoded in user, password, host and path.
@@ -146,6 +198,10 @@ impl ConnInfo {
     /// IPv6 literals (`[::1]`), percent-encoded user, password and database.
     pub fn from_url(text: &str) -> Result<ConnInfo, String> {
         const SHAPE: &str = "expected mysql://user[:password]@host[:port][/db]";
+        // Several endpoints ("h1:p1,h2:p2"): the url crate reads one host, so the first stands
+        // in the URL it parses and the rest are read here.
+        let (text, more) = split_endpoints(text)?;
+        let text = text.as_str();
         let u = url::Url::parse(text).map_err(|e| {
             format!("{e}: {SHAPE} (a password holding '/', '?', '#' or '%' is written percent-encoded: %2F, %3F, %23, %25)")
         })?;
@@ -204,16 +260,80 @@ impl ConnInfo {
         if !db.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
             return Err(format!("database '{db}': use letters, digits and '_'"));
         }
-        Ok(ConnInfo {
+        if !more.is_empty() && socket.is_some() {
+            return Err("several endpoints and a socket: give one or the other".into());
+        }
+        let info = ConnInfo {
             user,
             password,
             host,
             port,
-            port_given: u.port().is_some(),
+            port_given: u.port().is_some() || !more.is_empty(),
             socket,
             db,
             tls,
-        })
+            more,
+        };
+        info.check_endpoints()?;
+        Ok(info)
+    }
+
+    /// Every endpoint, the first included, in the URL's order.
+    pub fn endpoints(&self) -> Vec<(String, u16)> {
+        let mut v = vec![(self.host.clone(), self.port)];
+        v.extend(self.more.iter().cloned());
+        v
+    }
+
+    /// The hosts and the ports, each once in the URL's order: connections spread over them
+    /// as sysbench spreads `--mysql-host` × `--mysql-port` (ports cycling fastest), so the
+    /// endpoints must be exactly that product (one host with several ports, several hosts on
+    /// one port, or every pair).
+    fn hosts_and_ports(&self) -> (Vec<String>, Vec<u16>) {
+        let mut hosts: Vec<String> = Vec::new();
+        let mut ports: Vec<u16> = Vec::new();
+        for (h, p) in self.endpoints() {
+            if !hosts.contains(&h) {
+                hosts.push(h);
+            }
+            if !ports.contains(&p) {
+                ports.push(p);
+            }
+        }
+        (hosts, ports)
+    }
+
+    fn check_endpoints(&self) -> Result<(), String> {
+        let all = self.endpoints();
+        let (hosts, ports) = self.hosts_and_ports();
+        let mut seen = std::collections::BTreeSet::new();
+        if let Some((h, p)) = all.iter().find(|e| !seen.insert((*e).clone())) {
+            return Err(format!("the endpoint {h}:{p} is named twice"));
+        }
+        if hosts.len() * ports.len() != all.len() {
+            return Err(format!(
+                "{} endpoints on {} hosts and {} ports: connections spread as sysbench spreads them, over every host × port, so give one host with several ports (h:p1,h:p2), several hosts on one port (h1:p,h2:p), or every pair",
+                all.len(),
+                hosts.len(),
+                ports.len()
+            ));
+        }
+        // The product in sysbench's order: the n-th connection's endpoint is the n-th pair.
+        let product: Vec<(String, u16)> = hosts
+            .iter()
+            .flat_map(|h| ports.iter().map(move |p| (h.clone(), *p)))
+            .collect();
+        if product != all {
+            return Err(format!(
+                "list the endpoints host by host, each host's ports in one order ({}), as connections are spread in that order",
+                product
+                    .iter()
+                    .map(|(h, p)| format!("{h}:{p}"))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ));
+        }
+        Ok(())
     }
 
     /// A local socket with the default user (`sbtest`) and database.
@@ -227,6 +347,7 @@ impl ConnInfo {
             socket: Some(path.to_string()),
             db: "sbtest".into(),
             tls: TlsOptions::default(),
+            more: Vec::new(),
         }
     }
 
@@ -265,10 +386,22 @@ impl ConnInfo {
         } else {
             format!("?{}", params.join("&"))
         };
+        let bracket = |h: &str| {
+            if h.contains(':') {
+                format!("[{h}]")
+            } else {
+                h.to_string()
+            }
+        };
+        let more: String = self
+            .more
+            .iter()
+            .map(|(h, p)| format!(",{}:{p}", bracket(h)))
+            .collect();
         match &self.socket {
             Some(_) => format!("mysql://{}{pw}@{host}/{}{query}", self.user, self.db),
             None => format!(
-                "mysql://{}{pw}@{host}:{}/{}{query}",
+                "mysql://{}{pw}@{host}:{}{more}/{}{query}",
                 self.user, self.port, self.db
             ),
         }
@@ -293,9 +426,10 @@ impl ConnInfo {
 
     /// Connection options in the engine's terms.
     pub fn conn_options(&self) -> ConnOptions {
+        let (hosts, ports) = self.hosts_and_ports();
         ConnOptions {
-            hosts: vec![self.host.clone()],
-            ports: vec![self.port],
+            hosts,
+            ports,
             sockets: self.socket.iter().cloned().collect(),
             user: self.user.clone(),
             password: self.password.clone(),
@@ -303,6 +437,16 @@ impl ConnInfo {
             allow_cleartext: false,
             tls: self.tls.clone(),
             tcp: self.port_given && self.socket.is_none(),
+        }
+    }
+
+    /// One endpoint of several as a target of its own (its preflight, its counters).
+    pub fn only(&self, endpoint: &(String, u16)) -> ConnInfo {
+        ConnInfo {
+            host: endpoint.0.clone(),
+            port: endpoint.1,
+            more: Vec::new(),
+            ..self.clone()
         }
     }
 
@@ -433,6 +577,52 @@ mod tests {
             c.redacted(),
             "mysql://u:***@db:3307/x?ssl-mode=VERIFY_CA&ssl-ca=/ca.pem"
         );
+        // Several endpoints: the first as host and port, the rest in order; spread as
+        // sysbench spreads host × port; a list that is no such product is refused.
+        let c = ConnInfo::from_url("mysql://u:p,w@127.0.0.1:4001,127.0.0.1:4002,127.0.0.1:4003/db")
+            .unwrap();
+        assert_eq!(
+            (c.host.as_str(), c.port, c.password.as_deref()),
+            ("127.0.0.1", 4001, Some("p,w"))
+        );
+        assert_eq!(
+            c.more,
+            [
+                ("127.0.0.1".to_string(), 4002),
+                ("127.0.0.1".to_string(), 4003)
+            ]
+        );
+        let o = c.conn_options();
+        assert_eq!(
+            (o.hosts.clone(), o.ports.clone()),
+            (vec!["127.0.0.1".to_string()], vec![4001, 4002, 4003])
+        );
+        let spread: Vec<String> = (0..6)
+            .map(|n| format!("{:?}", crate::engine::db::endpoint(&o, n)))
+            .collect();
+        assert_eq!(spread[0], spread[3]);
+        assert_ne!(spread[0], spread[1]);
+        assert!(spread[2].contains("4003"), "{spread:?}");
+        assert_eq!(
+            c.redacted(),
+            "mysql://u:***@127.0.0.1:4001,127.0.0.1:4002,127.0.0.1:4003/db"
+        );
+        let c = ConnInfo::from_url("mysql://u@a,b,c/db").unwrap();
+        assert_eq!(c.conn_options().hosts, ["a", "b", "c"]);
+        assert_eq!(c.conn_options().ports, [3306]);
+        for (bad, says) in [
+            ("mysql://u@a:1,b:2/db", "over every host × port"),
+            ("mysql://u@a:1,a:1/db", "named twice"),
+            (
+                "mysql://u@a:1,b:2,a:2,b:1/db",
+                "list the endpoints host by host",
+            ),
+            ("mysql://u@a:1,b:x/db", "the port is not a number"),
+            ("mysql://u@a:1,:2/db", "the host is empty"),
+        ] {
+            let e = ConnInfo::from_url(bad).err().unwrap_or_default();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
         let c = ConnInfo::from_url("mysql://u@[::1]/db").unwrap();
         assert_eq!((c.host.as_str(), c.port, c.password), ("::1", 3306, None));
         let c = ConnInfo::from_url("mysql://u@localhost/db?socket=%2Frun%2Fm.sock").unwrap();

@@ -209,6 +209,16 @@ impl Applied {
             error: None,
             version: String::new(),
         };
+        if !c.more.is_empty() && !vars.is_empty() {
+            // Set on one node they would measure a mixed cluster; each node is a server of
+            // its own to SET GLOBAL on.
+            a.error = Some(format!(
+                "a config's vars are set with SET GLOBAL on one server, and {} names {} endpoints: set them on every node yourself, or give each node a target of its own",
+                c.redacted(),
+                c.endpoints().len()
+            ));
+            return a;
+        }
         let o = c.conn_options();
         let mut conn = match within("connecting", crate::engine::admin::Admin::open_no_db(&o)).await
         {

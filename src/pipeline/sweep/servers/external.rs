@@ -38,6 +38,34 @@ pub(super) async fn preflight(
     n: &Needs,
     on: OnCapacity,
 ) -> Vec<Finding> {
+    let endpoints = c.endpoints();
+    if endpoints.len() == 1 {
+        return preflight_one(spec, target, c, n, on).await;
+    }
+    // Several endpoints: each is checked as a server of its own for its share of the
+    // connections (round-robin), every finding naming its node.
+    let share = Needs {
+        max_threads: n.max_threads.div_ceil(endpoints.len() as u32),
+        ..n.clone()
+    };
+    let mut out = Vec::new();
+    for e in &endpoints {
+        for mut f in preflight_one(spec, target, &c.only(e), &share, on).await {
+            f.message = format!("node {}:{}: {}", e.0, e.1, f.message);
+            out.push(f);
+        }
+    }
+    out
+}
+
+/// The preflight of one endpoint.
+async fn preflight_one(
+    spec: &SweepSpec,
+    target: &str,
+    c: &ConnInfo,
+    n: &Needs,
+    on: OnCapacity,
+) -> Vec<Finding> {
     let o = c.conn_options();
     let checked = crate::engine::watch::watched(
         &o,

@@ -137,6 +137,7 @@ fn managed_conn(port: u16) -> ConnInfo {
         socket: None,
         db: "sbtest".into(),
         tls: Default::default(),
+        more: Vec::new(),
     }
 }
 
