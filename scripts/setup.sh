@@ -2,6 +2,7 @@
 # What the tests need, installed where missing; one list for the README's test command
 # (scripts/test.sh sources this file) and CI (.ci/run runs scripts/test.sh):
 # - MariaDB's server binaries: every database test starts throwaway servers from them;
+# - mariadb-plugin-rocksdb: a target's tables made with MyRocks (tests/engines.rs);
 # - sysbench 1.0.20: the drop-in is checked line by line against it;
 # - haproxy: a managed proxy target is tested through a real HAProxy;
 # - curl, xz, python3: the version-matrix test unpacks MariaDB 10.11.18 from this machine's
@@ -23,6 +24,7 @@ need=()
 have() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || [ -x "/usr/bin/$1" ]; }
 have mariadbd || need+=(mariadb-server)
 have mariadb-install-db || need+=(mariadb-server)
+[ -f /usr/lib/mysql/plugin/ha_rocksdb.so ] || need+=(mariadb-plugin-rocksdb)
 have sysbench || need+=(sysbench)
 have haproxy || need+=(haproxy)
 have curl || need+=(curl)

@@ -18,6 +18,8 @@ pub struct Run {
     pub host: Option<crate::pipeline::results::host::Fingerprint>,
     /// SHOW GLOBAL VARIABLES per series (servers/<target>__<config>/variables.tsv).
     pub variables: BTreeMap<String, BTreeMap<String, String>>,
+    /// The storage engine of each series' tables (servers/<target>__<config>/engine.txt).
+    pub engines: BTreeMap<String, String>,
     /// The server's counters per transaction by point id (status.csv).
     pub costs: HashMap<String, crate::pipeline::report::cost::PerTxn>,
     /// The median run-to-run tps noise `calibrate` measured for this run's sweep on this
@@ -32,6 +34,7 @@ impl Run {
             tps_samples: crate::pipeline::results::load_tps_samples(dir)?,
             host: crate::pipeline::results::load_host(dir),
             variables: crate::pipeline::results::load_variables(dir),
+            engines: crate::pipeline::results::servers::load_engines(dir),
             costs: crate::pipeline::report::cost::per_point(&crate::pipeline::results::cost::load(
                 dir,
             )?),
@@ -47,6 +50,7 @@ impl Run {
             out.host = r.host.clone();
             out.calibrated_noise = r.calibrated_noise;
             out.variables = r.variables.clone();
+            out.engines = r.engines.clone();
             out.points.extend(r.points.into_iter().map(|p| PointRecord {
                 point_id: format!("{i}:{}", p.point_id),
                 ..p
@@ -363,6 +367,17 @@ fn variable_diffs(base: &Run, cand: &Run, rows: &[Row], map: &[(String, String)]
             .iter()
             .find(|(_, new)| *new == target)
             .map_or(target.clone(), |(old, _)| old.clone());
+        // The tables' engine is no server variable, and the first thing to say when it differs.
+        if let (Some(eb), Some(ec)) = (
+            base.engines.get(&format!("{old}/{config}")),
+            cand.engines.get(&format!("{target}/{config}")),
+        ) {
+            if !eb.eq_ignore_ascii_case(ec) {
+                out.push(format!(
+                    "{target}/{config}: the tables' storage engine {eb} → {ec} (the comparison is of the engines as much as of the servers)"
+                ));
+            }
+        }
         let (Some(b), Some(c)) = (
             base.variables.get(&format!("{old}/{config}")),
             cand.variables.get(&format!("{target}/{config}")),
@@ -541,6 +556,7 @@ pub fn within_run(run: &Run, baseline: &str, threshold_pct: f64) -> anyhow::Resu
         tps_samples: run.tps_samples.clone(),
         host: None,
         variables: BTreeMap::new(),
+        engines: BTreeMap::new(),
         costs: run.costs.clone(),
         calibrated_noise: run.calibrated_noise,
     };
@@ -549,6 +565,7 @@ pub fn within_run(run: &Run, baseline: &str, threshold_pct: f64) -> anyhow::Resu
         tps_samples: run.tps_samples.clone(),
         host: None,
         variables: BTreeMap::new(),
+        engines: BTreeMap::new(),
         costs: run.costs.clone(),
         calibrated_noise: run.calibrated_noise,
     };

@@ -323,6 +323,53 @@ pub async fn table_rows(c: &mut Admin, db: &str, tables: u32) -> anyhow::Result<
     Ok(out)
 }
 
+/// The sbtest tables of `db` whose engine is not `engine` (each as "sbtest1 (InnoDB)").
+pub async fn tables_not_of(c: &mut Admin, db: &str, engine: &str) -> anyhow::Result<Vec<String>> {
+    let rows = c
+        .rows(format!(
+            "SELECT table_name, engine FROM information_schema.tables WHERE table_schema = {} AND table_name LIKE 'sbtest%' AND UPPER(engine) <> UPPER({})",
+            quote(db),
+            quote(engine)
+        ))
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let cell = |i: usize| r.get(i).cloned().flatten().unwrap_or_default();
+            format!("{} ({})", cell(0), cell(1))
+        })
+        .collect())
+}
+
+/// Whether the server can make tables of `engine` (SHOW ENGINES: YES or DEFAULT); the
+/// finding that refuses it otherwise, with the remedy.
+pub async fn engine_finding(c: &mut Admin, engine: &str) -> Option<(Severity, String)> {
+    let rows = c.rows("SHOW ENGINES").await.ok()?;
+    let support = rows.iter().find_map(|r| {
+        let name = r.first().cloned().flatten()?;
+        name.eq_ignore_ascii_case(engine)
+            .then(|| r.get(1).cloned().flatten().unwrap_or_default())
+    });
+    match support.as_deref() {
+        Some(s) if s.eq_ignore_ascii_case("YES") || s.eq_ignore_ascii_case("DEFAULT") => Some((
+            Severity::Info,
+            format!("storage engine {engine}: supported"),
+        )),
+        _ => {
+            let plugin = crate::engine::config::engine_plugin(engine)
+                .map(|p| format!("INSTALL SONAME '{p}' on it (its plugin package installed, e.g. mariadb-plugin-{})", engine.to_ascii_lowercase()))
+                .unwrap_or_else(|| "enable it".to_string());
+            Some((
+                Severity::Blocking,
+                format!(
+                    "the server has no storage engine {engine} (SHOW ENGINES{}): {plugin}, or choose another storage_engine",
+                    support.map(|s| format!(" says {s}")).unwrap_or_default()
+                ),
+            ))
+        }
+    }
+}
+
 /// Everything `check` reports for one external target.
 pub async fn check_target(
     target: &str,
@@ -372,6 +419,15 @@ pub async fn check_target(
         "version",
         format!("server version {}", facts.version),
     ));
+    if let Some((severity, message)) = engine_finding(&mut c, &needs.data.storage_engine).await {
+        let blocked = severity == Severity::Blocking;
+        out.push(finding(severity, "engine", message));
+        // Nothing more to learn: its tables could not be made.
+        if blocked {
+            c.close().await;
+            return (out, Some(facts));
+        }
+    }
     let missing = missing_privileges(&facts.grants, &conn.db);
     if !missing.is_empty() {
         out.push(finding(
@@ -422,9 +478,29 @@ pub async fn check_target(
     } else {
         vec![None; needs.data.tables as usize]
     };
-    let ready = rows
-        .iter()
-        .all(|r| *r == Some(needs.data.table_size as u64));
+    // Tables of another engine are not the data asked for (prepare = auto makes them again).
+    let other = if db_exists.is_some() {
+        tables_not_of(&mut c, &conn.db, &needs.data.storage_engine)
+            .await
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    if !other.is_empty() {
+        out.push(finding(
+            Severity::Info,
+            "engine",
+            format!(
+                "{} not of storage engine {}",
+                other.join(", "),
+                needs.data.storage_engine
+            ),
+        ));
+    }
+    let ready = other.is_empty()
+        && rows
+            .iter()
+            .all(|r| *r == Some(needs.data.table_size as u64));
     match (ready, needs.data.prepare) {
         (true, PreparePolicy::Always) => out.push(finding(Severity::Info, "tables", "tables present; prepare = always will recreate them".into())),
         (true, _) => out.push(finding(Severity::Info, "tables", format!("{} tables of {} rows present", needs.data.tables, needs.data.table_size))),

@@ -212,6 +212,32 @@ pub fn check_engine_name(name: &str) -> Result<(), String> {
     }
 }
 
+/// The plugin a MariaDB server loads for storage engine `name` (`ha_rocksdb` for rocksdb), or
+/// None for an engine every server has built in.
+pub fn engine_plugin(name: &str) -> Option<String> {
+    const BUILT_IN: &[&str] = &[
+        "innodb",
+        "aria",
+        "myisam",
+        "memory",
+        "heap",
+        "csv",
+        "mrg_myisam",
+        "merge",
+        "sequence",
+        "performance_schema",
+    ];
+    let n = name.to_ascii_lowercase();
+    if BUILT_IN.contains(&n.as_str()) {
+        return None;
+    }
+    Some(match n.as_str() {
+        // MariaDB's FEDERATED is FederatedX.
+        "federated" => "ha_federatedx".to_string(),
+        _ => format!("ha_{n}"),
+    })
+}
+
 /// `--create-table-options` (sysbench 1.1): extra clauses after CREATE TABLE's engine, e.g.
 /// `ROW_FORMAT=COMPRESSED` or `PARTITION BY HASH(id) PARTITIONS 4`. One statement's worth:
 /// no ';'.

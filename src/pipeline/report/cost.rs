@@ -172,6 +172,12 @@ const CAUSES: &[&str] = &[
     "Innodb_log_waits",
     "Select_full_join",
     "Select_scan",
+    "Rocksdb_block_cache_miss",
+    "Rocksdb_wal_synced",
+    "Rocksdb_row_lock_deadlocks",
+    "wsrep_local_cert_failures",
+    "wsrep_local_bf_aborts",
+    "wsrep_flow_control_paused_ns",
 ];
 
 fn short(x: f64) -> String {

@@ -51,6 +51,28 @@ pub const STATUS_COUNTERS: &[&str] = &[
     "Threads_created",
     "Bytes_sent",
     "Bytes_received",
+    // MyRocks: its rows, block cache, write-ahead log and lock conflicts (what InnoDB's
+    // counters say of InnoDB; they read 0 for RocksDB tables).
+    "Rocksdb_rows_read",
+    "Rocksdb_rows_inserted",
+    "Rocksdb_rows_updated",
+    "Rocksdb_rows_deleted",
+    "Rocksdb_block_cache_hit",
+    "Rocksdb_block_cache_miss",
+    "Rocksdb_bytes_read",
+    "Rocksdb_bytes_written",
+    "Rocksdb_wal_bytes",
+    "Rocksdb_wal_synced",
+    "Rocksdb_row_lock_deadlocks",
+    "Rocksdb_row_lock_wait_timeouts",
+    // Galera: certification conflicts, brute-force aborts and flow control (cumulative
+    // counters only: a queue's length is a gauge, not a cost).
+    "wsrep_local_cert_failures",
+    "wsrep_local_bf_aborts",
+    "wsrep_flow_control_paused_ns",
+    "wsrep_flow_control_sent",
+    "wsrep_flow_control_recv",
+    "wsrep_replicated_bytes",
 ];
 
 /// One reading of a server's counters: (source, name, value); source is "status" or "proc".

@@ -30,6 +30,49 @@ pub fn write_server(
     Ok(())
 }
 
+/// servers/<target>__<config>/engine.txt: the storage engine(s) of the series' sbtest tables,
+/// as information_schema named them after the data was made.
+pub fn write_engine(servers: &Path, key: &str, engine: &str) -> anyhow::Result<()> {
+    let dir = servers.join(key.replace('/', "__"));
+    std::fs::create_dir_all(&dir)?;
+    super::write_atomic(&dir.join("engine.txt"), format!("{engine}\n").as_bytes())
+}
+
+/// Each series' tables' engine (engine.txt), keyed by `target/config`.
+pub fn load_engines(run: &Path) -> std::collections::BTreeMap<String, String> {
+    let Ok(dirs) = std::fs::read_dir(run.join("servers")) else {
+        return Default::default();
+    };
+    dirs.flatten()
+        .filter_map(|d| {
+            let e = std::fs::read_to_string(d.path().join("engine.txt")).ok()?;
+            let name = d.file_name().to_string_lossy().replacen("__", "/", 1);
+            Some((name, e.trim().to_string()))
+        })
+        .collect()
+}
+
+/// When the series' tables were made with different storage engines: one sentence saying the
+/// comparison is of the engines too. `series` in order.
+pub fn engine_confounder(
+    engines: &std::collections::BTreeMap<String, String>,
+    series: &[String],
+) -> Option<String> {
+    let per: Vec<(&String, &String)> = series
+        .iter()
+        .filter_map(|s| engines.get(s).map(|e| (s, e)))
+        .collect();
+    let first = per.first()?.1;
+    if per.iter().all(|(_, e)| e.eq_ignore_ascii_case(first)) {
+        return None;
+    }
+    let said: Vec<String> = per.iter().map(|(s, e)| format!("{e} on {s}")).collect();
+    Some(format!(
+        "The tables' storage engines differ — {} — so the comparison is of the engines as much as of the servers (their counters differ too: an engine's own, such as Innodb_* or rocksdb_*, read 0 on the other).",
+        said.join(", ")
+    ))
+}
+
 /// servers/<target>__<config>/variables.tsv of a run, keyed by `target/config`.
 pub fn load_variables(run: &Path) -> std::collections::BTreeMap<String, Variables> {
     let mut out = std::collections::BTreeMap::new();

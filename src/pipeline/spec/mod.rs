@@ -163,6 +163,8 @@ pub struct Target {
     /// `proxy = { kind = "haproxy", target = "…" }`: measured through a proxy sweepbench
     /// starts.
     pub proxy: Option<target::ProxySpec>,
+    /// `storage_engine = "rocksdb"`: this target's tables, instead of `[data]`'s engine.
+    pub storage_engine: Option<String>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -599,6 +601,15 @@ impl SweepSpec {
             }
         }
         Ok(out)
+    }
+
+    /// The storage engine of `target`'s tables: its own `storage_engine`, else `[data]`'s.
+    pub fn engine_of(&self, target: &str) -> &str {
+        self.targets
+            .iter()
+            .find(|t| t.name == target)
+            .and_then(|t| t.storage_engine.as_deref())
+            .unwrap_or(&self.data.storage_engine)
     }
 
     /// What the engine runs for one point: sysbench's defaults, then `[data]`, `[run]` and

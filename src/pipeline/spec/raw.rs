@@ -139,6 +139,8 @@ pub struct RawTarget {
     pub ssl_cert: Option<Spanned<String>>,
     pub ssl_key: Option<Spanned<String>>,
     pub ssl_cipher: Option<Spanned<String>>,
+    /// The storage engine of this target's tables, instead of `[data] storage_engine`.
+    pub storage_engine: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

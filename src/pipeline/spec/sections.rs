@@ -61,6 +61,7 @@ impl SweepSpec {
                     name: tname,
                     kind: TargetKind::Managed(Default::default()),
                     proxy: None,
+                    storage_engine: Self::target_engine(cx, t)?,
                 });
                 continue;
             }
@@ -144,6 +145,7 @@ impl SweepSpec {
                 name: tname,
                 kind,
                 proxy: None,
+                storage_engine: Self::target_engine(cx, t)?,
             });
         }
         for (i, spec, span) in proxies {
@@ -164,6 +166,23 @@ impl SweepSpec {
             targets[i].proxy = Some(spec);
         }
         Ok(targets)
+    }
+
+    /// A target's own `storage_engine`, checked as `[data]`'s is (a name spliced into CREATE
+    /// TABLE); a proxy's tables are its server's.
+    fn target_engine(cx: &Ctx<'_>, t: &raw::RawTarget) -> Result<Option<String>, SpecError> {
+        let Some(e) = &t.storage_engine else {
+            return Ok(None);
+        };
+        if t.synthetic.is_some() {
+            return Err(cx.err(
+                e.span(),
+                "storage_engine: a synthetic target has no tables; remove it",
+            ));
+        }
+        crate::engine::config::check_engine_name(e.get_ref())
+            .map_err(|why| cx.err(e.span(), format!("storage_engine: {why}")))?;
+        Ok(Some(e.get_ref().to_ascii_lowercase()))
     }
 
     /// `ssl_mode`, `ssl_ca`, `ssl_cert`, `ssl_key`, `ssl_cipher` in a target's table: for url and socket

@@ -36,10 +36,12 @@ fn needs(spec: &SweepSpec, plan: &Plan, target: &str) -> Needs {
         })
         .max()
         .unwrap_or(0);
+    let mut data = spec.data.clone();
+    data.storage_engine = spec.engine_of(target).to_string();
     Needs {
         max_threads: plan.connections.get(target).copied().unwrap_or(0),
         stmts_per_conn: stmts,
-        data: spec.data.clone(),
+        data,
         margin: MARGIN,
     }
 }

@@ -44,6 +44,8 @@ pub(crate) async fn ensure_data(
     key: &str,
     ev: &dyn Events,
 ) -> anyhow::Result<()> {
+    let target = key.split('/').next().unwrap_or(key);
+    let engine = spec.engine_of(target).to_string();
     let mut o = spec.engine_config(spec.run.workloads[0], 1, c.conn_options());
     o.quiet = true;
     let rows = crate::engine::watch::watched(
@@ -52,13 +54,21 @@ pub(crate) async fn ensure_data(
         async {
             let mut conn = data_conn(&o, ev).await?;
             let rows = preflight::table_rows(&mut conn, &c.db, spec.data.tables).await?;
+            let other = preflight::tables_not_of(&mut conn, &c.db, &engine).await?;
             conn.close().await;
-            Ok(rows)
+            Ok((rows, other))
         },
         || {},
     )
     .await?;
-    let ready = rows.iter().all(|r| *r == Some(spec.data.table_size as u64));
+    let (rows, other) = rows;
+    if !other.is_empty() {
+        ev.note(&format!(
+            "{key}: {} of another engine than {engine}: prepared again",
+            other.join(", ")
+        ));
+    }
+    let ready = other.is_empty() && rows.iter().all(|r| *r == Some(spec.data.table_size as u64));
     let must = match spec.data.prepare {
         PreparePolicy::Never => return Ok(()),
         PreparePolicy::Always => true,
@@ -74,6 +84,7 @@ pub(crate) async fn ensure_data(
     );
     o.threads = 1;
     o.quiet = true;
+    o.wl.storage_engine = engine;
     // Only what is there is dropped: a fresh server is not told of tables it never had.
     if rows.iter().any(Option::is_some) {
         ev.note(&format!("{key}: dropping the sbtest tables there first"));

@@ -101,8 +101,60 @@ impl Server for Gone {
 /// its my.cnf template leaves without effect.
 pub(super) fn preflight(spec: &SweepSpec, target: &str, m: &ManagedTarget) -> Vec<Finding> {
     let mut all = vec![binary_finding(target, m)];
+    all.extend(engine_finding(target, m, spec.engine_of(target)));
     all.extend(ineffective_findings(spec, target, None));
     all
+}
+
+/// Where a managed server's plugins are: the basedir's lib/mysql/plugin (Debian's layout,
+/// and that of scripts/unpack-mariadb.sh's wrappers).
+fn plugin_dir(m: &ManagedTarget) -> std::path::PathBuf {
+    m.basedir
+        .as_deref()
+        .unwrap_or(std::path::Path::new("/usr"))
+        .join("lib/mysql/plugin")
+}
+
+/// The plugin a managed server loads for the engine of its tables, when the engine is not
+/// built in (`--plugin-load-add=ha_rocksdb`).
+fn engine_options(m: &ManagedTarget, engine: &str) -> Vec<String> {
+    let mut o = m.options.clone();
+    if let Some(p) = crate::engine::config::engine_plugin(engine) {
+        let flag = format!("--plugin-load-add={p}");
+        if !o.iter().any(|x| x.starts_with(&flag)) {
+            o.push(flag);
+        }
+    }
+    o
+}
+
+/// An engine that needs a plugin the basedir does not hold: refused before anything starts,
+/// with the package that has it.
+fn engine_finding(target: &str, m: &ManagedTarget, engine: &str) -> Option<Finding> {
+    let plugin = crate::engine::config::engine_plugin(engine)?;
+    let path = plugin_dir(m).join(format!("{plugin}.so"));
+    let (severity, message) = if path.is_file() {
+        (
+            Severity::Info,
+            format!("storage engine {engine}: loads {}", path.display()),
+        )
+    } else {
+        (
+            Severity::Blocking,
+            format!(
+                "storage engine {engine} needs the plugin {} and it is not there: apt-get install mariadb-plugin-{} (for this machine's MariaDB), or give a basedir that has it",
+                path.display(),
+                engine.to_ascii_lowercase()
+            ),
+        )
+    };
+    Some(Finding {
+        target: target.to_string(),
+        severity,
+        check: "engine",
+        message,
+        max_threads: None,
+    })
 }
 
 /// A managed target is sized by us; what can be checked before starting it is its binary.
@@ -183,7 +235,7 @@ pub(super) async fn open(
         .any(|(k, _)| DATADIR_VARS.contains(&k.as_str()));
     let server_spec = ServerSpec {
         basedir: m.basedir.clone(),
-        options: m.options.clone(),
+        options: engine_options(m, spec.engine_of(target)),
         max_connections: 0,
         workdir: Some(st.work.path().to_path_buf()),
         mycnf: Some(cnf.clone()),

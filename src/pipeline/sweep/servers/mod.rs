@@ -77,6 +77,16 @@ pub(super) async fn record_server(
         .map_err(|e| anyhow::anyhow!("connecting to {}: {e}", c.redacted()))?;
     let version = conn.value("SELECT VERSION()").await?;
     let rows = conn.pairs("SHOW GLOBAL VARIABLES").await?;
+    // The engine the tables were made with: not a server variable, and what a comparison of
+    // engines is about.
+    let engine = conn
+        .value(format!(
+            "SELECT GROUP_CONCAT(DISTINCT engine ORDER BY engine) FROM information_schema.tables WHERE table_schema = {} AND table_name LIKE 'sbtest%'",
+            crate::engine::admin::quote(&c.db)
+        ))
+        .await
+        .ok()
+        .flatten();
     conn.close().await;
     let vars: Vec<(String, String)> = rows
         .into_iter()
@@ -89,6 +99,9 @@ pub(super) async fn record_server(
         &vars,
         cnf,
     )?;
+    if let Some(e) = engine.filter(|e| !e.is_empty()) {
+        crate::pipeline::results::servers::write_engine(&st.servers_dir, key, &e)?;
+    }
     Ok(())
 }
 
