@@ -24,6 +24,7 @@ fn run(points: Vec<PointRecord>) -> Run {
         tps_samples: HashMap::new(),
         host: None,
         variables: BTreeMap::new(),
+        engines: BTreeMap::new(),
         costs: HashMap::new(),
         calibrated_noise: None,
     }
