@@ -426,3 +426,22 @@ fn a_calibration_file_gives_its_median_tps_noise() {
     .unwrap();
     assert_eq!(super::calibrated_noise(d.path()), Some((4.0, 3)));
 }
+
+/// Runs whose tables were made with different engines: said first among the differences.
+#[test]
+fn compare_says_when_the_tables_engines_differ() {
+    let mut base = run(three("a", 1, 100.0, 1.0));
+    let mut cand = run(three("a", 1, 60.0, 1.5));
+    base.engines.insert("a/default".into(), "InnoDB".into());
+    cand.engines.insert("a/default".into(), "ROCKSDB".into());
+    let c = compare(&base, &cand, 5.0, &[]).unwrap();
+    assert_eq!(
+        c.var_diffs,
+        ["a/default: the tables' storage engine InnoDB → ROCKSDB (the comparison is of the engines as much as of the servers)"]
+    );
+    cand.engines.insert("a/default".into(), "innodb".into());
+    assert!(compare(&base, &cand, 5.0, &[])
+        .unwrap()
+        .var_diffs
+        .is_empty());
+}
