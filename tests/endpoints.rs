@@ -82,3 +82,70 @@ fn free_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     l.local_addr().unwrap().port()
 }
+
+/// A Galera node is measured Synced in the Primary component: a one-node cluster from this
+/// machine's galera-4 passes; desynced (SET GLOBAL wsrep_desync = ON) it is refused, the node
+/// named, beside a plain server that passes; numbering rows in steps is warned of.
+#[test]
+fn a_galera_node_not_synced_is_refused_and_named() {
+    let gcomm = free_port();
+    let node = ManagedServer::start(&ServerSpec {
+        options: vec![
+            "--wsrep-on=ON".into(),
+            "--wsrep-provider=/usr/lib/galera/libgalera_smm.so".into(),
+            "--wsrep-cluster-address=gcomm://".into(),
+            "--wsrep-cluster-name=sweepbench-test".into(),
+            format!("--wsrep-node-address=127.0.0.1:{gcomm}"),
+            format!("--wsrep-provider-options=base_port={gcomm};gmcast.listen_addr=tcp://127.0.0.1:{gcomm};gcache.size=32M"),
+            "--binlog-format=ROW".into(),
+            "--innodb-autoinc-lock-mode=2".into(),
+        ],
+        ..ServerSpec::default()
+    })
+    .expect("a one-node Galera cluster (galera-4 is installed with mariadb-server)");
+    let plain = server();
+    let body = format!(
+        "name = \"galera\"\n[data]\ntables = 1\ntable_size = 100\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [2]\nduration = \"1s\"\nrepeats = 1\n[[targets]]\nname = \"c\"\nurl = \"mysql://root@127.0.0.1:{},127.0.0.1:{}/galera\"\n",
+        node.port(),
+        plain.port()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let f = sweep_file(dir.path(), "galera", &body);
+    let check = || {
+        let out = sweepbench(&["check", f.to_str().unwrap()]);
+        (out.status.code(), text(&out))
+    };
+    let (code, said) = check();
+    let synced = format!(
+        "[ok  ] c cluster: node 127.0.0.1:{}: Galera node: Synced, in the Primary component of 1 node(s)",
+        node.port()
+    );
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains(&synced), "{said}");
+    exec_root(
+        &node,
+        &[
+            "SET GLOBAL wsrep_desync = ON",
+            "SET GLOBAL auto_increment_increment = 3",
+        ],
+    )
+    .unwrap();
+    let (code, said) = check();
+    assert_eq!(code, Some(2), "{said}");
+    assert!(
+        said.contains(&format!(
+            "[FAIL] c cluster: node 127.0.0.1:{}: the Galera node is not ready to measure: wsrep_local_state_comment = Donor/Desynced",
+            node.port()
+        )),
+        "{said}"
+    );
+    assert!(
+        said.contains("auto_increment_increment = 3 (Galera sets it to the cluster size): tables prepared with auto_inc on get ids 1, 4, 7"),
+        "{said}"
+    );
+    // The plain server is no cluster: nothing said of one.
+    assert!(
+        !said.contains(&format!("node 127.0.0.1:{}: Galera", plain.port())),
+        "{said}"
+    );
+}

@@ -35,6 +35,8 @@ pub struct Needs {
     pub data: DataSpec,
     /// Connections sweepbench itself keeps open besides the workers.
     pub margin: u32,
+    /// Prepare lets the server number the rows (sysbench's `auto_inc`, on by default).
+    pub auto_inc: bool,
 }
 
 /// `--on-capacity`.
@@ -370,6 +372,68 @@ pub async fn engine_finding(c: &mut Admin, engine: &str) -> Option<(Severity, St
     }
 }
 
+/// A Galera node (wsrep_on): ready, Synced and in the Primary component, or refused with
+/// why; and a warning when it numbers rows in steps (auto_increment_increment, which Galera
+/// sets to the cluster size) while prepare lets the server number them. None off Galera.
+pub async fn cluster_findings(
+    c: &mut Admin,
+    auto_inc: bool,
+) -> Vec<(Severity, &'static str, String)> {
+    let on = c.value("SELECT @@wsrep_on").await.ok().flatten();
+    if !on.as_deref().is_some_and(is_on) {
+        return Vec::new();
+    }
+    let st: std::collections::BTreeMap<String, String> = c
+        .pairs("SHOW GLOBAL STATUS LIKE 'wsrep_%'")
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(k, v)| (k.to_ascii_lowercase(), v.unwrap_or_default()))
+        .collect();
+    let get = |k: &str| st.get(k).map(String::as_str).unwrap_or("?");
+    let (ready, state, status, size) = (
+        get("wsrep_ready"),
+        get("wsrep_local_state_comment"),
+        get("wsrep_cluster_status"),
+        get("wsrep_cluster_size"),
+    );
+    let mut out = Vec::new();
+    if is_on(ready) && state == "Synced" && status == "Primary" {
+        out.push((
+            Severity::Info,
+            "cluster",
+            format!("Galera node: Synced, in the Primary component of {size} node(s)"),
+        ));
+    } else {
+        out.push((
+            Severity::Blocking,
+            "cluster",
+            format!(
+                "the Galera node is not ready to measure: wsrep_local_state_comment = {state}, wsrep_cluster_status = {status}, wsrep_ready = {ready}, cluster size {size}; a node is measured Synced in the Primary component: wait for it to sync (a desynced node: SET GLOBAL wsrep_desync = OFF), or leave it out of the url"
+            ),
+        ));
+    }
+    let step: u64 = c
+        .value("SELECT @@auto_increment_increment")
+        .await
+        .ok()
+        .flatten()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
+    if auto_inc && step > 1 {
+        out.push((
+            Severity::Warning,
+            "cluster",
+            format!(
+                "auto_increment_increment = {step} (Galera sets it to the cluster size): tables prepared with auto_inc on get ids 1, {}, {}, … and most of the workload's reads miss; set [workload_options] auto_inc = \"off\" to number the rows 1..N",
+                1 + step,
+                1 + 2 * step
+            ),
+        ));
+    }
+    out
+}
+
 /// Everything `check` reports for one external target.
 pub async fn check_target(
     target: &str,
@@ -419,6 +483,9 @@ pub async fn check_target(
         "version",
         format!("server version {}", facts.version),
     ));
+    for (severity, check, message) in cluster_findings(&mut c, needs.auto_inc).await {
+        out.push(finding(severity, check, message));
+    }
     if let Some((severity, message)) = engine_finding(&mut c, &needs.data.storage_engine).await {
         let blocked = severity == Severity::Blocking;
         out.push(finding(severity, "engine", message));
@@ -551,6 +618,7 @@ mod tests {
                 prepare: PreparePolicy::Auto,
             },
             margin: 2,
+            auto_inc: true,
         }
     }
 

@@ -36,6 +36,11 @@ fn needs(spec: &SweepSpec, plan: &Plan, target: &str) -> Needs {
         })
         .max()
         .unwrap_or(0);
+    let auto_inc = spec
+        .run
+        .workloads
+        .first()
+        .is_none_or(|&w| spec.engine_config(w, 1, Default::default()).wl.auto_inc);
     let mut data = spec.data.clone();
     data.storage_engine = spec.engine_of(target).to_string();
     Needs {
@@ -43,6 +48,7 @@ fn needs(spec: &SweepSpec, plan: &Plan, target: &str) -> Needs {
         stmts_per_conn: stmts,
         data,
         margin: MARGIN,
+        auto_inc,
     }
 }
 
