@@ -16,7 +16,10 @@ earlier run(s) to this one is judged on the log scale with the two runs' errors 
 from run to run), Welch–Satterthwaite degrees of freedom; half of the 5 % false-alarm budget \
 goes to the points (Bonferroni), half to one pooled answer per series and workload over the \
 thread counts (random-effects mean, Hartung–Knapp–Sidik–Jonkman interval, Bonferroni over \
-those questions). Each interval is read against ±threshold as any verdict is.";
+those questions); where that interval cannot decide and every thread count's own verdict \
+is the same (all regressed, say), the pooled answer is that verdict (an intersection–union \
+test: no false alarm beyond the points'). Each interval is read against ±threshold as any \
+verdict is.";
 
 /// What a series is compared with, in the pooled sentence.
 const SELF: &str = "itself in the earlier run(s), relative to the control,";
@@ -94,6 +97,7 @@ pub fn judge(earlier: &[Verdicts], now: &Verdicts, threshold_pct: f64) -> Outcom
         let df = se.powi(4) / (p.se.powi(4) / df_now + b_se.powi(4) / b_df).max(f64::MIN_POSITIVE);
         let t = t_quantile(1.0 - miss / 2.0, df.max(1.0));
         let (lo, hi) = (d - t * se, d + t * se);
+        let verdict = pooled::read(lo, hi, threshold_pct);
         points.push(RatioChange {
             series: p.series.clone(),
             workload: p.workload.clone(),
@@ -103,7 +107,7 @@ pub fn judge(earlier: &[Verdicts], now: &Verdicts, threshold_pct: f64) -> Outcom
             delta_pct: pct(d),
             lo_pct: pct(lo),
             hi_pct: pct(hi),
-            verdict: pooled::read(lo, hi, threshold_pct),
+            verdict,
         });
         questions
             .entry((p.series, p.workload))
@@ -112,8 +116,11 @@ pub fn judge(earlier: &[Verdicts], now: &Verdicts, threshold_pct: f64) -> Outcom
                 threads: p.threads,
                 d,
                 se,
-                // A night-over-night change has no verdict of its own to settle it with.
-                verdict: None,
+                // The point's own night-over-night verdict: where every thread count is
+                // decided one way, the pooled answer says so (an intersection–union test,
+                // `pooled::settle_by_points`) instead of "undecided" on k − 1 degrees of
+                // freedom.
+                verdict: Some(verdict),
             });
     }
     let questions: Vec<_> = questions.into_iter().map(|((s, w), p)| (s, w, p)).collect();
@@ -275,6 +282,27 @@ mod tests {
         );
         assert_eq!(o.pooled[0].verdict, Verdict::Unchanged);
         assert!(!o.failing(FailOn::Slower));
+    }
+
+    /// Two thread counts that both regressed (−39 % and −27 %, the real drill's night of
+    /// flush 1 + sync_binlog 1): the pooled answer on one degree of freedom cannot decide,
+    /// and says what every point established instead of "undecided".
+    #[test]
+    fn two_thread_counts_that_each_regressed_pool_to_regressed() {
+        let before = night(&[(4, 1.42), (16, 1.21)], 0.03);
+        let now = night(&[(4, 0.866), (16, 0.879)], 0.03);
+        let o = judge(std::slice::from_ref(&before), &now, 5.0);
+        assert!(
+            o.points.iter().all(|p| p.verdict == Verdict::Regressed),
+            "{o:?}"
+        );
+        assert_eq!(o.pooled[0].verdict, Verdict::Regressed, "{o:?}");
+        assert!(o.pooled[0].every_point);
+        // One point regressed, the other unchanged: no pooled claim beyond the points'.
+        let mixed = night(&[(4, 0.866), (16, 1.21)], 0.03);
+        let o = judge(std::slice::from_ref(&before), &mixed, 5.0);
+        assert_ne!(o.pooled[0].verdict, Verdict::Regressed, "{o:?}");
+        assert!(o.failing(FailOn::Regressed), "a point still fails the gate");
     }
 
     /// Only points measured in both runs are judged; none in common says so.
