@@ -54,9 +54,13 @@ impl Lock {
             // SAFETY: flock on a descriptor this function owns.
             if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
                 let pid = std::fs::read_to_string(&path).unwrap_or_default();
+                // A holder that is not a sweepbench (flock(1), a backup script) wrote no pid.
+                let holder = match pid.trim() {
+                    "" => "held by a process that did not name itself".to_string(),
+                    p => format!("pid {p}"),
+                };
                 bail!(
-                    "another run of this sweep is in progress (pid {}, lock {}); wait for it or stop it",
-                    pid.trim(),
+                    "another run of this sweep is in progress ({holder}, lock {}); wait for it or stop it",
                     path.display()
                 );
             }
@@ -220,6 +224,22 @@ mod tests {
             );
             drop(l);
         }
+    }
+
+    /// A lock held by something else than a sweepbench (flock(1) in a backup script) names
+    /// no pid: said so, not "pid ,".
+    #[test]
+    fn a_lock_held_by_another_program_is_said_without_a_pid() {
+        use std::os::fd::AsRawFd;
+        let d = tempfile::tempdir().unwrap();
+        let f = std::fs::File::create(d.path().join(".lock")).unwrap();
+        // SAFETY: flock on a descriptor this test owns.
+        assert_eq!(unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) }, 0);
+        let e = Lock::take(d.path()).err().expect("refused").to_string();
+        assert!(
+            e.contains("in progress (held by a process that did not name itself, lock "),
+            "{e}"
+        );
     }
 
     #[test]
