@@ -371,8 +371,8 @@ fn example_sweeps_plan_cleanly() {
         seen += 1;
     }
     assert!(
-        seen >= 7,
-        "quickstart, version-upgrade, version-chain, param-templates, nightly, nightly-control, proxy-vs-direct"
+        seen >= 8,
+        "quickstart, version-upgrade, version-chain, engines, param-templates, nightly, nightly-control, proxy-vs-direct"
     );
 }
 

@@ -219,6 +219,13 @@ const MOVES: &[&str] = &[
     "max_heap_table_size",
     "performance_schema",
     "default_storage_engine",
+    // MyRocks' own cache, flushing and compaction.
+    "rocksdb_block_cache_size",
+    "rocksdb_flush_log_at_trx_commit",
+    "rocksdb_max_background_jobs",
+    "rocksdb_max_total_wal_size",
+    "rocksdb_write_disable_wal",
+    "rocksdb_default_cf_options",
     // A cluster against a single server: whether replication runs, and how.
     "wsrep_on",
     "wsrep_provider",
