@@ -55,6 +55,30 @@ fn a_three_endpoint_target_spreads_its_connections_evenly() {
             "node {i} answered {share:.2} of the reads: {done:?}"
         );
     }
+    // Each node's counters are kept, the first's under their names, the others' under
+    // "<host:port>/<counter>": every node read its rows.
+    let status = std::fs::read_to_string(
+        std::fs::read_dir(dir.path().join("results/spread"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path().join("status.csv"))
+            .find(|p| p.is_file())
+            .unwrap(),
+    )
+    .unwrap();
+    for (i, node) in list.iter().enumerate() {
+        let counter = if i == 0 {
+            "Handler_read_key".to_string()
+        } else {
+            format!("{node}/Handler_read_key")
+        };
+        let delta: u64 = status
+            .lines()
+            .find(|l| l.split(',').nth(2) == Some(counter.as_str()))
+            .and_then(|l| l.split(',').nth(3)?.parse().ok())
+            .unwrap_or_else(|| panic!("no {counter} in status.csv:\n{status}"));
+        assert!(delta > 50, "{counter}: {delta}");
+    }
     // The stored sweep and the manifest name every endpoint.
     let run = std::fs::read_dir(dir.path().join("results/spread"))
         .unwrap()

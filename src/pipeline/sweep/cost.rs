@@ -25,6 +25,9 @@ pub struct Reader {
     pub profiler: Option<super::profile::Profiler>,
     /// What the profiler has to say (it could not start), for `keep` to say.
     note: Option<String>,
+    /// A target of several endpoints: the nodes after the first, each read on a connection
+    /// of its own, its counters kept as "<host:port>/<counter>".
+    nodes: Vec<(String, Option<crate::engine::admin::Admin>)>,
 }
 
 impl Reader {
@@ -39,6 +42,7 @@ impl Reader {
             }
             None => Sample::default(),
         };
+        self.sample_nodes(&mut s).await;
         if let Some(p) = pid.and_then(crate::usage::process_cost) {
             s.add_proc(&p);
         }
@@ -97,6 +101,46 @@ impl Reader {
             Some(a) => {
                 let v = a.value("SELECT VERSION()").await.ok().flatten();
                 self.mariadb = v.is_some_and(|v| v.contains("MariaDB"));
+            }
+        }
+    }
+
+    /// The other nodes' counters, added to `s` under their node's name: a cluster's
+    /// conflicts and flow control happen on every node, not only the first.
+    async fn sample_nodes(&mut self, s: &mut Sample) {
+        let Some(c) = self.conn.clone() else {
+            return;
+        };
+        if self.nodes.is_empty() {
+            self.nodes = c
+                .more
+                .iter()
+                .map(|(h, p)| (format!("{h}:{p}"), None))
+                .collect();
+        }
+        for (i, e) in c.more.iter().enumerate() {
+            let (name, admin) = &mut self.nodes[i];
+            if admin.is_none() {
+                *admin = crate::engine::admin::Admin::open_no_db(&c.only(e).conn_options())
+                    .await
+                    .ok();
+            }
+            let Some(a) = admin.as_mut() else {
+                continue;
+            };
+            match a.pairs("SHOW GLOBAL STATUS").await {
+                Ok(rows) => {
+                    let node = Sample::from_status(
+                        rows.iter()
+                            .map(|(k, v)| (k.as_str(), v.as_deref().unwrap_or_default())),
+                    );
+                    s.values.extend(
+                        node.values
+                            .into_iter()
+                            .map(|(src, n, v)| (src, format!("{name}/{n}"), v)),
+                    );
+                }
+                Err(_) => *admin = None,
             }
         }
     }
