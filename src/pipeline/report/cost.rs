@@ -348,9 +348,21 @@ fn whys(m: &ReportModel, g: &Groups<'_>, costs: &HashMap<String, PerTxn>) -> Vec
                 else {
                     continue;
                 };
+                // Two engines: a counter of one engine reads 0 on the other's tables, which
+                // is no reason; only what both sides' engines count is compared.
+                let foreign = foreign_counters(&m.engines, &m.baseline, &m.series[i]);
+                let kept: HashMap<&str, PerTxn> = base
+                    .iter()
+                    .chain(cand.iter())
+                    .map(|r| {
+                        let mut p = costs[r.point_id.as_str()].clone();
+                        p.retain(|(_, n), _| !foreign.iter().any(|f| n.starts_with(f)));
+                        (r.point_id.as_str(), p)
+                    })
+                    .collect();
                 let sides = |recs: &[&PointRecord]| -> Vec<(u32, &PerTxn)> {
                     recs.iter()
-                        .map(|r| (r.repeat, &costs[r.point_id.as_str()]))
+                        .map(|r| (r.repeat, &kept[r.point_id.as_str()]))
                         .collect()
                 };
                 let (compared, moved) = moved(&sides(base), &sides(cand), paired);
@@ -374,6 +386,22 @@ fn whys(m: &ReportModel, g: &Groups<'_>, costs: &HashMap<String, PerTxn>) -> Vec
         }
     }
     whys
+}
+
+/// The counter prefixes of an engine only one of two series' tables use (`Innodb_` when one
+/// side is ROCKSDB), which `whys` leaves out; none when the engines agree or are unknown.
+fn foreign_counters(engines: &BTreeMap<String, String>, a: &str, b: &str) -> Vec<&'static str> {
+    let (Some(ea), Some(eb)) = (engines.get(a), engines.get(b)) else {
+        return Vec::new();
+    };
+    if ea.eq_ignore_ascii_case(eb) {
+        return Vec::new();
+    }
+    [("innodb", "Innodb_"), ("rocksdb", "Rocksdb_")]
+        .into_iter()
+        .filter(|(e, _)| !(ea.eq_ignore_ascii_case(e) && eb.eq_ignore_ascii_case(e)))
+        .map(|(_, prefix)| prefix)
+        .collect()
 }
 
 /// The counters that moved between two sides' windows (paired by round when `paired`): how

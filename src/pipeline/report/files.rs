@@ -58,10 +58,10 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
         m.add_sla(&points, p99);
     }
     say_tls(run, &mut m);
-    let engines = crate::pipeline::results::servers::load_engines(run);
+    m.engines = crate::pipeline::results::servers::load_engines(run);
     m.confounders
         .extend(crate::pipeline::results::servers::engine_confounder(
-            &engines, &m.series,
+            &m.engines, &m.series,
         ));
     let toml = std::fs::read_to_string(run.join("sweep.toml")).unwrap_or_default();
     m.proxy_cost = super::proxy::rows(&points, &super::proxy::pairs(&toml));

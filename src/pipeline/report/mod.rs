@@ -273,6 +273,7 @@ impl ReportModel {
             var_diffs: vars.diffs,
             var_always: vars.always,
             confounders: vars.confounders,
+            engines: BTreeMap::new(),
             errors_by_code: by_code
                 .into_iter()
                 .map(|(code, points)| ErrorCount { code, points })

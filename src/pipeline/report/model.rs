@@ -132,6 +132,8 @@ pub struct ReportModel {
     pub var_always: usize,
     /// What confounds the comparison (a changed default character set), said in the headline.
     pub confounders: Vec<String>,
+    /// The storage engine of each series' tables (servers/*/engine.txt), where known.
+    pub engines: std::collections::BTreeMap<String, String>,
     pub problems: Vec<Problem>,
     /// Points measured while other processes took much of the host's CPU or the hypervisor
     /// stole it (`PointRecord::starved`), with why; shown, never left out of a verdict.
