@@ -163,6 +163,11 @@ impl SweepSpec {
                 return Err(cx.err(span, format!("proxy.target = '{}': expected another target of this sweep with its own url, socket or server (targets: {})", spec.target, names.join(", "))));
             };
             targets[i].kind = of.kind;
+            // Its server is made as the proxied target's is: the same engine unless it names
+            // its own.
+            if targets[i].storage_engine.is_none() {
+                targets[i].storage_engine = of.storage_engine.clone();
+            }
             targets[i].proxy = Some(spec);
         }
         Ok(targets)
@@ -387,7 +392,39 @@ fn home_relative(p: &std::path::Path) -> std::path::PathBuf {
 #[cfg(test)]
 mod tests {
     use super::home_relative;
+    use crate::pipeline::spec::SweepSpec;
     use std::path::Path;
+
+    /// A target's own storage engine: read, lower-cased, inherited by a proxy in front of
+    /// it, refused on a synthetic target and when not a name.
+    #[test]
+    fn a_targets_storage_engine_is_its_own_and_its_proxys() {
+        let head = "name = \"e\"\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1]\n";
+        let spec = SweepSpec::parse(
+            Path::new("e.toml"),
+            &format!("{head}[[targets]]\nname = \"inno\"\nserver = {{}}\n[[targets]]\nname = \"rocks\"\nserver = {{}}\nstorage_engine = \"RocksDB\"\n[[targets]]\nname = \"hap\"\nproxy = {{ kind = \"haproxy\", target = \"rocks\" }}\n"),
+        )
+        .unwrap();
+        assert_eq!(spec.engine_of("inno"), "innodb");
+        assert_eq!(spec.engine_of("rocks"), "rocksdb");
+        assert_eq!(spec.engine_of("hap"), "rocksdb");
+        for (target, says) in [
+            (
+                "name = \"m\"\nsynthetic = { seed = 1 }\nstorage_engine = \"rocksdb\"\n",
+                "a synthetic target has no tables",
+            ),
+            (
+                "name = \"m\"\nserver = {}\nstorage_engine = \"rocks db\"\n",
+                "storage_engine: expected an engine name",
+            ),
+        ] {
+            let e = SweepSpec::parse(Path::new("e.toml"), &format!("{head}[[targets]]\n{target}"))
+                .err()
+                .expect("refused")
+                .to_string();
+            assert!(e.contains(says), "{e}");
+        }
+    }
 
     #[test]
     fn a_basedir_under_home_is_the_readers() {
