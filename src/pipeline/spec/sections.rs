@@ -419,8 +419,7 @@ mod tests {
             ),
         ] {
             let e = SweepSpec::parse(Path::new("e.toml"), &format!("{head}[[targets]]\n{target}"))
-                .err()
-                .expect("refused")
+                .expect_err("refused")
                 .to_string();
             assert!(e.contains(says), "{e}");
         }
