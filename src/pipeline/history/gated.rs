@@ -229,9 +229,9 @@ pub fn load(run: &Path) -> Option<Gated> {
     })
 }
 
-/// How the run ended at its gate (or before it).
-pub fn night(run: &Path) -> Night {
-    match super::unfinished(run) {
+/// How the run ended at its gate (or before it: `ended`, history's reading of its manifest).
+pub fn night(run: &Path, ended: Option<super::Unfinished>) -> Night {
+    match ended {
         Some(super::Unfinished::Interrupted) => return Night::Interrupted,
         Some(super::Unfinished::Killed) => return Night::Killed,
         None => {}

@@ -191,11 +191,14 @@ pub fn history(
                 .to_string()
         })
         .collect();
+    // How each run ended, read once from its manifest: its baselines, its line in the list
+    // of runs and, for the newest, whether it is judged at all.
+    let ended: Vec<Option<Unfinished>> = dirs.iter().map(|d| unfinished(d)).collect();
     let Runs {
         per_run,
         paired,
         skipped,
-    } = read_runs(&dirs, &ids)?;
+    } = read_runs(&dirs, &ids, &ended)?;
     // Before a ratio has MIN_HISTORY earlier nights, the newest is judged against the earlier
     // nights' own paired intervals, as the nightly's gate judges it (judge::control).
     let early = early_judgement(&paired, threshold_pct);
@@ -224,7 +227,7 @@ pub fn history(
         (threshold_pct, level),
         early.as_ref(),
     );
-    let newest_unfinished = unfinished(&dirs[newest]).map(Unfinished::said);
+    let newest_unfinished = ended[newest].map(Unfinished::said);
     // A run that did not end is judged by nobody, as its gate never ran.
     let gate = if newest_unfinished.is_some() {
         j.unjudge();
@@ -235,7 +238,11 @@ pub fn history(
     if let Some(g) = &gate {
         j.take_gate(g);
     }
-    let nights = dirs.iter().map(|d| gated::night(d)).collect();
+    let nights = dirs
+        .iter()
+        .zip(&ended)
+        .map(|(d, e)| gated::night(d, *e))
+        .collect();
     // A slower VM is not a slower server: say when the machine changed under the newest run.
     let mut host_changes = Vec::new();
     if newest > 0 {
@@ -340,8 +347,12 @@ struct Runs {
 
 /// Reads the runs `dirs` (named `ids`), oldest first: each series' median of its ok repeats
 /// per run, and a paired run's ratios to its control. An unreadable earlier run is left out
-/// with a warning; the newest must be readable.
-fn read_runs(dirs: &[std::path::PathBuf], ids: &[String]) -> anyhow::Result<Runs> {
+/// with a warning, as is one that did not end (`ended`); the newest must be readable.
+fn read_runs(
+    dirs: &[std::path::PathBuf],
+    ids: &[String],
+    ended: &[Option<Unfinished>],
+) -> anyhow::Result<Runs> {
     let mut per_run: BTreeMap<Key, Vec<Option<f64>>> = BTreeMap::new();
     // An unreadable earlier run is left out with a warning (one bad night must not block
     // every later history); the newest must be readable, it is what is judged.
@@ -351,7 +362,7 @@ fn read_runs(dirs: &[std::path::PathBuf], ids: &[String]) -> anyhow::Result<Runs
     for (i, d) in dirs.iter().enumerate() {
         // An earlier run that did not end by itself measured part of its plan, perhaps under
         // what stopped it: shown as such, never a baseline (as the gate never takes it).
-        if let Some(why) = unfinished(d).filter(|_| i + 1 < dirs.len()) {
+        if let Some(why) = ended[i].filter(|_| i + 1 < dirs.len()) {
             skipped.push(format!(
                 "warning: run {} left out: {}\n",
                 ids[i],

@@ -350,19 +350,26 @@ fn whys(m: &ReportModel, g: &Groups<'_>, costs: &HashMap<String, PerTxn>) -> Vec
                 };
                 // Two engines: a counter of one engine reads 0 on the other's tables, which
                 // is no reason; only what both sides' engines count is compared.
+                // Copies are made only then: the same engine reads every counter as it is.
                 let foreign = foreign_counters(&m.engines, &m.baseline, &m.series[i]);
-                let kept: HashMap<&str, PerTxn> = base
-                    .iter()
-                    .chain(cand.iter())
-                    .map(|r| {
-                        let mut p = costs[r.point_id.as_str()].clone();
-                        p.retain(|(_, n), _| !foreign.iter().any(|f| n.starts_with(f)));
-                        (r.point_id.as_str(), p)
-                    })
-                    .collect();
+                let kept: HashMap<&str, PerTxn> = if foreign.is_empty() {
+                    HashMap::new()
+                } else {
+                    base.iter()
+                        .chain(cand.iter())
+                        .map(|r| {
+                            let mut p = costs[r.point_id.as_str()].clone();
+                            p.retain(|(_, n), _| !foreign.iter().any(|f| n.starts_with(f)));
+                            (r.point_id.as_str(), p)
+                        })
+                        .collect()
+                };
                 let sides = |recs: &[&PointRecord]| -> Vec<(u32, &PerTxn)> {
                     recs.iter()
-                        .map(|r| (r.repeat, &kept[r.point_id.as_str()]))
+                        .map(|r| {
+                            let id = r.point_id.as_str();
+                            (r.repeat, kept.get(id).unwrap_or(&costs[id]))
+                        })
                         .collect()
                 };
                 let (compared, moved) = moved(&sides(base), &sides(cand), paired);

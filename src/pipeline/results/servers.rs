@@ -13,9 +13,7 @@ pub fn write_server(
     variables: &[(String, String)],
     mycnf: Option<&str>,
 ) -> anyhow::Result<()> {
-    use anyhow::Context;
-    let dir = servers.join(key.replace('/', "__"));
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let dir = series_dir(servers, key)?;
     let write = super::write_atomic;
     write(&dir.join("version.txt"), format!("{version}\n").as_bytes())?;
     let mut tsv = String::from("variable\tvalue\n");
@@ -33,22 +31,37 @@ pub fn write_server(
 /// servers/<target>__<config>/engine.txt: the storage engine(s) of the series' sbtest tables,
 /// as information_schema named them after the data was made.
 pub fn write_engine(servers: &Path, key: &str, engine: &str) -> anyhow::Result<()> {
-    let dir = servers.join(key.replace('/', "__"));
-    std::fs::create_dir_all(&dir)?;
+    let dir = series_dir(servers, key)?;
     super::write_atomic(&dir.join("engine.txt"), format!("{engine}\n").as_bytes())
+}
+
+/// servers/<target>__<config>/ of series `key` ("target/config"), made if missing.
+fn series_dir(servers: &Path, key: &str) -> anyhow::Result<std::path::PathBuf> {
+    use anyhow::Context;
+    let dir = servers.join(key.replace('/', "__"));
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    Ok(dir)
+}
+
+/// Each series' servers/<target>__<config>/`file` of a run, keyed by `target/config` (a
+/// series without the file is left out).
+fn each_series(run: &Path, file: &str) -> Vec<(String, String)> {
+    let Ok(dirs) = std::fs::read_dir(run.join("servers")) else {
+        return Vec::new();
+    };
+    dirs.flatten()
+        .filter_map(|d| {
+            let text = std::fs::read_to_string(d.path().join(file)).ok()?;
+            Some((d.file_name().to_string_lossy().replacen("__", "/", 1), text))
+        })
+        .collect()
 }
 
 /// Each series' tables' engine (engine.txt), keyed by `target/config`.
 pub fn load_engines(run: &Path) -> std::collections::BTreeMap<String, String> {
-    let Ok(dirs) = std::fs::read_dir(run.join("servers")) else {
-        return Default::default();
-    };
-    dirs.flatten()
-        .filter_map(|d| {
-            let e = std::fs::read_to_string(d.path().join("engine.txt")).ok()?;
-            let name = d.file_name().to_string_lossy().replacen("__", "/", 1);
-            Some((name, e.trim().to_string()))
-        })
+    each_series(run, "engine.txt")
+        .into_iter()
+        .map(|(name, e)| (name, e.trim().to_string()))
         .collect()
 }
 
@@ -75,24 +88,18 @@ pub fn engine_confounder(
 
 /// servers/<target>__<config>/variables.tsv of a run, keyed by `target/config`.
 pub fn load_variables(run: &Path) -> std::collections::BTreeMap<String, Variables> {
-    let mut out = std::collections::BTreeMap::new();
-    let Ok(dirs) = std::fs::read_dir(run.join("servers")) else {
-        return out;
-    };
-    for d in dirs.flatten() {
-        let name = d.file_name().to_string_lossy().replacen("__", "/", 1);
-        let Ok(text) = std::fs::read_to_string(d.path().join("variables.tsv")) else {
-            continue;
-        };
-        let vars = text
-            .lines()
-            .skip(1)
-            .filter_map(|l| l.split_once('\t'))
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        out.insert(name, vars);
-    }
-    out
+    each_series(run, "variables.tsv")
+        .into_iter()
+        .map(|(name, text)| {
+            let vars = text
+                .lines()
+                .skip(1)
+                .filter_map(|l| l.split_once('\t'))
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            (name, vars)
+        })
+        .collect()
 }
 
 /// One server's SHOW GLOBAL VARIABLES, by name.

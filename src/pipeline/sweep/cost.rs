@@ -108,7 +108,7 @@ impl Reader {
     /// The other nodes' counters, added to `s` under their node's name: a cluster's
     /// conflicts and flow control happen on every node, not only the first.
     async fn sample_nodes(&mut self, s: &mut Sample) {
-        let Some(c) = self.conn.clone() else {
+        let Some(c) = &self.conn else {
             return;
         };
         if self.nodes.is_empty() {
@@ -118,8 +118,7 @@ impl Reader {
                 .map(|(h, p)| (format!("{h}:{p}"), None))
                 .collect();
         }
-        for (i, e) in c.more.iter().enumerate() {
-            let (name, admin) = &mut self.nodes[i];
+        for (e, (name, admin)) in c.more.iter().zip(self.nodes.iter_mut()) {
             if admin.is_none() {
                 *admin = crate::engine::admin::Admin::open_no_db(&c.only(e).conn_options())
                     .await

@@ -36,15 +36,15 @@ async fn data_conn(
     }
 }
 
-/// Prepares the target's data when the policy asks (once per target per run), saying what
-/// it does as `key`'s notes; the engine's own sysbench-style lines stay unprinted.
+/// Prepares `target`'s data when the policy asks (once per target per run), with the
+/// target's storage engine, saying what it does as `key`'s notes; the engine's own
+/// sysbench-style lines stay unprinted.
 pub(crate) async fn ensure_data(
     spec: &SweepSpec,
     c: &ConnInfo,
-    key: &str,
+    (target, key): (&str, &str),
     ev: &dyn Events,
 ) -> anyhow::Result<()> {
-    let target = key.split('/').next().unwrap_or(key);
     let engine = spec.engine_of(target).to_string();
     let mut o = spec.engine_config(spec.run.workloads[0], 1, c.conn_options());
     o.quiet = true;

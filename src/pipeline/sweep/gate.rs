@@ -165,7 +165,7 @@ pub fn judge_unpaired(
     Ok(Some(cmp))
 }
 
-/// What was compared, in words, and the comparison; None when there is nothing to compare
+/// How it was compared, what was compared in words, and the comparison; None when there is nothing to compare
 /// with yet (the first run of a one-series sweep). `within` is the run's own comparison of
 /// its series (`judge_unpaired`), judged once.
 pub fn judge(
@@ -174,21 +174,16 @@ pub fn judge(
     threshold: f64,
     against: &Against,
     within: Option<Comparison>,
-) -> anyhow::Result<Option<(String, Comparison)>> {
+) -> anyhow::Result<Option<(Kind, String, Comparison)>> {
     let baseline = baseline_of(spec);
+    let within_said = format!("each series of this run against the baseline {baseline}");
     if let Some(cmp) = within {
-        return Ok(Some((
-            format!("each series of this run against the baseline {baseline}"),
-            cmp,
-        )));
+        return Ok(Some((Kind::Within, within_said, cmp)));
     }
     let this = Run::load(&dir.path)?;
     if series_of(&this).len() > 1 {
         let cmp = compare::within_run(&this, &baseline, threshold)?;
-        return Ok(Some((
-            format!("each series of this run against the baseline {baseline}"),
-            cmp,
-        )));
+        return Ok(Some((Kind::Within, within_said, cmp)));
     }
     let (what, base) = match against {
         Against::Run(p) => (format!("run {}", p.display()), Run::load(p)?),
@@ -218,7 +213,7 @@ pub fn judge(
         }
     };
     let cmp = compare::compare(&base, &this, threshold, &[])?;
-    Ok(Some((what, cmp)))
+    Ok(Some((Kind::Earlier, what, cmp)))
 }
 
 /// `--fail-on-regression` on a paired run with a pinned control (`control = …`): each
@@ -411,17 +406,11 @@ pub fn apply(
             failing,
         )
     } else {
-        let within_run = within.is_some();
         match judge(spec, dir, threshold, against, within).context("--fail-on-regression")? {
             None => (Kind::Earlier, first(""), None, false),
-            Some((what, cmp)) => {
+            Some((kind, what, cmp)) => {
                 let text = format!("{flag}: compared {what}\n{}", compare::text(&cmp));
                 let failing = cmp.fails(fail_on);
-                let kind = if within_run || what.starts_with("each series of this run") {
-                    Kind::Within
-                } else {
-                    Kind::Earlier
-                };
                 let j = serde_json::json!({"compared": what, "comparison": cmp});
                 (kind, text, Some(j), failing)
             }

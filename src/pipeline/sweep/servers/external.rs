@@ -116,7 +116,7 @@ pub(super) async fn open(
         costs: Default::default(),
     };
     if b.error.is_none() && st.prepared.insert(target.to_string()) {
-        if let Err(e) = super::super::ensure_data(spec, &c, &b.key, ev).await {
+        if let Err(e) = super::super::ensure_data(spec, &c, (target, &b.key), ev).await {
             b.error = Some(format!("preparing data: {e:#}"));
         }
     }

@@ -260,7 +260,7 @@ pub(super) async fn open(
             "preparing data on {key} (managed, {})",
             server.version()
         ));
-        super::super::ensure_data(spec, &c, &key, ev)
+        super::super::ensure_data(spec, &c, (target, &key), ev)
             .await
             .context("preparing data")?;
         if !own_datadir {
