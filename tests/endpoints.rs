@@ -55,8 +55,9 @@ fn a_three_endpoint_target_spreads_its_connections_evenly() {
             "node {i} answered {share:.2} of the reads: {done:?}"
         );
     }
-    // Each node's counters are kept, the first's under their names, the others' under
-    // "<host:port>/<counter>": every node read its rows.
+    // Each node's counters are kept under "<host:port>/<counter>", every node read its
+    // rows, and the unprefixed counter is the sum over the nodes (the workload's
+    // transactions are spread over all of them).
     let status = std::fs::read_to_string(
         std::fs::read_dir(dir.path().join("results/spread"))
             .unwrap()
@@ -66,19 +67,25 @@ fn a_three_endpoint_target_spreads_its_connections_evenly() {
             .unwrap(),
     )
     .unwrap();
-    for (i, node) in list.iter().enumerate() {
-        let counter = if i == 0 {
-            "Handler_read_key".to_string()
-        } else {
-            format!("{node}/Handler_read_key")
-        };
-        let delta: u64 = status
+    let delta_of = |counter: &str| -> u64 {
+        status
             .lines()
-            .find(|l| l.split(',').nth(2) == Some(counter.as_str()))
+            .find(|l| l.split(',').nth(2) == Some(counter))
             .and_then(|l| l.split(',').nth(3)?.parse().ok())
-            .unwrap_or_else(|| panic!("no {counter} in status.csv:\n{status}"));
-        assert!(delta > 50, "{counter}: {delta}");
+            .unwrap_or_else(|| panic!("no {counter} in status.csv:\n{status}"))
+    };
+    let per_node: Vec<u64> = list
+        .iter()
+        .map(|node| delta_of(&format!("{node}/Handler_read_key")))
+        .collect();
+    for d in &per_node {
+        assert!(*d > 50, "{per_node:?}");
     }
+    assert_eq!(
+        delta_of("Handler_read_key"),
+        per_node.iter().sum::<u64>(),
+        "{per_node:?}"
+    );
     // The stored sweep and the manifest name every endpoint.
     let run = std::fs::read_dir(dir.path().join("results/spread"))
         .unwrap()

@@ -82,6 +82,10 @@ pub struct Sample {
     /// The rows this reading's SHOW GLOBAL STATUS returned, where its own cost is known
     /// (MariaDB: it counts itself in the next window; see `rows`).
     pub reading_rows: Option<u64>,
+    /// A target of several endpoints: each node's name and the rows its reading returned;
+    /// its own counters ("node2/Rows_sent") and the sums over the nodes carry every
+    /// node's reading.
+    pub node_rows: Vec<(String, u64)>,
 }
 
 /// What one MariaDB `SHOW GLOBAL STATUS` of `r` rows adds to the counters of the window
@@ -113,6 +117,23 @@ impl Sample {
     pub fn add_proc(&mut self, proc: &[(&'static str, u64)]) {
         for (name, v) in proc {
             self.values.push(("proc", name.to_string(), *v));
+        }
+    }
+
+    /// What this sample's own reading(s) added to status counter `name` in the window
+    /// after it: one reading of `r` rows, or for a target of several endpoints the reading
+    /// of the node a prefixed counter is of, or every node's for a sum over them.
+    fn own_cost(&self, name: &str, r: u64) -> u64 {
+        if self.node_rows.is_empty() {
+            return own_cost(name, r);
+        }
+        match name.split_once('/') {
+            Some((node, base)) => self
+                .node_rows
+                .iter()
+                .find(|(n, _)| n == node)
+                .map_or(0, |(_, r)| own_cost(base, *r)),
+            None => self.node_rows.iter().map(|(_, r)| own_cost(name, *r)).sum(),
         }
     }
 
@@ -157,7 +178,7 @@ pub fn rows(
             _ => continue,
         };
         let delta = match (before.reading_rows, *source) {
-            (Some(r), "status") => delta.saturating_sub(own_cost(name, r)),
+            (Some(r), "status") => delta.saturating_sub(before.own_cost(name, r)),
             _ => delta,
         };
         out.push(CostRow {
@@ -244,6 +265,43 @@ mod tests {
         // Where the reading's cost is not known (MySQL), the deltas stay as read.
         before.reading_rows = None;
         assert_eq!(rows("p", &before, &after, 10, 10)[0].delta, 1);
+    }
+
+    #[test]
+    fn each_nodes_reading_is_taken_off_its_own_counters_and_off_the_sums() {
+        // Two nodes; their readings returned 500 rows (node1) and 300 rows (node2).
+        let raw = |pairs: &[(&str, u64)]| Sample {
+            values: pairs
+                .iter()
+                .map(|(n, v)| ("status", n.to_string(), *v))
+                .collect(),
+            ..Default::default()
+        };
+        let mut before = raw(&[
+            ("Rows_sent", 2000),
+            ("node1/Rows_sent", 1200),
+            ("node2/Rows_sent", 800),
+            ("Select_scan", 20),
+        ]);
+        let after = raw(&[
+            ("Rows_sent", 2900),
+            ("node1/Rows_sent", 1750),
+            ("node2/Rows_sent", 1150),
+            ("Select_scan", 22),
+        ]);
+        before.reading_rows = Some(500);
+        before.node_rows = vec![("node1".into(), 500), ("node2".into(), 300)];
+        let r = rows("p", &before, &after, 10, 10);
+        let d: Vec<(&str, u64)> = r.iter().map(|r| (r.counter.as_str(), r.delta)).collect();
+        assert_eq!(
+            d,
+            [
+                ("Rows_sent", 100),
+                ("node1/Rows_sent", 50),
+                ("node2/Rows_sent", 50),
+                ("Select_scan", 0)
+            ]
+        );
     }
 
     fn status(pairs: &[(&str, u64)]) -> Sample {

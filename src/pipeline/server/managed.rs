@@ -30,6 +30,12 @@ pub struct ServerSpec {
     pub seed_datadir: Option<PathBuf>,
     /// Seconds to wait for the server to accept connections (0 = 60).
     pub startup_timeout_s: u64,
+    /// The system user the server runs as (`--user`), its directory made theirs; None runs
+    /// it as this process's user. A Galera node started by root needs one: its state
+    /// transfer's rsync daemon drops to an unprivileged user that must write the datadir.
+    pub user: Option<String>,
+    /// Start on an empty datadir that a cluster's state transfer fills (a joining node).
+    pub joiner: bool,
 }
 
 /// A running throwaway server. Dropping it stops the server and removes its directory.
@@ -100,9 +106,42 @@ pub(crate) fn free_port() -> anyhow::Result<u16> {
     Ok(l.local_addr()?.port())
 }
 
-fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() == 0 }
+}
+
+/// Makes `dir` (recursively) `user`'s, and lets them reach it: every directory above it that
+/// this process made for its runs (under the temp dir) gets the search bit for others.
+fn give_to(user: &str, dir: &Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let status = Command::new("chown")
+        .arg("-R")
+        .arg(format!("{user}:"))
+        .arg(dir)
+        .status()
+        .context("running chown")?;
+    if !status.success() {
+        bail!(
+            "could not give {} to the user {user} ({status}); the server runs as {user}",
+            dir.display()
+        );
+    }
+    let tmp = std::env::temp_dir();
+    let mut up = dir.parent();
+    while let Some(d) = up {
+        if !d.starts_with(&tmp) || d == tmp {
+            break;
+        }
+        if let Ok(m) = std::fs::metadata(d) {
+            let mode = m.permissions().mode();
+            if mode & 0o001 == 0 {
+                std::fs::set_permissions(d, std::fs::Permissions::from_mode(mode | 0o001))?;
+            }
+        }
+        up = d.parent();
+    }
+    Ok(())
 }
 
 /// What a log says about a failure: its error lines if it has any (they are often far from
@@ -254,6 +293,7 @@ impl ManagedServer {
         std::fs::create_dir_all(dir.join("tmp"))?;
         let mariadb = is_mariadb(server);
         match &spec.seed_datadir {
+            _ if spec.joiner => {}
             Some(seed) => copy_dir(seed, &data)?,
             None => initialise(spec, server, &data, dir, mariadb)?,
         }
@@ -283,6 +323,9 @@ impl ManagedServer {
         mariadb: bool,
     ) -> anyhow::Result<ManagedServer> {
         let log = dir.join("error.log");
+        if let Some(u) = &spec.user {
+            give_to(u, dir)?;
+        }
         let mut cmd = Command::new(server);
         match spec.mycnf {
             Some(_) => cmd.arg(format!("--defaults-file={}", dir.join("my.cnf").display())),
@@ -306,8 +349,14 @@ impl ManagedServer {
         if spec.max_connections > 0 {
             cmd.arg(format!("--max-connections={}", spec.max_connections));
         }
-        if is_root() {
-            cmd.arg("--user=root");
+        match &spec.user {
+            Some(u) => {
+                cmd.arg(format!("--user={u}"));
+            }
+            None if is_root() => {
+                cmd.arg("--user=root");
+            }
+            None => {}
         }
         if !mariadb {
             // MySQL 8+ would otherwise open the X protocol port on all interfaces.
@@ -416,9 +465,16 @@ impl ManagedServer {
         Some(ticks / hz)
     }
 
-    /// Stops and starts the server on the same datadir (cold caches).
+    /// Stops and starts the server on the same datadir (cold caches); a cluster's joining
+    /// node on an emptied one, which its state transfer fills again.
     pub fn restart(&mut self) -> anyhow::Result<()> {
         self.stop();
+        if self.spec.joiner {
+            let data = self.datadir();
+            std::fs::remove_dir_all(&data)
+                .with_context(|| format!("emptying {}", data.display()))?;
+            std::fs::create_dir_all(&data)?;
+        }
         let fresh = Self::launch(
             &self.spec,
             &self.binary,
@@ -536,7 +592,7 @@ fn initialise(
 
 /// A root connection over the server's socket with the synchronous client (these helpers run
 /// on plain threads and in `spawn_blocking`: no runtime needed for a few statements).
-fn root_conn(socket: &Path) -> anyhow::Result<crate::engine::wire::Conn> {
+pub(crate) fn root_conn(socket: &Path) -> anyhow::Result<crate::engine::wire::Conn> {
     let login = crate::engine::wire::Login {
         user: "root",
         password: "",

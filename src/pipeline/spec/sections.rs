@@ -116,6 +116,12 @@ impl SweepSpec {
                             ))
                         }
                     }
+                    if let Some(c) = &m.cluster {
+                        let max = crate::pipeline::server::cluster::MAX_NODES;
+                        if !(2..=max).contains(&c.nodes) {
+                            return Err(cx.err(s.span(), format!("server.cluster.nodes = {}: a cluster has 2 to {max} nodes on this host (one node is server = {{}})", c.nodes)));
+                        }
+                    }
                     if let Some(t) = &m.startup_timeout {
                         if parse_duration(t).is_none() {
                             return Err(cx.err(s.span(), format!("server.startup_timeout = '{t}': expected a duration such as \"120s\"")));

@@ -89,7 +89,8 @@ pub struct ProxySpec {
     pub target: String,
 }
 
-/// `server = { basedir = "…", restart = "per-point", startup_timeout = "120s", options = […] }`.
+/// `server = { basedir = "…", restart = "per-point", startup_timeout = "120s", options = […],
+/// cluster = { nodes = 3 } }`.
 #[derive(Debug, Clone, Default, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ManagedTarget {
@@ -102,6 +103,16 @@ pub struct ManagedTarget {
     /// Extra server command-line options, e.g. ["--innodb-buffer-pool-size=2G"].
     #[serde(default)]
     pub options: Vec<String>,
+    /// `cluster = { nodes = 3 }`: a Galera cluster of that many nodes instead of one server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<ClusterSpec>,
+}
+
+/// A managed Galera cluster's shape.
+#[derive(Debug, Clone, Default, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterSpec {
+    pub nodes: u32,
 }
 
 impl ManagedTarget {

@@ -80,6 +80,11 @@ pub trait Server: Send + Sync {
         None
     }
 
+    /// Every process it runs as (a cluster's nodes), for their /proc counters.
+    fn pids(&self) -> Vec<u32> {
+        self.pid().into_iter().collect()
+    }
+
     /// CPU seconds its process has used so far, where this machine can read them.
     fn cpu_seconds(&self) -> Option<f64> {
         None
@@ -187,21 +192,26 @@ impl Block {
         self.live.as_ref()?.pid()
     }
 
+    /// Every process of the server under test (a cluster's nodes), where sweepbench runs it.
+    pub fn server_pids(&self) -> Vec<u32> {
+        self.live.as_ref().map(|s| s.pids()).unwrap_or_default()
+    }
+
     /// The counters at the start of a window of point `p` (`cost::Reader::begin`): its
     /// profile starts too where the sweep asks for one.
     pub async fn window_start(
         &mut self,
         p: &crate::pipeline::plan::Point,
     ) -> Option<crate::pipeline::results::cost::Sample> {
-        let pid = self.server_pid();
-        self.costs.begin(pid, p).await
+        let pids = self.server_pids();
+        self.costs.begin(&pids, p).await
     }
 
     /// The server's counters now (status, and /proc for a managed server); None where
     /// neither can be read (a synthetic target, a server that refused the statement).
     pub async fn cost_sample(&mut self) -> Option<crate::pipeline::results::cost::Sample> {
-        let pid = self.server_pid();
-        self.costs.sample(pid).await
+        let pids = self.server_pids();
+        self.costs.sample(&pids).await
     }
 
     pub fn server_cpu_seconds(&self) -> Option<f64> {

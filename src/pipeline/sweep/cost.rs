@@ -25,15 +25,19 @@ pub struct Reader {
     pub profiler: Option<super::profile::Profiler>,
     /// What the profiler has to say (it could not start), for `keep` to say.
     note: Option<String>,
-    /// A target of several endpoints: the nodes after the first, each read on a connection
-    /// of its own, its counters kept as "<host:port>/<counter>".
+    /// A target of several endpoints: every node by the name its counters are kept under
+    /// ("<host:port>/<counter>"), the ones after the first each read on a connection of its
+    /// own.
     nodes: Vec<(String, Option<crate::engine::admin::Admin>)>,
+    /// The names the nodes are kept under, where they have names of their own (a managed
+    /// cluster's "node1", "node2", …: its ports change with every start).
+    pub node_names: Vec<String>,
 }
 
 impl Reader {
-    /// The counters now: the status counters where a connection works, the process's where
-    /// `pid` is ours to read; None when neither is.
-    pub async fn sample(&mut self, pid: Option<u32>) -> Option<Sample> {
+    /// The counters now: the status counters where a connection works, the processes' where
+    /// `pids` are ours to read (a cluster's nodes, summed); None when neither is.
+    pub async fn sample(&mut self, pids: &[u32]) -> Option<Sample> {
         let mut s = match self.status().await {
             Some(rows) => {
                 let mut s = Sample::from_status(rows.iter().map(|(n, v)| (n.as_str(), v.as_str())));
@@ -43,22 +47,29 @@ impl Reader {
             None => Sample::default(),
         };
         self.sample_nodes(&mut s).await;
-        if let Some(p) = pid.and_then(crate::usage::process_cost) {
-            s.add_proc(&p);
+        let mut proc: Vec<(&'static str, u64)> = Vec::new();
+        for p in pids.iter().filter_map(|p| crate::usage::process_cost(*p)) {
+            for (name, v) in p {
+                match proc.iter_mut().find(|(n, _)| *n == name) {
+                    Some((_, total)) => *total += v,
+                    None => proc.push((name, v)),
+                }
+            }
         }
+        s.add_proc(&proc);
         (!s.values.is_empty()).then_some(s)
     }
 
     /// The counters at the start of the window of `point_id`, and its profile started if it
     /// is one to profile.
-    pub async fn begin(&mut self, pid: Option<u32>, p: &Point) -> Option<Sample> {
+    pub async fn begin(&mut self, pids: &[u32], p: &Point) -> Option<Sample> {
         // perf reads the machine's threads and maps before it samples: on a loaded host
         // that has taken longer than a 2 s slice. The counters are read after the wait, so
         // it is in no window.
-        if self.start_profile(pid, p) {
+        if self.start_profile(pids.first().copied(), p) {
             self.profile_attached().await;
         }
-        self.sample(pid).await
+        self.sample(pids).await
     }
 
     /// Waits for a profile just started to have attached (`Profiler::attached`).
@@ -105,20 +116,40 @@ impl Reader {
         }
     }
 
-    /// The other nodes' counters, added to `s` under their node's name: a cluster's
-    /// conflicts and flow control happen on every node, not only the first.
+    /// A target of several endpoints: every node's counters kept under its name
+    /// ("node2/wsrep_local_cert_failures", or "127.0.0.1:3307/…"), and the unprefixed ones
+    /// made the sum over the nodes — the workload's transactions are spread over all of them,
+    /// so a counter per transaction is the cluster's, not the first node's share of it.
     async fn sample_nodes(&mut self, s: &mut Sample) {
         let Some(c) = &self.conn else {
             return;
         };
+        if c.more.is_empty() {
+            return;
+        }
         if self.nodes.is_empty() {
-            self.nodes = c
-                .more
-                .iter()
-                .map(|(h, p)| (format!("{h}:{p}"), None))
+            let first = std::iter::once((c.host.clone(), c.port));
+            self.nodes = first
+                .chain(c.more.iter().cloned())
+                .enumerate()
+                .map(|(i, (h, p))| {
+                    let name = self.node_names.get(i).cloned();
+                    (name.unwrap_or_else(|| format!("{h}:{p}")), None)
+                })
                 .collect();
         }
-        for (e, (name, admin)) in c.more.iter().zip(self.nodes.iter_mut()) {
+        let first: Vec<(&'static str, String, u64)> = s
+            .values
+            .iter()
+            .map(|(src, n, v)| (*src, format!("{}/{n}", self.nodes[0].0), *v))
+            .collect();
+        let mut prefixed = first;
+        let mut node_rows: Vec<(String, u64)> = s
+            .reading_rows
+            .map(|r| (self.nodes[0].0.clone(), r))
+            .into_iter()
+            .collect();
+        for (e, (name, admin)) in c.more.iter().zip(self.nodes.iter_mut().skip(1)) {
             if admin.is_none() {
                 *admin = crate::engine::admin::Admin::open_no_db(&c.only(e).conn_options())
                     .await
@@ -133,14 +164,21 @@ impl Reader {
                         rows.iter()
                             .map(|(k, v)| (k.as_str(), v.as_deref().unwrap_or_default())),
                     );
-                    s.values.extend(
-                        node.values
-                            .into_iter()
-                            .map(|(src, n, v)| (src, format!("{name}/{n}"), v)),
-                    );
+                    node_rows.push((name.clone(), rows.len() as u64));
+                    for (src, n, v) in node.values {
+                        match s.values.iter_mut().find(|(x, m, _)| *x == src && *m == n) {
+                            Some((_, _, total)) => *total += v,
+                            None => s.values.push((src, n.clone(), v)),
+                        }
+                        prefixed.push((src, format!("{name}/{n}"), v));
+                    }
                 }
                 Err(_) => *admin = None,
             }
+        }
+        s.values.extend(prefixed);
+        if s.reading_rows.is_some() {
+            s.node_rows = node_rows;
         }
     }
 

@@ -18,7 +18,7 @@ use crate::pipeline::spec::SweepSpec;
 const SERVER_OVERHEAD_MB: u64 = 200;
 
 /// Megabytes from a my.cnf size ("2G", "512M", "134217728").
-fn size_mb(v: &str) -> Option<u64> {
+pub(super) fn size_mb(v: &str) -> Option<u64> {
     let v = v.trim().trim_matches(|c| c == '\'' || c == '"');
     let (num, mult) = match v.chars().last()? {
         'k' | 'K' => (&v[..v.len() - 1], 1.0 / 1024.0),
@@ -33,7 +33,7 @@ fn size_mb(v: &str) -> Option<u64> {
         .map(|n| (n * mult).ceil() as u64)
 }
 
-fn available_mb() -> Option<u64> {
+pub(super) fn available_mb() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
@@ -46,13 +46,19 @@ pub(super) fn check_memory(spec: &SweepSpec, series: &[(String, String)]) -> any
     let mut need = 0;
     let mut parts = Vec::new();
     for (t, c) in series {
-        let managed = spec
+        let Some(nodes) = spec
             .targets
             .iter()
-            .any(|x| &x.name == t && x.kind.is_managed());
-        if !managed {
+            .find(|x| &x.name == t)
+            .and_then(|x| match &x.kind {
+                crate::pipeline::spec::target::TargetKind::Managed(m) => {
+                    Some(m.cluster.as_ref().map_or(1, |c| c.nodes as u64))
+                }
+                _ => None,
+            })
+        else {
             continue;
-        }
+        };
         let pool = spec
             .configs
             .iter()
@@ -60,8 +66,12 @@ pub(super) fn check_memory(spec: &SweepSpec, series: &[(String, String)]) -> any
             .and_then(|x| x.vars.iter().find(|(k, _)| k == "innodb_buffer_pool_size"))
             .and_then(|(_, v)| size_mb(v))
             .unwrap_or(128);
-        need += pool + SERVER_OVERHEAD_MB;
-        parts.push(format!("{t}/{c} {pool} MiB"));
+        need += nodes * (pool + SERVER_OVERHEAD_MB);
+        parts.push(if nodes > 1 {
+            format!("{t}/{c} {nodes} × {pool} MiB")
+        } else {
+            format!("{t}/{c} {pool} MiB")
+        });
     }
     let Some(free) = available_mb() else {
         return Ok(());

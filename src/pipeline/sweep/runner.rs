@@ -379,7 +379,7 @@ async fn run_one(
     }
     let mut window = Bracket::open_counting_later(Some(b));
     // The counters' reader leaves the block while `how` holds it, and comes back after.
-    let (mut costs, pid) = (std::mem::take(&mut b.costs), b.server_pid());
+    let (mut costs, pids) = (std::mem::take(&mut b.costs), b.server_pids());
     let Some(mut how) = Measure::of(spec, p, b) else {
         rec.error = "no connection to measure on".into();
         b.costs = costs;
@@ -400,14 +400,14 @@ async fn run_one(
     // none: the reading is given up when the measurement ends.
     costs.ready().await;
     // perf attached before the workers start: the window follows their warmup.
-    if costs.start_profile(pid, p) {
+    if costs.start_profile(pids.first().copied(), p) {
         costs.profile_attached().await;
     }
     let (measured, cost0) = {
         let window_start = async {
             workers_started.await.ok()?;
             tokio::time::sleep(std::time::Duration::from_secs(warmup)).await;
-            costs.sample(pid).await
+            costs.sample(&pids).await
         };
         let measuring = how.run(spec, p, Window::Point, rec, at, &mut obs);
         tokio::pin!(window_start, measuring);

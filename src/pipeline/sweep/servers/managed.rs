@@ -14,6 +14,8 @@ use crate::pipeline::sweep::MARGIN;
 use anyhow::Context;
 use futures::future::BoxFuture;
 
+use super::cluster::{self, GoldenOf};
+
 /// Server variables that live in the datadir's format: a config that sets one cannot start
 /// from another config's datadir and gets a fresh one.
 const DATADIR_VARS: &[&str] = &[
@@ -103,6 +105,9 @@ pub(super) fn preflight(spec: &SweepSpec, target: &str, m: &ManagedTarget) -> Ve
     let mut all = vec![binary_finding(target, m)];
     all.extend(engine_finding(target, m, spec.engine_of(target)));
     all.extend(ineffective_findings(spec, target, None));
+    if let Some(c) = &m.cluster {
+        all.extend(cluster::preflight(spec, target, m, c.nodes));
+    }
     all
 }
 
@@ -179,7 +184,7 @@ fn binary_finding(target: &str, m: &ManagedTarget) -> Finding {
     }
 }
 
-fn managed_conn(port: u16) -> ConnInfo {
+pub(super) fn managed_conn(port: u16) -> ConnInfo {
     ConnInfo {
         user: "root".into(),
         password: None,
@@ -193,7 +198,7 @@ fn managed_conn(port: u16) -> ConnInfo {
     }
 }
 
-async fn start(spec: ServerSpec) -> anyhow::Result<ManagedServer> {
+pub(super) async fn start(spec: ServerSpec) -> anyhow::Result<ManagedServer> {
     tokio::task::spawn_blocking(move || {
         let s = ManagedServer::start(&spec)?;
         managed::exec_root(&s, &["CREATE DATABASE IF NOT EXISTS sbtest"])?;
@@ -249,7 +254,30 @@ pub(super) async fn open(
             .as_deref()
             .and_then(parse_duration)
             .unwrap_or(0),
+        ..Default::default()
     };
+    if let Some(cl) = &m.cluster {
+        let golden = if own_datadir {
+            format!("golden-{}", key.replace('/', "__"))
+        } else {
+            format!("golden-{target}")
+        };
+        let golden = (!own_datadir)
+            .then(|| st.golden.get(target).cloned())
+            .flatten()
+            .map_or(GoldenOf::Make(st.work.path().join(golden)), GoldenOf::Have);
+        return cluster::open(
+            spec,
+            (target, key),
+            cl.nodes,
+            server_spec,
+            golden,
+            &cnf,
+            st,
+            ev,
+        )
+        .await;
+    }
     let seeded = server_spec.seed_datadir.is_some();
     let mut server = start(server_spec.clone())
         .await

@@ -1,8 +1,10 @@
-//! The kinds of target a block measures — external, managed, synthetic, each in its own file
-//! with how it opens, closes, restarts and is checked before a run — and a proxy in front of
+//! The kinds of target a block measures — external, managed (one server, or a Galera cluster:
+//! cluster.rs), synthetic, each in its own file with how it opens, closes, restarts and is
+//! checked before a run — and a proxy in front of
 //! any of them. The one place a target's kind is matched: a new kind is its file, its arm
 //! here and its entry in spec/target.rs.
 
+mod cluster;
 mod external;
 mod managed;
 mod proxy;

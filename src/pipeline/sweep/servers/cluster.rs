@@ -1,0 +1,274 @@
+//! A managed target that is a Galera cluster (`server = { cluster = { nodes = 3 } }`): its
+//! data prepared once on a single server before any cluster forms (so the ids are 1..N, as
+//! the workload reads them, not Galera's 1, 4, 7, …), every config's cluster bootstrapped
+//! from that datadir and joined by state transfer; the block's connections spread over the
+//! nodes, each node's counters kept under its name.
+
+use super::managed::{managed_conn, start};
+use super::record_server;
+use crate::pipeline::events::Events;
+use crate::pipeline::preflight::{Finding, Severity};
+use crate::pipeline::server::cluster::{self as galera, ManagedCluster};
+use crate::pipeline::server::{managed, ServerSpec};
+use crate::pipeline::spec::target::ManagedTarget;
+use crate::pipeline::spec::SweepSpec;
+use crate::pipeline::sweep::block::{Block, RunState, Server};
+use anyhow::Context;
+use futures::future::BoxFuture;
+use std::path::PathBuf;
+
+/// The datadir a cluster's first node starts from: kept from an earlier config, or to be
+/// made (prepared on a single server) at this path.
+pub(super) enum GoldenOf {
+    Have(PathBuf),
+    Make(PathBuf),
+}
+
+impl Server for ManagedCluster {
+    fn pid(&self) -> Option<u32> {
+        self.nodes().first()?.pid()
+    }
+
+    fn pids(&self) -> Vec<u32> {
+        self.nodes().iter().filter_map(|n| n.pid()).collect()
+    }
+
+    fn cpu_seconds(&self) -> Option<f64> {
+        ManagedCluster::cpu_seconds(self)
+    }
+
+    fn running(&mut self) -> bool {
+        self.is_running()
+    }
+
+    fn log_tail(&self) -> String {
+        let i = self
+            .nodes()
+            .iter()
+            .position(|n| n.pid().is_none())
+            .unwrap_or(0);
+        format!(
+            "node {}: {}",
+            i + 1,
+            managed::log_tail(&self.nodes()[i].error_log(), 8)
+        )
+    }
+
+    fn restart(self: Box<Self>) -> BoxFuture<'static, (Box<dyn Server>, anyhow::Result<()>)> {
+        Box::pin(async move {
+            let mut c = self;
+            match tokio::task::spawn_blocking(move || {
+                let r = ManagedCluster::restart(&mut c);
+                (c, r)
+            })
+            .await
+            {
+                Ok((c, r)) => (c as Box<dyn Server>, r),
+                Err(e) => (
+                    Box::new(Lost) as Box<dyn Server>,
+                    Err(anyhow::anyhow!("restarting the cluster: {e}")),
+                ),
+            }
+        })
+    }
+
+    fn close(self: Box<Self>) -> BoxFuture<'static, anyhow::Result<()>> {
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || drop(self)).await?;
+            Ok(())
+        })
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// A cluster lost in a failed restart.
+struct Lost;
+
+impl Server for Lost {
+    fn running(&mut self) -> bool {
+        false
+    }
+
+    fn restart(self: Box<Self>) -> BoxFuture<'static, (Box<dyn Server>, anyhow::Result<()>)> {
+        Box::pin(async move {
+            let e = anyhow::anyhow!("the cluster was lost in an earlier restart");
+            (self as Box<dyn Server>, Err(e))
+        })
+    }
+
+    fn close(self: Box<Self>) -> BoxFuture<'static, anyhow::Result<()>> {
+        Box::pin(async { Ok(()) })
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// What can be checked before a cluster starts: Galera's provider, rsync (the state
+/// transfer), the user its nodes run as, and whether the host holds that many servers.
+pub(super) fn preflight(
+    spec: &SweepSpec,
+    target: &str,
+    m: &ManagedTarget,
+    nodes: u32,
+) -> Vec<Finding> {
+    let finding = |severity, message: String| Finding {
+        target: target.to_string(),
+        severity,
+        check: "cluster",
+        message,
+        max_threads: None,
+    };
+    let mut all = Vec::new();
+    match galera::provider(m.basedir.as_deref()) {
+        Some(p) => all.push(finding(
+            Severity::Info,
+            format!(
+                "a Galera cluster of {nodes} nodes on 127.0.0.1 ({}), joined by rsync state transfer",
+                p.display()
+            ),
+        )),
+        None => all.push(finding(
+            Severity::Blocking,
+            "a managed cluster needs Galera's provider (lib/galera/libgalera_smm.so) and there is none: apt-get install galera-4".into(),
+        )),
+    }
+    let dirs = managed::search_dirs(None);
+    for (what, names) in [
+        ("rsync", &["rsync"][..]),
+        ("wsrep_sst_rsync", &["wsrep_sst_rsync"][..]),
+    ] {
+        if managed::find_in(&dirs, names).is_none() {
+            all.push(finding(
+                Severity::Blocking,
+                format!("a joining node's state transfer runs {what}, which is not on PATH: apt-get install rsync mariadb-server"),
+            ));
+        }
+    }
+    if let Err(e) = galera::node_user() {
+        all.push(finding(Severity::Blocking, format!("{e:#}")));
+    }
+    all.extend(memory_finding(spec, target, nodes));
+    all
+}
+
+/// A cluster whose nodes' buffer pools would not fit in the memory available.
+fn memory_finding(spec: &SweepSpec, target: &str, nodes: u32) -> Option<Finding> {
+    use crate::pipeline::sweep::paired_setup::{available_mb, size_mb};
+    let pool = spec
+        .configs
+        .iter()
+        .filter_map(|c| {
+            let v = c
+                .vars
+                .iter()
+                .find(|(k, _)| k == "innodb_buffer_pool_size")?;
+            size_mb(&v.1)
+        })
+        .max()
+        .unwrap_or(galera::DEFAULT_POOL_MB);
+    let need = nodes as u64 * (pool + galera::NODE_OVERHEAD_MB);
+    let free = available_mb()?;
+    (need > free * 8 / 10).then(|| Finding {
+        target: target.to_string(),
+        severity: Severity::Blocking,
+        check: "cluster",
+        message: format!(
+            "a cluster of {nodes} nodes needs about {need} MiB ({nodes} × a {pool} MiB buffer pool and {} MiB more each) of the {free} MiB this host has available: give fewer nodes or a smaller innodb_buffer_pool_size",
+            galera::NODE_OVERHEAD_MB
+        ),
+        max_threads: None,
+    })
+}
+
+/// The block of `target` × a config on a cluster of `nodes` nodes.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn open(
+    spec: &SweepSpec,
+    (target, key): (&str, String),
+    nodes: u32,
+    server_spec: ServerSpec,
+    golden: GoldenOf,
+    cnf: &str,
+    st: &mut RunState,
+    ev: &dyn Events,
+) -> anyhow::Result<Block> {
+    let seed = match golden {
+        GoldenOf::Have(g) => g,
+        GoldenOf::Make(g) => {
+            let made = prepare_golden(spec, (target, &key), server_spec.clone(), g, ev).await?;
+            if made.ends_with(format!("golden-{target}")) {
+                st.golden.insert(target.to_string(), made.clone());
+            }
+            made
+        }
+    };
+    ev.note(&format!(
+        "starting a Galera cluster of {nodes} nodes for {key}"
+    ));
+    let base = ServerSpec {
+        seed_datadir: Some(seed),
+        ..server_spec
+    };
+    let cluster = tokio::task::spawn_blocking(move || ManagedCluster::start(&base, nodes))
+        .await?
+        .with_context(|| format!("starting the cluster for {key}"))?;
+    let ports: Vec<u16> = cluster.nodes().iter().map(|n| n.port()).collect();
+    let mut c = managed_conn(ports[0]);
+    c.more = ports[1..]
+        .iter()
+        .map(|p| ("127.0.0.1".to_string(), *p))
+        .collect();
+    let version = cluster.nodes()[0].version().to_string();
+    record_server(st, &key, &c, Some(cnf)).await?;
+    let restart_per_point = spec
+        .targets
+        .iter()
+        .find(|t| t.name == target)
+        .is_some_and(|t| matches!(&t.kind, crate::pipeline::spec::target::TargetKind::Managed(m) if m.restart_per_point()));
+    let mut b = Block {
+        key,
+        conn: Some(c),
+        version,
+        error: None,
+        restart_per_point,
+        proxy: None,
+        costs: Default::default(),
+        live: Some(Box::new(cluster)),
+    };
+    b.costs.node_names = (1..=nodes).map(|i| format!("node{i}")).collect();
+    Ok(b)
+}
+
+/// The cluster's data, prepared on a single server of the same spec (no Galera yet: its
+/// auto_increment_increment is 1), stopped cleanly and copied to `golden`.
+async fn prepare_golden(
+    spec: &SweepSpec,
+    (target, key): (&str, &str),
+    server_spec: ServerSpec,
+    golden: PathBuf,
+    ev: &dyn Events,
+) -> anyhow::Result<PathBuf> {
+    let server = start(server_spec)
+        .await
+        .with_context(|| format!("starting a single server to prepare {key}'s data"))?;
+    ev.note(&format!(
+        "preparing data for {key} on a single server ({}) before the cluster forms: ids 1..table_size, as the workload reads them",
+        server.version()
+    ));
+    let c = managed_conn(server.port());
+    crate::pipeline::sweep::ensure_data(spec, &c, (target, key), ev)
+        .await
+        .context("preparing data")?;
+    tokio::task::spawn_blocking(move || -> anyhow::Result<PathBuf> {
+        let mut s = server;
+        s.stop();
+        managed::copy_dir(&s.datadir(), &golden)?;
+        Ok(golden)
+    })
+    .await?
+}
