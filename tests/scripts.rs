@@ -353,7 +353,21 @@ fn unpack_mysql_says_why_it_cannot_read_the_index() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(
-        String::from_utf8_lossy(&o.stderr).contains("unpack-mysql.sh: no MySQL server in"),
+        String::from_utf8_lossy(&o.stderr).contains("unpack-mysql.sh: no mysql-server-core in"),
+        "{}",
+        text(&o)
+    );
+    // The router, the same way: the one package it looked for named.
+    let o = Command::new(script("unpack-mysql.sh"))
+        .arg("router")
+        .arg(&cache)
+        .env("DEBIAN_MIRROR", format!("file://{}", m.display()))
+        .env("TMPDIR", &tmp)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("unpack-mysql.sh: no mysql-router in"),
         "{}",
         text(&o)
     );

@@ -3,6 +3,7 @@
 //! looks, the gate, compare, history, the report — on models with a known truth.
 
 mod common;
+use common::sweeps::{run_sweep, sweep_file};
 use common::{run_in, text};
 use std::path::{Path, PathBuf};
 use sweepbench::pipeline::results::{load_points, PointStatus};
@@ -481,4 +482,42 @@ fn the_readme_synthetic_upgrade_is_regressed_at_every_thread_count() {
         );
     }
     assert!(said.contains("regressed at 12/12 points"), "{said}");
+}
+
+/// `chain = true`: each series is answered against the one before it (a version chain's
+/// steps), besides the baseline's answers: a 20 % faster step is improved at every point, a
+/// step that changes nothing is never called a change.
+#[test]
+fn a_chain_is_answered_step_by_step() {
+    let body = "name = \"chain\"\nchain = true\n[run]\nworkloads = [\"oltp_read_only\"]\nthreads = [1, 4]\nduration = \"5s\"\nrepeats = 3\ndesign = \"sequential\"\n[[targets]]\nname = \"a\"\nsynthetic = { seed = 7, lambda = 400, noise = 0.02, vary_by_run = true }\n[[targets]]\nname = \"b\"\nsynthetic = { seed = 8, lambda = 480, noise = 0.02, vary_by_run = true }\n[[targets]]\nname = \"c\"\nsynthetic = { seed = 9, lambda = 480, noise = 0.02, vary_by_run = true }\n";
+    let dir = tempfile::tempdir().unwrap();
+    let f = sweep_file(dir.path(), "chain", body);
+    let out = run_sweep(&f, &dir.path().join("results"), &[]);
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("  step a/default → b/default: improved at 2/2 points"),
+        "{said}"
+    );
+    let step2 = said
+        .lines()
+        .find(|l| l.contains("step b/default → c/default: "))
+        .unwrap_or_else(|| panic!("no second step:\n{said}"));
+    assert!(
+        !step2.contains("improved") && !step2.contains("regressed"),
+        "{step2}"
+    );
+    // The report opens with the steps.
+    let run = std::fs::read_dir(dir.path().join("results/chain"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.join("report.md").is_file())
+        .unwrap();
+    let md = std::fs::read_to_string(run.join("report.md")).unwrap();
+    let first = md
+        .find("step a/default → b/default")
+        .expect("steps in report.md");
+    let against = md.find("c/default vs a/default").unwrap_or(usize::MAX);
+    assert!(first < against, "{md}");
 }

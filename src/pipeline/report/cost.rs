@@ -373,11 +373,14 @@ fn whys(m: &ReportModel, g: &Groups<'_>, costs: &HashMap<String, PerTxn>) -> Vec
                         .collect()
                 };
                 let (compared, moved) = moved(&sides(base), &sides(cand), paired);
-                let line = if moved.is_empty() {
+                let mut line = if moved.is_empty() {
                     format!("no counter of {compared} moved beyond its noise")
                 } else {
                     moved.iter().map(Moved::text).collect::<Vec<_>>().join("; ")
                 };
+                if let Some(proxy) = through_proxy(m, &m.baseline, &m.series[i]) {
+                    line = format!("reached through {proxy}: the change is the proxy's (see Proxy cost), and the server's counters per transaction are context, not its cause: {line}");
+                }
                 whys.push(Why {
                     series: m.series[i].clone(),
                     workload: sec.workload.clone(),
@@ -393,6 +396,17 @@ fn whys(m: &ReportModel, g: &Groups<'_>, costs: &HashMap<String, PerTxn>) -> Vec
         }
     }
     whys
+}
+
+/// The proxy target when one of two series reaches the other's server through it (a managed
+/// proxy, or `same_server_as`), from the report's proxy pairs.
+fn through_proxy(m: &ReportModel, a: &str, b: &str) -> Option<String> {
+    let target = |s: &str| s.split('/').next().unwrap_or(s).to_string();
+    let (a, b) = (target(a), target(b));
+    m.proxy_cost
+        .iter()
+        .find(|r| (r.proxy == b && r.direct == a) || (r.proxy == a && r.direct == b))
+        .map(|r| r.proxy.clone())
 }
 
 /// The counter prefixes of an engine only one of two series' tables use (`Innodb_` when one

@@ -65,6 +65,10 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
         ));
     let toml = std::fs::read_to_string(run.join("sweep.toml")).unwrap_or_default();
     m.proxy_cost = super::proxy::rows(&points, &super::proxy::pairs(&toml));
+    if super::steps::asked(&toml) {
+        m.steps = super::steps::lines(&m);
+        m.headlines.splice(0..0, m.steps.clone());
+    }
     m.gate = crate::pipeline::results::load_gate(run);
     super::cost::add(&mut m, &points, &crate::pipeline::results::cost::load(run)?);
     super::profile::attach(run, &mut m, &points);

@@ -10,6 +10,7 @@ mod model;
 pub mod profile;
 pub mod proxy;
 pub mod render;
+mod steps;
 mod tables;
 pub mod winners;
 
@@ -310,6 +311,7 @@ impl ReportModel {
             winners_method: winners::METHOD,
             efficiency: Vec::new(),
             why: Vec::new(),
+            steps: Vec::new(),
             cost_method: cost::METHOD,
             profiles: None,
             starved_share: String::new(),

@@ -177,6 +177,8 @@ pub struct ReportModel {
     /// change the counters that moved with it.
     pub efficiency: Vec<cost::EffSection>,
     pub why: Vec<cost::Why>,
+    /// A chain's answer step by step (`steps`): also the first of `headlines`.
+    pub steps: Vec<String>,
     pub cost_method: &'static str,
     /// On-CPU flame graphs where the sweep took them (`[run] profile = "perf"`).
     pub profiles: Option<super::profile::Profiles>,

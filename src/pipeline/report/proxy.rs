@@ -22,7 +22,8 @@ pub struct ProxyCostRow {
     pub p95_added_ms: f64,
 }
 
-/// Which targets are proxies, and of which target, from the run's sweep.toml (leniently).
+/// Which targets are proxies, and of which target, from the run's sweep.toml (leniently):
+/// `proxy = { target = … }`, or a url target's `same_server_as`.
 pub fn pairs(sweep_toml: &str) -> Vec<(String, String)> {
     let v: toml::Value =
         toml::from_str(sweep_toml).unwrap_or(toml::Value::Table(Default::default()));
@@ -32,7 +33,11 @@ pub fn pairs(sweep_toml: &str) -> Vec<(String, String)> {
             ts.iter()
                 .filter_map(|t| {
                     let name = t.get("name")?.as_str()?;
-                    let of = t.get("proxy")?.get("target")?.as_str()?;
+                    // A managed proxy, or a url the user says reaches the same server.
+                    let of = match t.get("proxy") {
+                        Some(p) => p.get("target")?.as_str()?,
+                        None => t.get("same_server_as")?.as_str()?,
+                    };
                     Some((name.to_string(), of.to_string()))
                 })
                 .collect()

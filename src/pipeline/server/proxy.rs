@@ -1,24 +1,45 @@
-//! A managed proxy: HAProxy in TCP mode on 127.0.0.1 and a free port, in front of one server,
-//! its configuration and log in the run's work directory, started as a watched child (it
-//! dies with this process) and stopped when dropped.
+//! A managed proxy in front of one server, on 127.0.0.1 and a free port: HAProxy in TCP mode,
+//! or MySQL Router with a static route (`router`). Its configuration and log live in the
+//! run's work directory; it is started as a watched child (it dies with this process) and
+//! stopped when dropped.
 
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+pub use super::router::{RouterOptions, RouterTls};
 /// Where the proxy forwards to: where the server's own connections would go.
 pub use crate::engine::db::Endpoint as Backend;
 
-pub struct Haproxy {
+/// Which proxy, and what only that kind takes.
+#[derive(Debug, Clone)]
+pub enum ProxyKind {
+    Haproxy,
+    Router(RouterOptions),
+}
+
+impl ProxyKind {
+    /// The proxy's name, as its messages say it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ProxyKind::Haproxy => "haproxy",
+            ProxyKind::Router(_) => "mysqlrouter",
+        }
+    }
+}
+
+pub struct Proxy {
     child: Child,
     pub port: u16,
-    cfg: PathBuf,
+    bin: PathBuf,
+    args: Vec<String>,
     log: PathBuf,
+    name: &'static str,
 }
 
 /// The haproxy binary: where a server binary would be looked for (PATH, then /usr/sbin …).
-fn binary() -> anyhow::Result<PathBuf> {
+fn haproxy_binary() -> anyhow::Result<PathBuf> {
     let dirs = super::managed::search_dirs(None);
     super::managed::find_in(&dirs, &["haproxy"]).ok_or_else(|| {
             anyhow::anyhow!(
@@ -27,14 +48,11 @@ fn binary() -> anyhow::Result<PathBuf> {
         })
 }
 
-/// HAProxy on `cfg`, its output to `log`; -db keeps it in the foreground, not a daemon, so
-/// it is our child and dies with us.
-fn spawn(cfg: &Path, log: std::fs::File) -> anyhow::Result<Child> {
-    let bin = binary()?;
-    let mut cmd = Command::new(&bin);
-    cmd.arg("-db")
-        .arg("-f")
-        .arg(cfg)
+/// The proxy on its configuration, its output to `log`; in the foreground (haproxy's -db;
+/// mysqlrouter's default), not a daemon, so it is our child and dies with us.
+fn spawn(bin: &Path, args: &[String], log: std::fs::File) -> anyhow::Result<Child> {
+    let mut cmd = Command::new(bin);
+    cmd.args(args)
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log);
@@ -42,8 +60,8 @@ fn spawn(cfg: &Path, log: std::fs::File) -> anyhow::Result<Child> {
         .map_err(|e| anyhow::anyhow!("starting {}: {e}", bin.display()))
 }
 
-/// The configuration: one TCP listener, one server, timeouts long enough for any point.
-fn config(port: u16, backend: &Backend, maxconn: u32) -> String {
+/// HAProxy's configuration: one TCP listener, one server, timeouts long enough for any point.
+fn haproxy_config(port: u16, backend: &Backend, maxconn: u32) -> String {
     let server = match backend {
         Backend::Tcp(h, p) => format!("{h}:{p}"),
         Backend::Socket(s) => s.clone(),
@@ -53,24 +71,43 @@ fn config(port: u16, backend: &Backend, maxconn: u32) -> String {
     )
 }
 
-impl Haproxy {
-    /// Starts HAProxy in `dir` in front of `backend`, for up to `connections` clients, and
-    /// waits until it accepts connections (10 s at most).
-    pub fn start(dir: &Path, backend: &Backend, connections: u32) -> anyhow::Result<Haproxy> {
+impl Proxy {
+    /// Starts the proxy of `kind` in `dir` in front of `backend`, taking up to `limit`
+    /// client connections, and waits until it accepts connections (10 s at most).
+    pub fn start(
+        dir: &Path,
+        kind: &ProxyKind,
+        backend: &Backend,
+        limit: u32,
+    ) -> anyhow::Result<Proxy> {
         std::fs::create_dir_all(dir)?;
         let port = super::managed::free_port()?;
-        let cfg = dir.join("haproxy.cfg");
-        std::fs::write(&cfg, config(port, backend, connections.max(16) + 16))?;
-        let log = dir.join("haproxy.log");
-        let child = spawn(&cfg, std::fs::File::create(&log)?)?;
-        let mut p = Haproxy {
+        let (bin, args) = match kind {
+            ProxyKind::Haproxy => {
+                let cfg = dir.join("haproxy.cfg");
+                std::fs::write(&cfg, haproxy_config(port, backend, limit))?;
+                let args = vec!["-db".into(), "-f".into(), cfg.display().to_string()];
+                (haproxy_binary()?, args)
+            }
+            ProxyKind::Router(o) => super::router::prepare(dir, o, port, backend, limit)?,
+        };
+        let log = dir.join(format!("{}.log", kind.name()));
+        let child = spawn(&bin, &args, std::fs::File::create(&log)?)?;
+        let mut p = Proxy {
             child,
             port,
-            cfg,
+            bin,
+            args,
             log,
+            name: kind.name(),
         };
         p.wait_listening("at start")?;
         Ok(p)
+    }
+
+    /// Its name ("haproxy", "mysqlrouter").
+    pub fn name(&self) -> &'static str {
+        self.name
     }
 
     /// Starts it again after it died, on the same port and configuration (its clients' address
@@ -79,17 +116,18 @@ impl Haproxy {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let log = std::fs::OpenOptions::new().append(true).open(&self.log)?;
-        self.child = spawn(&self.cfg, log)?;
+        self.child = spawn(&self.bin, &self.args, log)?;
         self.wait_listening("at its restart")
     }
 
     fn wait_listening(&mut self, when: &str) -> anyhow::Result<()> {
         let port = self.port;
+        let name = self.name;
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             if let Some(st) = self.exited() {
                 anyhow::bail!(
-                    "haproxy exited {when} ({st}); {} ends with:\n{}",
+                    "{name} exited {when} ({st}); {} ends with:\n{}",
                     self.log.display(),
                     super::managed::log_tail(&self.log, 10)
                 );
@@ -99,7 +137,7 @@ impl Haproxy {
             }
             if Instant::now() > deadline {
                 anyhow::bail!(
-                    "haproxy did not listen on 127.0.0.1:{port} within 10 s {when}; {} ends with:\n{}",
+                    "{name} did not listen on 127.0.0.1:{port} within 10 s {when}; {} ends with:\n{}",
                     self.log.display(),
                     super::managed::log_tail(&self.log, 10)
                 );
@@ -126,7 +164,7 @@ impl Haproxy {
     }
 }
 
-impl Drop for Haproxy {
+impl Drop for Proxy {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
@@ -139,14 +177,14 @@ mod tests {
 
     #[test]
     fn the_configuration_listens_on_loopback_only_and_forwards_to_one_server() {
-        let c = config(4000, &Backend::Tcp("127.0.0.1".into(), 3307), 100);
+        let c = haproxy_config(4000, &Backend::Tcp("127.0.0.1".into(), 3307), 100);
         assert!(c.contains("\n  bind 127.0.0.1:4000\n"), "{c}");
         assert!(
             c.contains("\n  server db 127.0.0.1:3307 maxconn 100\n"),
             "{c}"
         );
         assert!(c.contains("\n  mode tcp\n"), "{c}");
-        let s = config(4000, &Backend::Socket("/tmp/x/sock".into()), 10);
+        let s = haproxy_config(4000, &Backend::Socket("/tmp/x/sock".into()), 10);
         assert!(s.contains("\n  server db /tmp/x/sock maxconn 10\n"), "{s}");
     }
 }

@@ -14,6 +14,9 @@ pub struct RawSweep {
     pub description: Option<String>,
     #[serde(default)]
     pub baseline: Option<Spanned<String>>,
+    /// `chain = true`: the report also answers each series against the one before it (a
+    /// version chain's steps), besides every series against the baseline.
+    pub chain: Option<bool>,
     /// A pinned control series (a baseline whose ratio the other series are followed by,
     /// run over run): spec/mod.rs `baseline`.
     #[serde(default)]
@@ -141,6 +144,9 @@ pub struct RawTarget {
     pub ssl_cipher: Option<Spanned<String>>,
     /// The storage engine of this target's tables, instead of `[data] storage_engine`.
     pub storage_engine: Option<Spanned<String>>,
+    /// `same_server_as = "direct"`: this url target reaches the same server as that one,
+    /// through a proxy the user runs (its cost is the proxy's, not the server's).
+    pub same_server_as: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

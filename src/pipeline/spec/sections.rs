@@ -45,8 +45,28 @@ impl SweepSpec {
                                 format!("proxy: {}", unknown_field_hint(e.message())),
                             )
                         })?;
-                if spec.kind != "haproxy" {
-                    return Err(cx.err(p.span(), format!("proxy.kind = '{}': expected \"haproxy\" (ProxySQL is not supported: sweepbench cannot start or test it here; give a running ProxySQL as a url target)", spec.kind)));
+                if spec.kind != "haproxy" && spec.kind != "mysqlrouter" {
+                    return Err(cx.err(p.span(), format!("proxy.kind = '{}': expected \"haproxy\" or \"mysqlrouter\" (ProxySQL is not supported: sweepbench cannot start or test it here; give a running ProxySQL as a url target)", spec.kind)));
+                }
+                if spec.kind == "haproxy"
+                    && (spec.tls.is_some()
+                        || spec.connection_sharing.is_some()
+                        || spec.binary.is_some())
+                {
+                    return Err(cx.err(p.span(), "proxy: tls, connection_sharing and binary are mysqlrouter's (HAProxy in TCP mode passes everything through)".to_string()));
+                }
+                if let Some(t) = &spec.tls {
+                    if crate::pipeline::server::proxy::RouterTls::parse(t).is_none() {
+                        return Err(cx.err(p.span(), format!("proxy.tls = '{t}': expected \"passthrough\", \"end\" or \"disabled\"")));
+                    }
+                }
+                if spec.connection_sharing == Some(true)
+                    && spec.tls.as_deref().is_none_or(|t| t == "passthrough")
+                {
+                    return Err(cx.err(p.span(), "proxy.connection_sharing needs the router to read the protocol: set tls = \"end\" or \"disabled\"".to_string()));
+                }
+                if spec.max_connections == Some(0) {
+                    return Err(cx.err(p.span(), "proxy.max_connections = 0: give the limit the proxy takes, or leave it out to size it to the sweep".to_string()));
                 }
                 if t.url.is_some()
                     || t.socket.is_some()
@@ -176,7 +196,41 @@ impl SweepSpec {
             }
             targets[i].proxy = Some(spec);
         }
+        Self::check_same_server(cx, raw, &targets)?;
         Ok(targets)
+    }
+
+    /// `same_server_as` names another external target of the sweep, from an external one:
+    /// two urls that reach one server (one of them through a proxy the user runs).
+    fn check_same_server(
+        cx: &Ctx<'_>,
+        raw: &raw::RawSweep,
+        targets: &[Target],
+    ) -> Result<(), SpecError> {
+        let external = |n: &str| {
+            targets
+                .iter()
+                .find(|t| t.name == n)
+                .is_some_and(|t| t.proxy.is_none() && matches!(t.kind, TargetKind::External(_)))
+        };
+        for t in &raw.targets {
+            let Some(of) = &t.same_server_as else {
+                continue;
+            };
+            let me = t.name.get_ref();
+            if !external(me) {
+                return Err(cx.err(of.span(), format!("target '{me}': same_server_as is for a url or socket target that reaches another's server through a proxy you run; a managed proxy is proxy = {{ kind = …, target = … }}")));
+            }
+            if of.get_ref() == me || !external(of.get_ref()) {
+                let names: Vec<&str> = targets
+                    .iter()
+                    .filter(|x| &x.name != me && external(&x.name))
+                    .map(|x| x.name.as_str())
+                    .collect();
+                return Err(cx.err(of.span(), format!("same_server_as = '{}': expected another url or socket target of this sweep (targets: {})", of.get_ref(), names.join(", "))));
+            }
+        }
+        Ok(())
     }
 
     /// A target's own `storage_engine`, checked as `[data]`'s is (a name spliced into CREATE

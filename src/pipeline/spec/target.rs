@@ -79,14 +79,47 @@ impl TargetKind {
     }
 }
 
-/// `proxy = { kind = "haproxy", target = "direct" }`.
+/// `proxy = { kind = "haproxy", target = "direct" }`, or `kind = "mysqlrouter"` with its
+/// own `max_connections`, `tls` and `connection_sharing`.
 #[derive(Debug, Clone, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProxySpec {
-    /// "haproxy" (ProxySQL is not supported: it is not installable here to test against).
+    /// "haproxy" or "mysqlrouter" (ProxySQL is not supported: it is not installable here to
+    /// test against).
     pub kind: String,
     /// The target whose server the proxy stands in front of.
     pub target: String,
+    /// The proxy's own connection limit; absent = sized to the sweep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_connections: Option<u32>,
+    /// mysqlrouter: "passthrough" (default), "end" (at the router) or "disabled".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<String>,
+    /// mysqlrouter: share server connections between clients (needs tls "end" or "disabled").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection_sharing: Option<bool>,
+    /// mysqlrouter: the binary to run (default: PATH, then scripts/unpack-mysql.sh router's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binary: Option<std::path::PathBuf>,
+}
+
+impl ProxySpec {
+    /// What the managed proxy is started as.
+    pub fn kind(&self) -> crate::pipeline::server::proxy::ProxyKind {
+        use crate::pipeline::server::proxy::{ProxyKind, RouterOptions, RouterTls};
+        match self.kind.as_str() {
+            "mysqlrouter" => ProxyKind::Router(RouterOptions {
+                binary: self.binary.clone(),
+                tls: self
+                    .tls
+                    .as_deref()
+                    .and_then(RouterTls::parse)
+                    .unwrap_or_default(),
+                sharing: self.connection_sharing.unwrap_or(false),
+            }),
+            _ => ProxyKind::Haproxy,
+        }
+    }
 }
 
 /// `server = { basedir = "…", restart = "per-point", startup_timeout = "120s", options = […],

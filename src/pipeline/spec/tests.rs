@@ -540,7 +540,7 @@ fn a_proxy_target_takes_its_server_from_the_target_it_names() {
     for (extra, says) in [
         (
             "proxy = { kind = \"proxysql\", target = \"direct\" }",
-            "expected \"haproxy\" (ProxySQL is not supported",
+            "expected \"haproxy\" or \"mysqlrouter\" (ProxySQL is not supported",
         ),
         (
             "proxy = { kind = \"haproxy\", target = \"nope\" }",
@@ -552,15 +552,53 @@ fn a_proxy_target_takes_its_server_from_the_target_it_names() {
         ),
         (
             "proxy = { kind = \"haproxy\", target = \"direct\", port = 1 }",
-            "proxy: unknown key 'port'; valid keys: kind, target",
+            "proxy: unknown key 'port'",
         ),
         (
             "proxy = { kind = \"haproxy\", target = \"direct\" }\nurl = \"mysql://u@h/db\"",
             "a proxy target takes its server from proxy.target",
         ),
+        (
+            "proxy = { kind = \"haproxy\", target = \"direct\", tls = \"end\" }",
+            "tls, connection_sharing and binary are mysqlrouter's",
+        ),
+        (
+            "proxy = { kind = \"mysqlrouter\", target = \"direct\", tls = \"off\" }",
+            "proxy.tls = 'off': expected \"passthrough\", \"end\" or \"disabled\"",
+        ),
+        (
+            "proxy = { kind = \"mysqlrouter\", target = \"direct\", connection_sharing = true }",
+            "proxy.connection_sharing needs the router to read the protocol",
+        ),
     ] {
         let e = err(&format!("{base}{extra}\n"));
         assert_eq!(e.line, 11, "{extra}: {e}");
+        assert!(e.message.contains(says), "{extra}: {e}");
+    }
+}
+
+#[test]
+fn same_server_as_pairs_two_url_targets_and_nothing_else() {
+    let base = "name = \"p\"\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1]\n[[targets]]\nname = \"direct\"\nurl = \"mysql://u@127.0.0.1:3306/db\"\n[[targets]]\nname = \"via\"\n";
+    parse(&format!(
+        "{base}url = \"mysql://u@127.0.0.1:6033/db\"\nsame_server_as = \"direct\"\n"
+    ))
+    .unwrap();
+    for (extra, says) in [
+        (
+            "url = \"mysql://u@127.0.0.1:6033/db\"\nsame_server_as = \"nope\"",
+            "same_server_as = 'nope': expected another url or socket target of this sweep (targets: direct)",
+        ),
+        (
+            "url = \"mysql://u@127.0.0.1:6033/db\"\nsame_server_as = \"via\"",
+            "same_server_as = 'via': expected another",
+        ),
+        (
+            "server = {}\nsame_server_as = \"direct\"",
+            "target 'via': same_server_as is for a url or socket target",
+        ),
+    ] {
+        let e = err(&format!("{base}{extra}\n"));
         assert!(e.message.contains(says), "{extra}: {e}");
     }
 }

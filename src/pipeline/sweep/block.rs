@@ -121,7 +121,7 @@ pub struct Block {
     pub version: String,
     pub restart_per_point: bool,
     /// A proxy target's proxy, in front of the block's server; `conn` goes through it.
-    pub proxy: Option<crate::pipeline::server::proxy::Haproxy>,
+    pub proxy: Option<crate::pipeline::server::proxy::Proxy>,
     /// Reads the server's status counters around each measured window (`cost`).
     pub costs: super::cost::Reader,
 }
@@ -258,6 +258,7 @@ impl Block {
         if let Some(mut p) = self.proxy.take() {
             if let Some(st) = p.exited() {
                 let tail = p.log_tail();
+                let name = p.name();
                 let (p2, r) = tokio::task::spawn_blocking(move || {
                     let r = p.restart();
                     (p, r)
@@ -267,13 +268,13 @@ impl Block {
                 p = p2;
                 proxy_note = Some(match r {
                     Ok(()) => format!(
-                        "haproxy exited ({st}) and was restarted; its log ended with: {tail}"
+                        "{name} exited ({st}) and was restarted; its log ended with: {tail}"
                     ),
                     Err(e) => {
                         self.error = Some(format!(
-                            "haproxy exited ({st}) and could not be restarted: {e:#}"
+                            "{name} exited ({st}) and could not be restarted: {e:#}"
                         ));
-                        format!("haproxy exited ({st}) and could not be restarted ({e:#}); its log ended with: {tail}")
+                        format!("{name} exited ({st}) and could not be restarted ({e:#}); its log ended with: {tail}")
                     }
                 });
             }

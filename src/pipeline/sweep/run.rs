@@ -140,17 +140,24 @@ fn conclude(
             None
         })
     };
-    let (report, why) = match crate::pipeline::report::write(&dir.path, None) {
+    let (report, why, steps) = match crate::pipeline::report::write(&dir.path, None) {
         Ok(m) => (
             format!("; report: {}", dir.path.join("report.html").display()),
             m.why,
+            m.steps,
         ),
         Err(e) => {
             ev.warn(&format!("writing the report failed: {e:#}"));
-            (String::new(), Vec::new())
+            (String::new(), Vec::new(), Vec::new())
         }
     };
     let mut summary = t.summary(spec, plan, &dir.path, (&report, &why));
+    for s in &steps {
+        summary.push_str(&format!(
+            "  {s}
+"
+        ));
+    }
     if let Some(k) = killed {
         summary = format!("warning: {k}\n{summary}");
     }

@@ -43,9 +43,9 @@ pub(super) async fn open(
         None => Block::failed(key, format!("target '{target}' is not defined")),
     };
     b.watch_costs(spec, st);
-    if def.is_some_and(|t| t.proxy.is_some()) && b.error.is_none() {
-        if let Err(e) = proxy::start(&mut b, st, max_threads).await {
-            b.error = Some(format!("starting the proxy: {e:#}"));
+    if let (Some(p), None) = (def.and_then(|t| t.proxy.as_ref()), &b.error) {
+        if let Err(e) = proxy::start(&mut b, p, st, max_threads).await {
+            b.error = Some(format!("starting the proxy ({}): {e:#}", p.kind));
         }
     }
     b
@@ -59,11 +59,16 @@ pub(super) async fn preflight(
     n: &Needs,
     on: OnCapacity,
 ) -> Vec<Finding> {
-    match kind {
+    let mut all = match kind {
         TargetKind::External(c) => external::preflight(spec, target, c, n, on).await,
         TargetKind::Managed(m) => managed::preflight(spec, target, m),
         TargetKind::Synthetic(m) => synthetic::preflight(target, m, n),
+    };
+    let def = spec.targets.iter().find(|t| t.name == target);
+    if let Some(p) = def.and_then(|t| t.proxy.as_ref()) {
+        all.extend(proxy::preflight(target, p, n));
     }
+    all
 }
 
 /// servers/<target>__<config>/: version, SHOW GLOBAL VARIABLES, and the rendered my.cnf.

@@ -1,0 +1,124 @@
+//! MySQL Router as a managed proxy (`proxy = { kind = "mysqlrouter", … }`, #51): Debian's
+//! current router, unpacked by `scripts/unpack-mysql.sh router`, started by the sweep in front
+//! of a managed MariaDB (TLS passed through and ended at the router) and of a real MySQL 9 with
+//! connection sharing (it needs MySQL's session_track_gtids); its own connection limit is
+//! checked before anything starts, the router named.
+
+mod common;
+use common::sweeps::*;
+use common::text;
+use std::path::{Path, PathBuf};
+
+/// The router, unpacked once into the test cache by the repo's script (once per process:
+/// two unpacks into one cache at once would collide).
+fn router() -> PathBuf {
+    static ONCE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    ONCE.get_or_init(unpack).clone()
+}
+
+fn unpack() -> PathBuf {
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mysql-cache");
+    let out = std::process::Command::new(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/unpack-mysql.sh"),
+    )
+    .arg("router")
+    .arg(&cache)
+    .output()
+    .expect("running scripts/unpack-mysql.sh router");
+    assert!(
+        out.status.success(),
+        "unpacking MySQL Router: {}",
+        text(&out)
+    );
+    PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+}
+
+/// The points of the newest run under `results/<name>` whose status is "ok".
+fn ok_points(results: &Path, name: &str) -> usize {
+    let run = std::fs::read_dir(results.join(name))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("points.csv").is_file())
+        .max()
+        .expect("a run with points.csv");
+    let csv = std::fs::read_to_string(run.join("points.csv")).unwrap();
+    csv.lines().filter(|l| l.contains(",ok,")).count()
+}
+
+#[test]
+fn a_routers_own_limit_below_the_threads_is_refused_naming_the_router() {
+    let bin = router();
+    let dir = tempfile::tempdir().unwrap();
+    let body = format!(
+        "name = \"limit\"\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [4, 16]\n[[targets]]\nname = \"direct\"\nserver = {{}}\n[[targets]]\nname = \"router\"\nproxy = {{ kind = \"mysqlrouter\", target = \"direct\", max_connections = 8, binary = \"{}\" }}\n",
+        bin.display()
+    );
+    let f = sweep_file(dir.path(), "limit", &body);
+    let out = sweepbench(&["check", f.to_str().unwrap()]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("[FAIL] router proxy: mysqlrouter 'router' takes at most 8 connections (proxy.max_connections) and the sweep opens up to"),
+        "{said}"
+    );
+    // The binary found is said; raised to what the sweep needs, the check passes.
+    assert!(said.contains("[ok  ] router proxy: mysqlrouter "), "{said}");
+    let f = sweep_file(
+        dir.path(),
+        "limit",
+        &body.replace("max_connections = 8", "max_connections = 40"),
+    );
+    let out = sweepbench(&["check", f.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    // A router that is not there: the one command that unpacks one.
+    let f = sweep_file(
+        dir.path(),
+        "limit",
+        &body.replace(&bin.display().to_string(), "/nonexistent/mysqlrouter"),
+    );
+    let out = sweepbench(&["check", f.to_str().unwrap()]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("binary /nonexistent/mysqlrouter does not exist (scripts/unpack-mysql.sh router prints the path of one)"),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_managed_router_carries_the_workload_with_tls_passed_through_and_ended() {
+    let bin = router();
+    let dir = tempfile::tempdir().unwrap();
+    let body = format!(
+        "name = \"routed\"\n[data]\ntables = 1\ntable_size = 500\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [2]\nduration = \"1s\"\nwarmup = \"0s\"\nrepeats = 1\ndesign = \"sequential\"\n[[targets]]\nname = \"direct\"\nserver = {{}}\n[[targets]]\nname = \"through\"\nproxy = {{ kind = \"mysqlrouter\", target = \"direct\", binary = \"{b}\" }}\n[[targets]]\nname = \"ended\"\nproxy = {{ kind = \"mysqlrouter\", target = \"direct\", tls = \"end\", binary = \"{b}\" }}\n",
+        b = bin.display()
+    );
+    let f = sweep_file(dir.path(), "routed", &body);
+    let results = dir.path().join("results");
+    let out = run_sweep(&f, &results, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(ok_points(&results, "routed"), 3, "{}", text(&out));
+}
+
+#[test]
+fn a_router_shares_connections_to_a_real_mysql() {
+    let bin = router();
+    let m = common::mysql::Mysql::start();
+    m.root(&[
+        "CREATE USER 'sb'@'%' IDENTIFIED WITH caching_sha2_password BY 'sb pw'",
+        "GRANT ALL ON *.* TO 'sb'@'%'",
+        "CREATE DATABASE shared",
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let body = format!(
+        "name = \"shared\"\n[data]\ntables = 1\ntable_size = 500\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [2]\nduration = \"1s\"\nwarmup = \"0s\"\nrepeats = 1\ndesign = \"sequential\"\n[[targets]]\nname = \"mysql\"\nurl = \"mysql://sb:sb%20pw@127.0.0.1:{port}/shared\"\n[[targets]]\nname = \"shared\"\nproxy = {{ kind = \"mysqlrouter\", target = \"mysql\", tls = \"end\", connection_sharing = true, binary = \"{b}\" }}\n",
+        port = m.port,
+        b = bin.display()
+    );
+    let f = sweep_file(dir.path(), "shared", &body);
+    let results = dir.path().join("results");
+    let out = run_sweep(&f, &results, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(ok_points(&results, "shared"), 2, "{}", text(&out));
+}
