@@ -4,11 +4,15 @@
 # - MariaDB's server binaries: every database test starts throwaway servers from them;
 # - mariadb-plugin-rocksdb: a target's tables made with MyRocks (tests/engines.rs);
 # - sysbench 1.0.20: the drop-in is checked line by line against it;
-# - haproxy: a managed proxy target is tested through a real HAProxy;
+# - haproxy: a managed proxy target is tested through a real HAProxy (and MySQL Router, which
+#   scripts/unpack-mysql.sh router unpacks from Debian unstable like MySQL itself);
+# - galera-4 and rsync: a managed Galera cluster (tests/cluster.rs) joins its nodes by rsync
+#   state transfer;
 # - curl, xz, python3: the version-matrix test unpacks MariaDB 10.11.18 from this machine's
 #   package lists and 11.8.9 from Debian 13's, and the MySQL test Debian unstable's MySQL
 #   (scripts/unpack-*.sh; downloaded into target/, never installed);
-# - openssl: a TLS test makes an X.509 version 1 certificate, which rcgen cannot;
+# - openssl: a TLS test makes an X.509 version 1 certificate, which rcgen cannot; a router
+#   ending TLS gets its certificate from it;
 # - chromium: the HTML report is checked in a real browser;
 # - perf (linux-perf): `[run] profile = "perf"` is tested on a real server (tests/profiles.rs;
 #   it samples every CPU, so the tests need root or kernel.perf_event_paranoid <= 0);
@@ -27,6 +31,8 @@ have mariadb-install-db || need+=(mariadb-server)
 [ -f /usr/lib/mysql/plugin/ha_rocksdb.so ] || need+=(mariadb-plugin-rocksdb)
 have sysbench || need+=(sysbench)
 have haproxy || need+=(haproxy)
+[ -f /usr/lib/galera/libgalera_smm.so ] || need+=(galera-4)
+have rsync || need+=(rsync)
 have curl || need+=(curl)
 have xz || need+=(xz-utils)
 have python3 || need+=(python3)

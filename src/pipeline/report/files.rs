@@ -70,7 +70,9 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
         m.headlines.splice(0..0, m.steps.clone());
     }
     m.gate = crate::pipeline::results::load_gate(run);
-    super::cost::add(&mut m, &points, &crate::pipeline::results::cost::load(run)?);
+    let costs = crate::pipeline::results::cost::load(run)?;
+    m.nodes = super::nodes::rows(&points, &costs);
+    super::cost::add(&mut m, &points, &costs);
     super::profile::attach(run, &mut m, &points);
     Ok(m)
 }

@@ -7,6 +7,7 @@ mod files;
 pub mod filters;
 pub mod host;
 mod model;
+pub mod nodes;
 pub mod profile;
 pub mod proxy;
 pub mod render;
@@ -312,6 +313,7 @@ impl ReportModel {
             efficiency: Vec::new(),
             why: Vec::new(),
             steps: Vec::new(),
+            nodes: Vec::new(),
             cost_method: cost::METHOD,
             profiles: None,
             starved_share: String::new(),

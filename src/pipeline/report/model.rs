@@ -179,6 +179,8 @@ pub struct ReportModel {
     pub why: Vec<cost::Why>,
     /// A chain's answer step by step (`steps`): also the first of `headlines`.
     pub steps: Vec<String>,
+    /// What each node of a several-endpoint target did (`nodes`).
+    pub nodes: Vec<super::nodes::NodeRow>,
     pub cost_method: &'static str,
     /// On-CPU flame graphs where the sweep took them (`[run] profile = "perf"`).
     pub profiles: Option<super::profile::Profiles>,

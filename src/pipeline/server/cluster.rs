@@ -164,6 +164,12 @@ impl ManagedCluster {
         &self.nodes
     }
 
+    /// Every node Synced, ready and Primary in a cluster of all of them, waited for as at
+    /// the start (a node that fell behind during the last point catches up first).
+    pub fn ready(&mut self) -> anyhow::Result<()> {
+        self.wait_synced(self.nodes.len())
+    }
+
     /// Waits until the first `upto` nodes are each Synced, ready and see `upto` members;
     /// names the node that is not, with what it says and its log.
     fn wait_synced(&mut self, upto: usize) -> anyhow::Result<()> {

@@ -96,6 +96,17 @@ pub trait Server: Send + Sync {
         true
     }
 
+    /// Whether `ready` has something to check before each point.
+    fn checks_ready(&self) -> bool {
+        false
+    }
+
+    /// Waits (blocking) until it can take a point: a cluster's nodes all Synced. An error
+    /// says what is not ready, and the point fails with it.
+    fn ready(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
+
     /// The end of its error log, said with a point that failed because it died.
     fn log_tail(&self) -> String {
         String::new()
@@ -304,11 +315,19 @@ impl Block {
 
     /// `restart = "per-point"`: a cold server before each point.
     pub async fn before_point(&mut self) -> anyhow::Result<()> {
-        if !self.restart_per_point {
-            return Ok(());
+        if self.restart_per_point {
+            if let Some(s) = self.live.take() {
+                let (s, r) = s.restart().await;
+                self.live = Some(s);
+                r.context("restarting the server")?;
+            }
         }
-        if let Some(s) = self.live.take() {
-            let (s, r) = s.restart().await;
+        if let Some(mut s) = self.live.take_if(|s| s.checks_ready()) {
+            let (s, r) = tokio::task::spawn_blocking(move || {
+                let r = s.ready();
+                (s, r)
+            })
+            .await?;
             self.live = Some(s);
             r?;
         }

@@ -374,7 +374,7 @@ async fn run_one(
         return;
     }
     if let Err(e) = b.before_point().await {
-        rec.error = format!("restarting the server: {e:#}");
+        rec.error = format!("{e:#}");
         return;
     }
     let mut window = Bracket::open_counting_later(Some(b));

@@ -41,6 +41,14 @@ impl Server for ManagedCluster {
         self.is_running()
     }
 
+    fn checks_ready(&self) -> bool {
+        true
+    }
+
+    fn ready(&mut self) -> anyhow::Result<()> {
+        ManagedCluster::ready(self)
+    }
+
     fn log_tail(&self) -> String {
         let i = self
             .nodes()
