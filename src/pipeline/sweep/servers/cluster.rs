@@ -4,7 +4,7 @@
 //! from that datadir and joined by state transfer; the block's connections spread over the
 //! nodes, each node's counters kept under its name.
 
-use super::managed::{managed_conn, start};
+use super::managed::{close_in_thread, managed_conn, restart_in_thread, start};
 use super::record_server;
 use crate::pipeline::events::Events;
 use crate::pipeline::preflight::{Finding, Severity};
@@ -63,52 +63,11 @@ impl Server for ManagedCluster {
     }
 
     fn restart(self: Box<Self>) -> BoxFuture<'static, (Box<dyn Server>, anyhow::Result<()>)> {
-        Box::pin(async move {
-            let mut c = self;
-            match tokio::task::spawn_blocking(move || {
-                let r = ManagedCluster::restart(&mut c);
-                (c, r)
-            })
-            .await
-            {
-                Ok((c, r)) => (c as Box<dyn Server>, r),
-                Err(e) => (
-                    Box::new(Lost) as Box<dyn Server>,
-                    Err(anyhow::anyhow!("restarting the cluster: {e}")),
-                ),
-            }
-        })
+        restart_in_thread(self, ManagedCluster::restart, "the cluster")
     }
 
     fn close(self: Box<Self>) -> BoxFuture<'static, anyhow::Result<()>> {
-        Box::pin(async move {
-            tokio::task::spawn_blocking(move || drop(self)).await?;
-            Ok(())
-        })
-    }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-}
-
-/// A cluster lost in a failed restart.
-struct Lost;
-
-impl Server for Lost {
-    fn running(&mut self) -> bool {
-        false
-    }
-
-    fn restart(self: Box<Self>) -> BoxFuture<'static, (Box<dyn Server>, anyhow::Result<()>)> {
-        Box::pin(async move {
-            let e = anyhow::anyhow!("the cluster was lost in an earlier restart");
-            (self as Box<dyn Server>, Err(e))
-        })
-    }
-
-    fn close(self: Box<Self>) -> BoxFuture<'static, anyhow::Result<()>> {
-        Box::pin(async { Ok(()) })
+        close_in_thread(self)
     }
 
     fn as_any(&self) -> &dyn std::any::Any {

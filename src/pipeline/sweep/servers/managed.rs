@@ -44,30 +44,12 @@ impl Server for ManagedServer {
     }
 
     fn restart(self: Box<Self>) -> BoxFuture<'static, (Box<dyn Server>, anyhow::Result<()>)> {
-        Box::pin(async move {
-            let mut s = self;
-            match tokio::task::spawn_blocking(move || {
-                // The server's own restart, not this trait's.
-                let r = ManagedServer::restart(&mut s);
-                (s, r)
-            })
-            .await
-            {
-                Ok((s, r)) => (s as Box<dyn Server>, r),
-                // The blocking task panicked: the server went with it (its drop stopped it).
-                Err(e) => (
-                    Box::new(Gone) as Box<dyn Server>,
-                    Err(anyhow::anyhow!("restarting the server: {e}")),
-                ),
-            }
-        })
+        // The server's own restart, not this trait's.
+        restart_in_thread(self, ManagedServer::restart, "the server")
     }
 
     fn close(self: Box<Self>) -> BoxFuture<'static, anyhow::Result<()>> {
-        Box::pin(async move {
-            tokio::task::spawn_blocking(move || drop(self)).await?;
-            Ok(())
-        })
+        close_in_thread(self)
     }
 
     fn as_any(&self) -> &dyn std::any::Any {
@@ -75,8 +57,42 @@ impl Server for ManagedServer {
     }
 }
 
-/// A managed server lost in a failed restart: not running, nothing to close.
-struct Gone;
+/// Restarts `s` with its own blocking `restart` on a blocking thread, handing it back; a
+/// restart that panicked took the process with it (its drop stopped it): `Gone` stands in.
+pub(super) fn restart_in_thread<T: Server + 'static>(
+    mut s: Box<T>,
+    restart: fn(&mut T) -> anyhow::Result<()>,
+    what: &'static str,
+) -> BoxFuture<'static, (Box<dyn Server>, anyhow::Result<()>)> {
+    Box::pin(async move {
+        match tokio::task::spawn_blocking(move || {
+            let r = restart(&mut s);
+            (s, r)
+        })
+        .await
+        {
+            Ok((s, r)) => (s as Box<dyn Server>, r),
+            Err(e) => (
+                Box::new(Gone(what)) as Box<dyn Server>,
+                Err(anyhow::anyhow!("restarting {what}: {e}")),
+            ),
+        }
+    })
+}
+
+/// Drops `s` (stopping its processes) on a blocking thread.
+pub(super) fn close_in_thread<T: Server + 'static>(
+    s: Box<T>,
+) -> BoxFuture<'static, anyhow::Result<()>> {
+    Box::pin(async move {
+        tokio::task::spawn_blocking(move || drop(s)).await?;
+        Ok(())
+    })
+}
+
+/// A managed server (or cluster: what it was) lost in a failed restart: not running,
+/// nothing to close.
+struct Gone(&'static str);
 
 impl Server for Gone {
     fn running(&mut self) -> bool {
@@ -85,7 +101,7 @@ impl Server for Gone {
 
     fn restart(self: Box<Self>) -> BoxFuture<'static, (Box<dyn Server>, anyhow::Result<()>)> {
         Box::pin(async move {
-            let e = anyhow::anyhow!("the server was lost in an earlier restart");
+            let e = anyhow::anyhow!("{} was lost in an earlier restart", self.0);
             (self as Box<dyn Server>, Err(e))
         })
     }
