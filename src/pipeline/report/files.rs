@@ -72,6 +72,7 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
     m.gate = crate::pipeline::results::load_gate(run);
     let costs = crate::pipeline::results::cost::load(run)?;
     m.nodes = super::nodes::rows(&points, &costs);
+    m.stability = super::stability::rows(&points, &tps_samples);
     super::cost::add(&mut m, &points, &costs);
     super::profile::attach(run, &mut m, &points);
     Ok(m)

@@ -11,6 +11,7 @@ pub mod nodes;
 pub mod profile;
 pub mod proxy;
 pub mod render;
+mod stability;
 mod steps;
 mod tables;
 pub mod winners;
@@ -314,6 +315,7 @@ impl ReportModel {
             why: Vec::new(),
             steps: Vec::new(),
             nodes: Vec::new(),
+            stability: Vec::new(),
             cost_method: cost::METHOD,
             profiles: None,
             starved_share: String::new(),

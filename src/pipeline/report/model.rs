@@ -181,6 +181,8 @@ pub struct ReportModel {
     pub steps: Vec<String>,
     /// What each node of a several-endpoint target did (`nodes`).
     pub nodes: Vec<super::nodes::NodeRow>,
+    /// How steady each point's seconds were, where its window was long enough (`stability`).
+    pub stability: Vec<super::stability::StabilityRow>,
     pub cost_method: &'static str,
     /// On-CPU flame graphs where the sweep took them (`[run] profile = "perf"`).
     pub profiles: Option<super::profile::Profiles>,

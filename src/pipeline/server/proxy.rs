@@ -150,6 +150,14 @@ impl Proxy {
         self.child.id()
     }
 
+    /// CPU seconds (user + system) the proxy has used so far: part of what a proxy target
+    /// measures, so not counted as other processes' share of the host.
+    pub fn cpu_seconds(&self) -> Option<f64> {
+        let cost = crate::usage::process_cost(self.pid())?;
+        let us = cost.iter().find(|(n, _)| *n == "cpu_us")?.1;
+        Some(us as f64 / 1e6)
+    }
+
     /// How the proxy ended, if it has.
     pub fn exited(&mut self) -> Option<String> {
         match self.child.try_wait() {

@@ -229,6 +229,11 @@ impl Block {
         self.live.as_ref()?.cpu_seconds()
     }
 
+    /// CPU seconds the block's managed proxy has used so far, where it has one.
+    pub fn proxy_cpu_seconds(&self) -> Option<f64> {
+        self.proxy.as_ref()?.cpu_seconds()
+    }
+
     /// Ends a measured window, whatever the design: its counters kept (status.csv), and
     /// after a window that failed, a server or proxy that died started again for the next,
     /// what that took said in the record's error.

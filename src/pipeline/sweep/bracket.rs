@@ -23,6 +23,9 @@ use std::time::Instant;
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Spent {
     pub server_s: Option<f64>,
+    /// A managed proxy's CPU in front of the server (0 without one): part of what is
+    /// measured, so not "others".
+    pub proxy_s: f64,
     pub host: Option<HostCpu>,
     pub wall_s: f64,
 }
@@ -32,6 +35,7 @@ impl Spent {
     pub fn nothing() -> Spent {
         Spent {
             server_s: Some(0.0),
+            proxy_s: 0.0,
             host: Some(HostCpu::default()),
             wall_s: 0.0,
         }
@@ -41,6 +45,7 @@ impl Spent {
     /// any turn leaves the sum unknown.
     pub fn absorb(&mut self, s: Spent) {
         self.server_s = self.server_s.zip(s.server_s).map(|(a, b)| a + b);
+        self.proxy_s += s.proxy_s;
         self.host = self.host.zip(s.host).map(|(a, b)| HostCpu {
             busy_s: a.busy_s + b.busy_s,
             steal_s: a.steal_s + b.steal_s,
@@ -52,6 +57,7 @@ impl Spent {
 /// The clock and the CPU readings a window starts from.
 pub(super) struct Meter {
     server0: Option<f64>,
+    proxy0: Option<f64>,
     host0: Option<HostCpu>,
     began: Instant,
 }
@@ -61,6 +67,7 @@ impl Meter {
     pub fn start(b: Option<&Block>) -> Meter {
         Meter {
             server0: b.and_then(Block::server_cpu_seconds),
+            proxy0: b.and_then(Block::proxy_cpu_seconds),
             host0: crate::usage::host_cpu(),
             began: Instant::now(),
         }
@@ -70,8 +77,13 @@ impl Meter {
     pub fn stop(self, b: Option<&Block>) -> Spent {
         let host1 = crate::usage::host_cpu();
         let server1 = b.and_then(Block::server_cpu_seconds);
+        let proxy1 = b.and_then(Block::proxy_cpu_seconds);
         Spent {
             server_s: self.server0.zip(server1).map(|(a, z)| z - a),
+            proxy_s: self
+                .proxy0
+                .zip(proxy1)
+                .map_or(0.0, |(a, z)| (z - a).max(0.0)),
             host: self.host0.zip(host1).map(|(a, z)| HostCpu {
                 busy_s: z.busy_s - a.busy_s,
                 steal_s: z.steal_s - a.steal_s,
@@ -190,7 +202,8 @@ impl Stopped {
             let ours = match &b {
                 Some(_) => {
                     rec.server_cpu_s = self.spent.server_s.map(r4);
-                    rec.server_cpu_s.map(|s| rec.client_cpu_s + s)
+                    rec.server_cpu_s
+                        .map(|s| rec.client_cpu_s + s + self.spent.proxy_s)
                 }
                 None => Some(rec.client_cpu_s),
             };
