@@ -30,8 +30,11 @@ pub struct StabilityRow {
     pub stalled_s: usize,
 }
 
-/// One point's seconds: (cv %, worst as % of median, stalls, stalled seconds).
-pub fn of_seconds(tps: &[f64]) -> Option<(f64, f64, usize, usize)> {
+/// One point's stability: (cv %, worst as % of median, stalls, stalled seconds).
+type Steadiness = (f64, f64, usize, usize);
+
+/// One point's seconds, measured (`Steadiness`).
+pub fn of_seconds(tps: &[f64]) -> Option<Steadiness> {
     if tps.len() < MIN_SECONDS {
         return None;
     }
@@ -64,7 +67,7 @@ pub fn of_seconds(tps: &[f64]) -> Option<(f64, f64, usize, usize)> {
 /// `MIN_SECONDS` seconds, in that order.
 pub fn rows(records: &[PointRecord], samples: &HashMap<String, Vec<f64>>) -> Vec<StabilityRow> {
     type Key = (String, String, u32);
-    let mut acc: BTreeMap<Key, Vec<(usize, (f64, f64, usize, usize))>> = BTreeMap::new();
+    let mut acc: BTreeMap<Key, Vec<(usize, Steadiness)>> = BTreeMap::new();
     for r in records.iter().filter(|r| r.status == PointStatus::Ok) {
         let Some(s) = samples.get(&r.point_id) else {
             continue;
