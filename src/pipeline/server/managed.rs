@@ -111,6 +111,17 @@ pub(crate) fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+/// A system user's uid and gid.
+fn user_ids(name: &str) -> Option<(u32, u32)> {
+    let c = std::ffi::CString::new(name).ok()?;
+    // SAFETY: getpwnam returns null or a pointer to a static record read at once, before any
+    // other call could reuse it.
+    unsafe {
+        let pw = libc::getpwnam(c.as_ptr());
+        (!pw.is_null()).then(|| ((*pw).pw_uid, (*pw).pw_gid))
+    }
+}
+
 /// Makes `dir` (recursively) `user`'s, and lets them reach it: every directory above it that
 /// this process made for its runs (under the temp dir) gets the search bit for others.
 fn give_to(user: &str, dir: &Path) -> anyhow::Result<()> {
@@ -350,8 +361,13 @@ impl ManagedServer {
             cmd.arg(format!("--max-connections={}", spec.max_connections));
         }
         match &spec.user {
+            // Started as that user, not switched to by the server: a process that changes
+            // its own credentials loses PR_SET_PDEATHSIG and would outlive a killed sweep.
             Some(u) => {
-                cmd.arg(format!("--user={u}"));
+                let (uid, gid) = user_ids(u).with_context(|| {
+                    format!("there is no system user '{u}' to run the server as")
+                })?;
+                cmd.uid(uid).gid(gid);
             }
             None if is_root() => {
                 cmd.arg("--user=root");
