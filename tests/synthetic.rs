@@ -521,3 +521,41 @@ fn a_chain_is_answered_step_by_step() {
     let against = md.find("c/default vs a/default").unwrap_or(usize::MAX);
     assert!(first < against, "{md}");
 }
+
+/// Stalls of a known count and length (the synthetic model's `stall_every`/`stall_len`) are
+/// found by the report's Stability section, each and every one, and a steady series shows none.
+#[test]
+fn the_report_finds_every_injected_stall_and_none_where_there_are_none() {
+    let body = "name = \"stalls\"\n[run]\nworkloads = [\"oltp_read_only\"]\nthreads = [4]\nduration = \"120s\"\nrepeats = 2\ndesign = \"sequential\"\n[[targets]]\nname = \"stalling\"\nsynthetic = { seed = 7, stall_every = 20, stall_len = 3 }\n[[targets]]\nname = \"steady\"\nsynthetic = { seed = 7 }\n";
+    let dir = tempfile::tempdir().unwrap();
+    let f = sweep_file(dir.path(), "stalls", body);
+    let out = run_sweep(&f, &dir.path().join("results"), &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let run = dir.path().join("results/stalls/latest");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_sweepbench"))
+        .args(["report", run.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let m: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = m["stability"].as_array().expect("a stability section");
+    let row = |s: &str| {
+        rows.iter()
+            .find(|r| r["series"] == s)
+            .unwrap_or_else(|| panic!("no {s}: {rows:?}"))
+    };
+    // 120 s each, a stall every 20 s lasting 3 s: 6 stalls and 18 s per repeat.
+    let stalling = row("stalling/default");
+    assert_eq!(stalling["seconds"], 240, "{stalling}");
+    assert_eq!(stalling["stalls"], 12, "{stalling}");
+    assert_eq!(stalling["stalled_s"], 36, "{stalling}");
+    assert!(stalling["worst_pct"].as_f64().unwrap() < 15.0, "{stalling}");
+    let steady = row("steady/default");
+    assert_eq!(steady["stalls"], 0, "{steady}");
+    assert_eq!(steady["stalled_s"], 0, "{steady}");
+    assert!(steady["worst_pct"].as_f64().unwrap() > 85.0, "{steady}");
+    assert!(
+        steady["cv_pct"].as_f64().unwrap() < stalling["cv_pct"].as_f64().unwrap() / 5.0,
+        "{steady} {stalling}"
+    );
+}

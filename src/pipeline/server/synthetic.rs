@@ -12,6 +12,8 @@
 //! closed loop (N / X), or, at an open-loop `rate`, the single-event latency stretched by the
 //! load (1 / (1 − ρ)); arrivals beyond X fill the queue as in sysbench. Statements per event
 //! come from the workload's own event plan, so `[workload_options]` move qps as they would.
+//! Stalls of a known count and length (`stall_every`, `stall_len`, `stall_depth`) test what
+//! the report says of a run's stability.
 
 use crate::engine::config::{EngineConfig, WorkloadKind, WorkloadOptions};
 use crate::engine::exec::{IntervalStats, RunReport, QUEUE_FULL};
@@ -50,6 +52,15 @@ pub struct Model {
     /// Ignored errors (deadlocks, code 1213) per event.
     #[serde(default)]
     pub errors: f64,
+    /// Stalls of known count and length (a checkpoint's flush storm): one starts every
+    /// `stall_every` seconds of a measurement (at the middle of each period; 0, none) and
+    /// lasts `stall_len` seconds, at `stall_depth` of the rate.
+    #[serde(default)]
+    pub stall_every: u64,
+    #[serde(default = "defaults::stall_len")]
+    pub stall_len: u64,
+    #[serde(default = "defaults::stall_depth")]
+    pub stall_depth: f64,
     /// SD of ln(latency) between events.
     #[serde(default = "defaults::latency_spread")]
     pub latency_spread: f64,
@@ -94,6 +105,12 @@ mod defaults {
     pub fn latency_spread() -> f64 {
         0.4
     }
+    pub fn stall_len() -> u64 {
+        3
+    }
+    pub fn stall_depth() -> f64 {
+        0.1
+    }
 }
 
 /// One thread's events per second relative to oltp_read_only's: fewer statements, more
@@ -125,6 +142,14 @@ impl Model {
         within("burst", self.burst, 0.0, 1.0)?;
         within("burst_loss", self.burst_loss, 0.0, 0.99)?;
         within("errors", self.errors, 0.0, 100.0)?;
+        within("stall_depth", self.stall_depth, 0.0, 1.0)?;
+        if self.stall_every > 0 && !(1..self.stall_every).contains(&self.stall_len) {
+            return Err(format!(
+                "synthetic.stall_len = {}: expected 1 to {} (shorter than stall_every)",
+                self.stall_len,
+                self.stall_every - 1
+            ));
+        }
         within("latency_spread", self.latency_spread, 0.01, 3.0)?;
         for (k, v) in &self.configs {
             within(&format!("configs.{k}"), *v, 1e-6, 1e6)?;
@@ -240,6 +265,21 @@ fn lognormal_hist(mean_s: f64, spread: f64, count: u64, k: u64) -> TotalHist {
 }
 
 impl Model {
+    /// The share of the rate second `s` (1-based) of a measurement keeps: `stall_depth`
+    /// inside a stall, else all of it.
+    fn stall_factor(&self, s: u64) -> f64 {
+        if self.stall_every == 0 {
+            return 1.0;
+        }
+        let at = (s - 1) % self.stall_every;
+        let start = self.stall_every / 2;
+        if (start..start + self.stall_len).contains(&at) {
+            self.stall_depth
+        } else {
+            1.0
+        }
+    }
+
     /// What one measurement of `m.o` (its threads, time, rate) gives: the same report a real
     /// run does, computed. Arrivals beyond the throughput end it as sysbench's full queue does.
     pub fn measure(&self, m: &Measure<'_>) -> RunReport {
@@ -278,7 +318,7 @@ impl Model {
         for s in 1..=secs {
             // The seconds wander around the measurement's rate (AR(1), ρ = 0.5, 2 %).
             own = 0.5 * own + 0.866 * 0.02 * normal(&mut rng);
-            let events = (rate * own.exp()).round().max(0.0) as u64;
+            let events = (rate * own.exp() * self.stall_factor(s)).round().max(0.0) as u64;
             let errors = (events as f64 * self.errors).round() as u64;
             let c = Counts {
                 events,
@@ -409,6 +449,16 @@ mod tests {
             ..m.clone()
         };
         assert_ne!(other_run(&varying), measure(&varying, &o, 1).totals);
+    }
+
+    #[test]
+    fn stalls_fall_where_and_as_long_as_asked() {
+        let m: Model = toml::from_str("seed = 1\nstall_every = 10\nstall_len = 2").unwrap();
+        assert!(m.check().is_ok());
+        let low: Vec<u64> = (1..=30).filter(|s| m.stall_factor(*s) < 1.0).collect();
+        assert_eq!(low, [6, 7, 16, 17, 26, 27]);
+        let bad: Model = toml::from_str("seed = 1\nstall_every = 4\nstall_len = 4").unwrap();
+        assert!(bad.check().unwrap_err().contains("synthetic.stall_len = 4"));
     }
 
     #[test]
