@@ -6,7 +6,7 @@
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
 
-use super::proxy::Backend;
+use crate::engine::db::Endpoint as Backend;
 
 /// How the router treats TLS from its clients.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -4,7 +4,7 @@
 //! from that datadir and joined by state transfer; the block's connections spread over the
 //! nodes, each node's counters kept under its name.
 
-use super::managed::{close_in_thread, managed_conn, restart_in_thread, start};
+use super::process::{close_in_thread, managed_conn, restart_in_thread, start};
 use super::record_server;
 use crate::pipeline::events::Events;
 use crate::pipeline::preflight::{Finding, Severity};

@@ -7,6 +7,7 @@
 mod cluster;
 mod external;
 mod managed;
+mod process;
 mod proxy;
 pub(super) mod synthetic;
 
