@@ -122,3 +122,44 @@ fn a_router_shares_connections_to_a_real_mysql() {
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(ok_points(&results, "shared"), 2, "{}", text(&out));
 }
+
+/// TLS ended at the router means the router speaks the protocol to the client itself: its
+/// greeting is its own ("…-router"); passed through, the client talks to the server.
+#[test]
+fn tls_ended_at_the_router_greets_as_the_router_and_passed_through_as_the_server() {
+    use sweepbench::engine::db::Endpoint;
+    use sweepbench::engine::wire::{Conn, Login};
+    use sweepbench::pipeline::server::proxy::{
+        Backend, Proxy, ProxyKind, RouterOptions, RouterTls,
+    };
+    let bin = router();
+    let s = common::server();
+    let dir = tempfile::tempdir().unwrap();
+    let login = Login {
+        user: "root",
+        password: "",
+        db: "",
+        server_charset: false,
+        allow_cleartext: false,
+        tls: None,
+    };
+    let greeting = |tls: RouterTls, sub: &str| {
+        let kind = ProxyKind::Router(RouterOptions {
+            binary: Some(bin.clone()),
+            tls,
+            sharing: false,
+        });
+        let backend = Backend::Tcp("127.0.0.1".into(), s.port());
+        let p = Proxy::start(&dir.path().join(sub), &kind, &backend, 8).expect("router");
+        let ep = Endpoint::Tcp("127.0.0.1".into(), p.port);
+        let c = Conn::connect(&ep, &login, std::time::Duration::from_secs(10))
+            .unwrap_or_else(|e| panic!("through the router ({sub}): {e}"));
+        let v = c.server_version.clone();
+        c.close();
+        v
+    };
+    let ended = greeting(RouterTls::End, "end");
+    assert!(ended.ends_with("-router"), "{ended}");
+    let passed = greeting(RouterTls::Passthrough, "pass");
+    assert!(passed.contains("MariaDB"), "{passed}");
+}
