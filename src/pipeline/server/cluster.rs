@@ -37,21 +37,12 @@ pub fn provider(basedir: Option<&Path>) -> Option<PathBuf> {
     places.into_iter().find(|p| p.is_file())
 }
 
-/// Whether a system user of that name exists.
-pub fn user_exists(name: &str) -> bool {
-    let Ok(c) = std::ffi::CString::new(name) else {
-        return false;
-    };
-    // SAFETY: getpwnam reads the user database; the pointer is only tested for null.
-    unsafe { !libc::getpwnam(c.as_ptr()).is_null() }
-}
-
 /// The user nodes run as: `NODE_USER` when this process is root, else this process's own.
 pub fn node_user() -> anyhow::Result<Option<String>> {
     if !managed::is_root() {
         return Ok(None);
     }
-    if !user_exists(NODE_USER) {
+    if managed::user_ids(NODE_USER).is_none() {
         bail!(
             "a Galera node started by root must run as an unprivileged user (its rsync state transfer drops to one) and there is no user '{NODE_USER}': install mariadb-server, which creates it, or run sweepbench as another user"
         );
@@ -110,6 +101,8 @@ fn node_options(provider: &Path, name: &str, i: usize, all: &[Ports]) -> Vec<Str
 pub struct ManagedCluster {
     nodes: Vec<ManagedServer>,
     timeout: Duration,
+    /// The first node `is_running` found exited, whose log `log_tail` says.
+    down: Option<usize>,
 }
 
 impl ManagedCluster {
@@ -142,6 +135,7 @@ impl ManagedCluster {
         let mut c = ManagedCluster {
             nodes: Vec::new(),
             timeout,
+            down: None,
         };
         for i in 0..n as usize {
             let mut spec = base.clone();
@@ -237,18 +231,16 @@ impl ManagedCluster {
         self.nodes.iter().map(|n| n.cpu_seconds()).sum()
     }
 
-    /// False once any node has exited.
+    /// False once any node has exited (the first such is remembered for `log_tail`).
     pub fn is_running(&mut self) -> bool {
-        self.nodes.iter_mut().all(|n| n.is_running())
+        self.down = self.nodes.iter_mut().position(|n| !n.is_running());
+        self.down.is_none()
     }
 
-    /// The error log of the first node that has exited (else node 1's), as `node N: …`.
-    pub fn log_tail(&mut self) -> String {
-        let i = self
-            .nodes
-            .iter_mut()
-            .position(|n| !n.is_running())
-            .unwrap_or(0);
+    /// The error log of the node `is_running` last found exited (else node 1's), as
+    /// `node N: …`.
+    pub fn log_tail(&self) -> String {
+        let i = self.down.unwrap_or(0);
         format!(
             "node {}: {}",
             i + 1,

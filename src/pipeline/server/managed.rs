@@ -111,8 +111,8 @@ pub(crate) fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-/// A system user's uid and gid.
-fn user_ids(name: &str) -> Option<(u32, u32)> {
+/// A system user's uid and gid (None: no such user).
+pub(crate) fn user_ids(name: &str) -> Option<(u32, u32)> {
     let c = std::ffi::CString::new(name).ok()?;
     // SAFETY: getpwnam returns null or a pointer to a static record read at once, before any
     // other call could reuse it.

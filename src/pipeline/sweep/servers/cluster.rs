@@ -18,10 +18,11 @@ use futures::future::BoxFuture;
 use std::path::PathBuf;
 
 /// The datadir a cluster's first node starts from: kept from an earlier config, or to be
-/// made (prepared on a single server) at this path.
+/// made (prepared on a single server) at `path`, and kept as the target's for the configs
+/// after it where `keep` (a config that changes the datadir's format makes its own).
 pub(super) enum GoldenOf {
     Have(PathBuf),
-    Make(PathBuf),
+    Make { path: PathBuf, keep: bool },
 }
 
 impl Server for ManagedCluster {
@@ -50,16 +51,7 @@ impl Server for ManagedCluster {
     }
 
     fn log_tail(&self) -> String {
-        let i = self
-            .nodes()
-            .iter()
-            .position(|n| n.pid().is_none())
-            .unwrap_or(0);
-        format!(
-            "node {}: {}",
-            i + 1,
-            managed::log_tail(&self.nodes()[i].error_log(), 8)
-        )
+        ManagedCluster::log_tail(self)
     }
 
     fn restart(self: Box<Self>) -> BoxFuture<'static, (Box<dyn Server>, anyhow::Result<()>)> {
@@ -166,9 +158,9 @@ pub(super) async fn open(
 ) -> anyhow::Result<Block> {
     let seed = match golden {
         GoldenOf::Have(g) => g,
-        GoldenOf::Make(g) => {
-            let made = prepare_golden(spec, (target, &key), server_spec.clone(), g, ev).await?;
-            if made.ends_with(format!("golden-{target}")) {
+        GoldenOf::Make { path, keep } => {
+            let made = prepare_golden(spec, (target, &key), server_spec.clone(), path, ev).await?;
+            if keep {
                 st.golden.insert(target.to_string(), made.clone());
             }
             made

@@ -201,7 +201,13 @@ pub(super) async fn open(
         let golden = (!own_datadir)
             .then(|| st.golden.get(target).cloned())
             .flatten()
-            .map_or(GoldenOf::Make(st.work.path().join(golden)), GoldenOf::Have);
+            .map_or(
+                GoldenOf::Make {
+                    path: st.work.path().join(golden),
+                    keep: !own_datadir,
+                },
+                GoldenOf::Have,
+            );
         return cluster::open(
             spec,
             (target, key),
