@@ -351,19 +351,18 @@ fn example_sweeps_plan_cleanly() {
     let mut seen = 0;
     for e in std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("sweeps")).unwrap() {
         let path = e.unwrap().path();
-        // version-upgrade, version-chain and nightly-control name an unpacked basedir under
-        // "~/" (no one machine's path), which scripts/unpack-mariadb.sh makes before their
-        // first run.
+        // version-upgrade, version-chain and nightly-control name versions that
+        // scripts/unpack-mariadb.sh unpacks before their first run, never a path.
         let shipped = std::fs::read_to_string(&path).unwrap();
         assert!(
-            !shipped.contains("/root/"),
+            !shipped.contains("/root/") && !shipped.contains("basedir = \"~"),
             "{}: a machine's own path",
             path.display()
         );
         let body = shipped
-            .replace("~/.cache/sweepbench/mariadb-10.11.18/usr", "/usr")
-            .replace("~/.cache/sweepbench/mariadb-11.8.9/usr", "/usr")
-            .replace("~/.cache/sweepbench/mariadb-10.5.23/usr", "/usr");
+            .replace("mariadb = \"10.11.18\"", "basedir = \"/usr\"")
+            .replace("mariadb = \"11.8.9\"", "basedir = \"/usr\"")
+            .replace("mariadb = \"10.5.23\"", "basedir = \"/usr\"");
         let copy = dir.path().join(path.file_name().unwrap());
         std::fs::write(&copy, body).unwrap();
         let out = sweepbench(&["plan", copy.to_str().unwrap()]);
@@ -588,4 +587,52 @@ fn report_warns_of_a_missing_or_damaged_manifest() {
         "{}",
         text(&r)
     );
+}
+
+/// A version is named, not a path (#46): this machine's server where it is that version; one
+/// neither here nor unpacked is refused with the file's line and the one command that unpacks
+/// it; a version and a basedir together are refused.
+#[test]
+fn a_mariadb_version_names_its_build_or_the_command_that_unpacks_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    let file = |name: &str, server: &str| {
+        let f = dir.path().join(format!("{name}.toml"));
+        std::fs::write(
+            &f,
+            format!("name = \"{name}\"\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1]\n[[targets]]\nname = \"m\"\nserver = {server}\n"),
+        )
+        .unwrap();
+        f
+    };
+    let plan = |f: &Path| {
+        Command::cargo_bin("sweepbench")
+            .unwrap()
+            .env("XDG_CACHE_HOME", empty.path())
+            .args(["plan", f.to_str().unwrap()])
+            .output()
+            .unwrap()
+    };
+    let here = plan(&file("here", "{ mariadb = \"10.11\" }"));
+    assert!(here.status.success(), "{}", text(&here));
+    assert!(
+        text(&here).contains("managed server, MariaDB 10.11.") && text(&here).contains("from /usr"),
+        "{}",
+        text(&here)
+    );
+    let missing = plan(&file("missing", "{ mariadb = \"10.4\" }"));
+    assert_eq!(missing.status.code(), Some(2), "{}", text(&missing));
+    let t = text(&missing);
+    assert!(t.contains("missing.toml:7:"), "{t}");
+    assert!(t.contains("MariaDB 10.4 is not here"), "{t}");
+    assert!(t.contains("scripts/unpack-mariadb.sh 10.4.<patch>"), "{t}");
+    let exact = plan(&file("exact", "{ mariadb = \"10.4.34\" }"));
+    assert!(
+        text(&exact).contains("scripts/unpack-mariadb.sh 10.4.34 "),
+        "{}",
+        text(&exact)
+    );
+    let both = plan(&file("both", "{ mariadb = \"10.11\", basedir = \"/usr\" }"));
+    assert_eq!(both.status.code(), Some(2));
+    assert!(text(&both).contains("not both"), "{}", text(&both));
 }

@@ -4,7 +4,7 @@
 
 mod common;
 use assert_cmd::Command;
-use common::{text, unpacked_mariadb};
+use common::{cache_home, text, unpacked_mariadb};
 use std::path::{Path, PathBuf};
 use sweepbench::pipeline::results::PointStatus;
 use sweepbench::pipeline::sweep::latest_run;
@@ -15,6 +15,7 @@ fn sweepbench(args: &[&str], tmp: &Path) -> std::process::Output {
     Command::cargo_bin("sweepbench")
         .unwrap()
         .env("TMPDIR", tmp)
+        .env("XDG_CACHE_HOME", cache_home())
         .args(args)
         .output()
         .unwrap()
@@ -81,20 +82,28 @@ fn mariadb_10_11_18() -> PathBuf {
 }
 
 /// A version chain (#24, #51): Debian 11's 10.5.23, this machine's 10.11 and Debian 13's
-/// 11.8, each a managed server from its own binaries, data prepared on each; the report's
-/// variables diff shows what the majors changed by meaning (10.5's utf8 is 10.11's utf8mb3:
-/// no difference; a performance variable 10.6 removed is shown absent, in front).
+/// 11.8, each a managed server from its own binaries named by version alone (#46: found in
+/// scripts/unpack-mariadb.sh's cache, 10.11 as this machine's server), data prepared on each;
+/// the report's variables diff shows what the majors changed by meaning (10.5's utf8 is
+/// 10.11's utf8mb3: no difference; a performance variable 10.6 removed is shown absent, in
+/// front).
 #[test]
 fn a_sweep_runs_across_a_version_chain() {
     let old = unpacked_mariadb("10.5.23");
-    let new = unpacked_mariadb("11.8.9");
+    unpacked_mariadb("11.8.9");
     let body = format!(
-        "name = \"majors\"\n{RUN}\n[[targets]]\nname = \"10.5\"\nserver = {{ basedir = \"{}\" }}\n[[targets]]\nname = \"10.11\"\nserver = {{ basedir = \"/usr\" }}\n[[targets]]\nname = \"11.8\"\nserver = {{ basedir = \"{}\" }}\n",
-        old.display(),
-        new.display()
+        "name = \"majors\"\n{RUN}\n[[targets]]\nname = \"10.5\"\nserver = {{ mariadb = \"10.5\" }}\n[[targets]]\nname = \"10.11\"\nserver = {{ mariadb = \"10.11\" }}\n[[targets]]\nname = \"11.8\"\nserver = {{ mariadb = \"11.8.9\" }}\n"
     );
     let (out, run, _tmp) = run_sweep(&body, "majors");
     assert!(out.status.success(), "{}", text(&out));
+    // The manifest says which build each version named.
+    let manifest = std::fs::read_to_string(run.join("manifest.json")).unwrap();
+    let m: serde_json::Value = serde_json::from_str(&manifest).unwrap();
+    let server = |i: usize| &m["targets"][i]["server"];
+    assert_eq!(server(0)["mariadb"], "10.5.23", "{manifest}");
+    assert_eq!(server(0)["basedir"], old.to_str().unwrap(), "{manifest}");
+    assert_eq!(server(1)["basedir"], "/usr", "{manifest}");
+    assert!(server(1)["mariadb"].as_str().unwrap().starts_with("10.11."));
     let rows = points(&run);
     assert_eq!(rows.len(), 6);
     assert!(rows.iter().all(|r| r.status == PointStatus::Ok), "{rows:?}");

@@ -331,8 +331,12 @@ pub enum Command {
     /// and SWEEPBENCH_PORT / SWEEPBENCH_SOCKET are set.
     Sandbox {
         /// Install root of the server (holding bin/ or sbin/); default: this machine's server.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "mariadb")]
         basedir: Option<PathBuf>,
+        /// MariaDB version to run ("11.8.9", or "11.8": the newest there is): this machine's
+        /// server when it is that version, else one scripts/unpack-mariadb.sh unpacked.
+        #[arg(long, value_name = "VERSION")]
+        mariadb: Option<String>,
         /// max_connections of the server.
         #[arg(long, default_value_t = 300)]
         max_connections: u32,

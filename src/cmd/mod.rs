@@ -262,6 +262,7 @@ pub async fn run(cli: Cli) -> i32 {
         Command::Man { command } => finish("man", manual(command.as_deref())),
         Command::Sandbox {
             basedir,
+            mariadb,
             max_connections,
             server_options,
             db,
@@ -269,6 +270,7 @@ pub async fn run(cli: Cli) -> i32 {
         } => {
             let args = sandbox::SandboxArgs {
                 basedir,
+                mariadb,
                 max_connections,
                 server_options,
                 db,

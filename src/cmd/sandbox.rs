@@ -7,6 +7,8 @@ use std::path::PathBuf;
 
 pub struct SandboxArgs {
     pub basedir: Option<PathBuf>,
+    /// `--mariadb VERSION`: the basedir that version names.
+    pub mariadb: Option<String>,
     pub max_connections: u32,
     pub server_options: Vec<String>,
     pub db: String,
@@ -21,8 +23,16 @@ pub async fn run(a: SandboxArgs) -> anyhow::Result<i32> {
             a.db
         );
     }
+    let basedir = match &a.mariadb {
+        Some(v) => Some(
+            crate::pipeline::server::versions::resolve(v)
+                .map_err(|e| anyhow::anyhow!("--mariadb {v}: {e}"))?
+                .basedir,
+        ),
+        None => a.basedir.clone(),
+    };
     let spec = ServerSpec {
-        basedir: a.basedir.clone(),
+        basedir,
         options: a
             .server_options
             .iter()

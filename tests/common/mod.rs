@@ -221,10 +221,16 @@ pub fn run_in(
         .unwrap()
 }
 
+/// The tests' XDG_CACHE_HOME: scripts/unpack-mariadb.sh's cache is its `sweepbench/`, where
+/// `server = { mariadb = "…" }` looks when a test runs sweepbench with it.
+pub fn cache_home() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cache")
+}
+
 /// A MariaDB release unpacked once into the test cache by scripts/unpack-mariadb.sh (10.11.18
 /// from this machine's package lists, 11.8.9 from Debian 13's); its basedir.
 pub fn unpacked_mariadb(version: &str) -> std::path::PathBuf {
-    let cache = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mariadb-cache");
+    let cache = cache_home().join("sweepbench");
     let out = std::process::Command::new(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/unpack-mariadb.sh"),
     )

@@ -36,6 +36,8 @@ pub struct ServerSpec {
     pub user: Option<String>,
     /// Start on an empty datadir that a cluster's state transfer fills (a joining node).
     pub joiner: bool,
+    /// An instance class: the server runs in a cgroup with its CPU quota and memory limit.
+    pub class: Option<super::class::Class>,
 }
 
 /// A running throwaway server. Dropping it stops the server and removes its directory.
@@ -51,6 +53,8 @@ pub struct ManagedServer {
     mariadb: bool,
     /// Marks `dir` as in use for as long as this server lives (see `workdir`).
     owner: Option<super::workdir::Owner>,
+    /// The class's cgroup the server runs in; dropped (removed) after the server stops.
+    cgroup: Option<super::class::Cgroup>,
 }
 
 const SERVER_NAMES: [&str; 2] = ["mariadbd", "mysqld"];
@@ -378,6 +382,22 @@ impl ManagedServer {
             // MySQL 8+ would otherwise open the X protocol port on all interfaces.
             cmd.arg("--mysqlx=OFF");
         }
+        let cgroup = match &spec.class {
+            Some(c) => {
+                let label = dir
+                    .file_name()
+                    .map_or("server".into(), |n| n.to_string_lossy());
+                let g = super::class::Cgroup::create(c, &label)?;
+                if let Some(u) = &spec.user {
+                    // The server joins its group after it has become the user.
+                    let (uid, gid) = user_ids(u).context("the server's user")?;
+                    g.give_to(uid, gid)?;
+                }
+                g.join_on_exec(&mut cmd);
+                Some(g)
+            }
+            None => None,
+        };
         let child = spawn_watched(cmd).with_context(|| format!("starting {}", server.display()))?;
         let pid = child.id();
         register(pid, dir);
@@ -390,6 +410,7 @@ impl ManagedServer {
             binary: server.to_path_buf(),
             mariadb,
             owner: None,
+            cgroup,
         };
         let timeout = if spec.startup_timeout_s == 0 {
             60
@@ -503,8 +524,14 @@ impl ManagedServer {
         let mut fresh = fresh;
         self.child = fresh.child.take();
         self.version = std::mem::take(&mut fresh.version);
+        self.cgroup = fresh.cgroup.take();
         fresh.dir = PathBuf::new();
         Ok(())
+    }
+
+    /// The class's cgroup the server runs in, if it has a class.
+    pub fn cgroup(&self) -> Option<&super::class::Cgroup> {
+        self.cgroup.as_ref()
     }
 
     /// Stops the server (SIGTERM, SIGKILL after 30 s) and keeps its directory.

@@ -17,7 +17,12 @@ pub struct MycnfContext<'a> {
     pub config: &'a str,
     /// innodb_log_file_size in MiB, sized to the data (`redo_log_mb`).
     pub redo_log_mb: u64,
+    /// innodb_buffer_pool_size in MiB: `DEFAULT_BUFFER_POOL_MB`, or the class's share.
+    pub buffer_pool_mb: u64,
 }
+
+/// The buffer pool of a managed server without a class or a config that sets one.
+pub const DEFAULT_BUFFER_POOL_MB: u64 = 512;
 
 /// A redo log sized to the data: twice its estimated size (about 250 bytes a row with its
 /// indexes), in steps of 64 MiB, from 64 MiB to 1 GiB. Every managed datadir and golden copy
@@ -77,6 +82,7 @@ mod tests {
             target: "t",
             config: "c",
             redo_log_mb: redo_log_mb(4, 20_000),
+            buffer_pool_mb: DEFAULT_BUFFER_POOL_MB,
         };
         let out = render(None, &cx).unwrap();
         assert!(out.contains("max_connections = 300\n"));

@@ -83,11 +83,13 @@ pub fn reap(root: &Path) -> Vec<PathBuf> {
     removed
 }
 
-/// Reaps TMPDIR; returns the lines saying what it removed (a killed run's server
-/// directories can hold hundreds of MB each), for the caller to say.
+/// Reaps TMPDIR, and the class cgroups of runs that are gone; returns the lines saying what
+/// it removed (a killed run's server directories can hold hundreds of MB each), for the
+/// caller to say.
 pub fn reap_temp() -> Vec<String> {
     reap(&std::env::temp_dir())
         .into_iter()
+        .chain(super::class::reap())
         .map(|d| {
             format!(
                 "removed {}: left by a sweepbench that was killed",

@@ -142,6 +142,9 @@ impl SweepSpec {
                             return Err(cx.err(s.span(), format!("server.cluster.nodes = {}: a cluster has 2 to {max} nodes on this host (one node is server = {{}})", c.nodes)));
                         }
                     }
+                    if let Some(c) = &m.class {
+                        c.parse().map_err(|e| cx.err(s.span(), e))?;
+                    }
                     if let Some(t) = &m.startup_timeout {
                         if parse_duration(t).is_none() {
                             return Err(cx.err(s.span(), format!("server.startup_timeout = '{t}': expected a duration such as \"120s\"")));
@@ -150,6 +153,16 @@ impl SweepSpec {
                     // "~/…" is the reader's home, so a shipped sweep file names an unpacked
                     // version (scripts/unpack-mariadb.sh's cache) without one machine's path.
                     m.basedir = m.basedir.map(|b| home_relative(&b));
+                    if let Some(v) = &m.mariadb {
+                        if m.basedir.is_some() {
+                            return Err(cx.err(s.span(), format!("server: give mariadb = \"{v}\" or basedir, not both (mariadb finds the basedir of that version)")));
+                        }
+                        let found = crate::pipeline::server::versions::resolve(v).map_err(|e| {
+                            cx.err(s.span(), format!("server.mariadb = \"{v}\": {e}"))
+                        })?;
+                        m.basedir = Some(found.basedir);
+                        m.mariadb = Some(found.version);
+                    }
                     if let Some(b) = &m.basedir {
                         if !b.is_dir() {
                             return Err(cx.err(s.span(), format!("server.basedir {} is not a directory (scripts/unpack-mariadb.sh unpacks a version)", b.display())));

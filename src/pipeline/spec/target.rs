@@ -31,7 +31,11 @@ impl TargetKind {
         match self {
             TargetKind::External(c) => c.redacted(),
             TargetKind::Synthetic(m) => format!("synthetic, seed {}", m.seed),
-            TargetKind::Managed(_) => "managed server".into(),
+            TargetKind::Managed(m) => match (&m.mariadb, &m.basedir) {
+                (Some(v), Some(b)) => format!("managed server, MariaDB {v} from {}", b.display()),
+                (None, Some(b)) => format!("managed server from {}", b.display()),
+                _ => "managed server".into(),
+            },
         }
     }
 
@@ -127,8 +131,13 @@ impl ProxySpec {
 #[derive(Debug, Clone, Default, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ManagedTarget {
-    /// Install root (holding sbin/ or bin/); absent = this machine's server.
+    /// Install root (holding sbin/ or bin/); absent = this machine's server (or the build
+    /// `mariadb` names).
     pub basedir: Option<std::path::PathBuf>,
+    /// `mariadb = "11.8.9"` (or "11.8"): the version, found as this machine's server or in
+    /// scripts/unpack-mariadb.sh's cache; its basedir is then `basedir`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mariadb: Option<String>,
     /// "per-point" restarts the server before every point (cold caches).
     pub restart: Option<String>,
     /// How long to wait for start-up, e.g. "120s" (default 60s).
@@ -139,6 +148,43 @@ pub struct ManagedTarget {
     /// `cluster = { nodes = 3 }`: a Galera cluster of that many nodes instead of one server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster: Option<ClusterSpec>,
+    /// `class = { cpus = 1.5, memory = "2G" }`: the instance class the server is held to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<ClassSpec>,
+}
+
+/// An instance class as the sweep file gives it.
+#[derive(Debug, Clone, Default, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClassSpec {
+    /// CPUs' worth of time (a quota: 1.5 is one and a half cores' time).
+    pub cpus: f64,
+    /// Memory limit: "2G", "512M".
+    pub memory: String,
+}
+
+impl ClassSpec {
+    /// The class, or what is wrong with the file's values.
+    pub fn parse(&self) -> Result<crate::pipeline::server::class::Class, String> {
+        if !(self.cpus.is_finite() && self.cpus >= 0.01) {
+            return Err(format!(
+                "server.class.cpus = {}: give the CPUs' worth of time, at least 0.01 (1.5 = one and a half cores)",
+                self.cpus
+            ));
+        }
+        let memory = crate::engine::host::size(&self.memory)
+            .filter(|m| *m >= 256 << 20)
+            .ok_or_else(|| {
+                format!(
+                    "server.class.memory = \"{}\": give a size of at least 256M, like \"2G\" or \"512M\"",
+                    self.memory
+                )
+            })?;
+        Ok(crate::pipeline::server::class::Class {
+            cpus: self.cpus,
+            memory,
+        })
+    }
 }
 
 /// A managed Galera cluster's shape.
@@ -149,6 +195,11 @@ pub struct ClusterSpec {
 }
 
 impl ManagedTarget {
+    /// The instance class, when the file gives one (checked when it was read).
+    pub fn class(&self) -> Option<crate::pipeline::server::class::Class> {
+        self.class.as_ref().and_then(|c| c.parse().ok())
+    }
+
     pub fn restart_per_point(&self) -> bool {
         self.restart.as_deref() == Some("per-point")
     }

@@ -46,19 +46,25 @@ pub(super) fn check_memory(spec: &SweepSpec, series: &[(String, String)]) -> any
     let mut need = 0;
     let mut parts = Vec::new();
     for (t, c) in series {
-        let Some(nodes) = spec
-            .targets
-            .iter()
-            .find(|x| &x.name == t)
-            .and_then(|x| match &x.kind {
-                crate::pipeline::spec::target::TargetKind::Managed(m) => {
-                    Some(m.cluster.as_ref().map_or(1, |c| c.nodes as u64))
-                }
-                _ => None,
-            })
+        let Some((nodes, class)) =
+            spec.targets
+                .iter()
+                .find(|x| &x.name == t)
+                .and_then(|x| match &x.kind {
+                    crate::pipeline::spec::target::TargetKind::Managed(m) => {
+                        Some((m.cluster.as_ref().map_or(1, |c| c.nodes as u64), m.class()))
+                    }
+                    _ => None,
+                })
         else {
             continue;
         };
+        // A class's server takes at most its memory limit.
+        if let Some(k) = class {
+            need += nodes * (k.memory >> 20);
+            parts.push(format!("{t}/{c} class {}", k.shown()));
+            continue;
+        }
         let pool = spec
             .configs
             .iter()

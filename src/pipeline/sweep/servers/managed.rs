@@ -67,7 +67,36 @@ pub(super) fn preflight(spec: &SweepSpec, target: &str, m: &ManagedTarget) -> Ve
     if let Some(c) = &m.cluster {
         all.extend(cluster::preflight(spec, target, m, c.nodes));
     }
+    all.extend(m.class().map(|c| class_finding(target, &c)));
     all
+}
+
+/// A class this host can give (not more CPUs or memory than it has) and enforce (cgroups it
+/// may make), or why not with the remedy.
+fn class_finding(target: &str, c: &crate::pipeline::server::class::Class) -> Finding {
+    use crate::pipeline::server::class;
+    let (severity, message) = match (c.larger_than_host(), class::check_available()) {
+        (Some(why), _) => (
+            Severity::Blocking,
+            format!("server.class asks for {why}: give a class this host can hold"),
+        ),
+        (None, Err(e)) => (Severity::Blocking, format!("server.class: {e:#}")),
+        (None, Ok(())) => (
+            Severity::Info,
+            format!(
+                "class {}: the server runs in a cgroup with that CPU quota and memory limit; buffer pool {} MiB unless a config sets innodb_buffer_pool_size",
+                c.shown(),
+                c.buffer_pool_mb()
+            ),
+        ),
+    };
+    Finding {
+        target: target.to_string(),
+        severity,
+        check: "class",
+        message,
+        max_threads: None,
+    }
 }
 
 /// Where a managed server's plugins are: the basedir's lib/mysql/plugin (Debian's layout,
@@ -168,6 +197,9 @@ pub(super) async fn open(
             target,
             config: &config.name,
             redo_log_mb: mycnf::redo_log_mb(spec.data.tables, spec.data.table_size),
+            buffer_pool_mb: m
+                .class()
+                .map_or(mycnf::DEFAULT_BUFFER_POOL_MB, |c| c.buffer_pool_mb()),
         },
     )?;
     let own_datadir = config
@@ -190,6 +222,7 @@ pub(super) async fn open(
             .as_deref()
             .and_then(parse_duration)
             .unwrap_or(0),
+        class: m.class(),
         ..Default::default()
     };
     if let Some(cl) = &m.cluster {
