@@ -84,12 +84,16 @@ impl Plan {
                 && !spec.exclude.iter().any(|f| f.matches(t, c, name, n))
                 && only.iter().all(|f| f.matches(t, c, name, n))
         };
-        let counts = match &spec.run.auto {
-            Some(_) => vec![AUTO],
-            None => spec.run.threads.clone(),
-        };
         let mut blocks: Vec<Vec<Vec<Point>>> = Vec::new(); // block → repeat → points
         for t in &spec.targets {
+            // A paired design measures every series in each of its cells' rounds: with
+            // thread counts from cores, each at every target's counts (so series still pair
+            // at equal threads); a sequential one runs each target's own.
+            let counts = match &spec.run.auto {
+                Some(_) => vec![AUTO],
+                None if spec.run.design.paired() => spec.run.threads.clone(),
+                None => spec.threads_of(&t.name).to_vec(),
+            };
             for c in &spec.configs {
                 let mut per_repeat = Vec::new();
                 for r in 1..=spec.run.repeats {

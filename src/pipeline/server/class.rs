@@ -46,6 +46,11 @@ impl Class {
     }
 }
 
+/// A number without trailing zeros ("1.5", "2", "0.25").
+pub fn trim_number(x: f64) -> String {
+    trim(x)
+}
+
 fn trim(x: f64) -> String {
     let s = format!("{x:.2}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()

@@ -11,6 +11,9 @@ use toml::Spanned;
 /// point of the sweep's full duration, and a search that has not converged in 64 will not.
 pub const MAX_SEARCH_STEPS: u32 = 64;
 
+/// `threads` as read: the absolute counts, the multiples of cores, and the adaptive search.
+type ThreadList = (Vec<u32>, Vec<f64>, Option<AutoThreads>);
+
 impl SweepSpec {
     /// `rates = "auto"` and `sla = { p99_ms = … }`, which go together.
     pub(super) fn sla(
@@ -73,33 +76,36 @@ impl SweepSpec {
         }
     }
 
-    /// `threads`: a list, "auto", or a table of the adaptive search's settings.
-    pub(super) fn threads(
-        cx: &Ctx<'_>,
-        v: &Spanned<toml::Value>,
-    ) -> Result<(Vec<u32>, Option<AutoThreads>), SpecError> {
+    /// `threads`: a list (counts and multiples of cores), "auto", or a table of the adaptive
+    /// search's settings.
+    pub(super) fn threads(cx: &Ctx<'_>, v: &Spanned<toml::Value>) -> Result<ThreadList, SpecError> {
         let bad = |m: String| cx.err(v.span(), format!("run.threads: {m}"));
         let auto = match v.get_ref() {
             toml::Value::Array(list) => {
                 let mut threads = Vec::new();
+                let mut per_core = Vec::new();
                 for (i, x) in list.iter().enumerate() {
-                    match x.as_integer() {
-                        Some(n) if (1..=MAX_THREADS as i64).contains(&n) => threads.push(n as u32),
+                    let m = x.as_str().and_then(super::cores::multiplier);
+                    match (x.as_integer(), m) {
+                        (Some(n), _) if (1..=MAX_THREADS as i64).contains(&n) => threads.push(n as u32),
+                        (_, Some(m)) => per_core.push(m),
                         _ => {
                             let at = element_span(cx.text, v.span(), i).unwrap_or(v.span());
                             return Err(cx.err(
                                 at,
-                                format!("run.threads: {x} is not a thread count (1 to {MAX_THREADS}, the most connections a server takes)"),
+                                format!("run.threads: {x} is not a thread count (1 to {MAX_THREADS}, the most connections a server takes) nor a multiple of a target's cores (\"2×cores\")"),
                             ));
                         }
                     }
                 }
                 threads.sort_unstable();
                 threads.dedup();
-                if threads.is_empty() {
+                per_core.sort_by(f64::total_cmp);
+                per_core.dedup();
+                if threads.is_empty() && per_core.is_empty() {
                     return Err(bad("the list is empty".into()));
                 }
-                return Ok((threads, None));
+                return Ok((threads, per_core, None));
             }
             toml::Value::String(s) if s == "auto" => AutoThreads::default(),
             toml::Value::Table(_) => {
@@ -147,6 +153,6 @@ impl SweepSpec {
                 "p99_ms = {l}: a latency limit is a number of milliseconds above 0"
             )));
         }
-        Ok((a.ladder(u32::MAX), Some(a)))
+        Ok((a.ladder(u32::MAX), Vec::new(), Some(a)))
     }
 }

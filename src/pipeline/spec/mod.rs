@@ -2,6 +2,7 @@
 //! and unknown keys are refused with the nearest valid name.
 
 mod adaptive;
+pub mod cores;
 pub mod design;
 pub mod distributed;
 mod filter;
@@ -91,8 +92,12 @@ pub struct RunSpec {
     /// The fileio host test's options (`[fileio]`, sysbench's defaults and `rndrw`), when
     /// `host_tests` has it.
     pub fileio: Option<crate::engine::host::fileio::FileIoOptions>,
-    /// Ascending, without duplicates; with `auto`, the doubling ladder up to `to`.
+    /// Ascending, without duplicates; with `auto`, the doubling ladder up to `to`. With
+    /// multipliers of cores, every target's counts together (`SweepSpec::threads_of` gives
+    /// one target's).
     pub threads: Vec<u32>,
+    /// `"2×cores"` entries of `threads`: multipliers of each target's cores.
+    pub per_core: Vec<f64>,
     /// `threads = "auto"` (or a table): thread counts chosen while the sweep runs.
     pub auto: Option<crate::pipeline::adaptive::AutoThreads>,
     /// `rates = "auto"` with `sla`: each native series' capacity at a p99 limit.
@@ -165,6 +170,9 @@ pub struct Target {
     pub proxy: Option<target::ProxySpec>,
     /// `storage_engine = "rocksdb"`: this target's tables, instead of `[data]`'s engine.
     pub storage_engine: Option<String>,
+    /// Its server's CPUs: `cores = N`, a managed server's class, or this host's for a managed
+    /// server without one; None when not known.
+    pub cores: Option<f64>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -200,6 +208,9 @@ pub struct SweepSpec {
     pub exclude: Vec<Filter>,
     /// Where client processes run.
     pub executor: distributed::Executor,
+    /// Each target's thread counts when `run.threads` has multipliers of cores (else empty:
+    /// every target runs `run.threads`).
+    pub target_threads: std::collections::BTreeMap<String, Vec<u32>>,
 }
 
 struct Ctx<'a> {
@@ -274,7 +285,15 @@ impl SweepSpec {
         if raw.targets.is_empty() {
             return Err(cx.err(0..0, "no [[targets]]: add at least one target"));
         }
-        let targets = Self::targets(&cx, &raw)?;
+        let mut targets = Self::targets(&cx, &raw)?;
+        cores::cores(&cx, &raw, &mut targets)?;
+        let target_threads = cores::resolve(&cx, &raw, &run.threads, &run.per_core, &targets)?;
+        if !target_threads.is_empty() {
+            let mut all: Vec<u32> = target_threads.values().flatten().copied().collect();
+            all.sort_unstable();
+            all.dedup();
+            run.threads = all;
+        }
         if let Some(t) = raw
             .targets
             .iter()
@@ -328,6 +347,7 @@ impl SweepSpec {
             include,
             exclude,
             executor,
+            target_threads,
         };
         Ok(spec)
     }
@@ -466,7 +486,7 @@ impl SweepSpec {
         if workloads.is_empty() && host_tests.is_empty() {
             return Err(cx.err(r.workloads.span(), "run.workloads is empty"));
         }
-        let (threads, auto) = Self::threads(cx, &r.threads)?;
+        let (threads, per_core, auto) = Self::threads(cx, &r.threads)?;
         let sla = Self::sla(cx, r)?;
         let dur = |v: &Option<Spanned<String>>,
                    key: &str,
@@ -518,6 +538,7 @@ impl SweepSpec {
             host_tests,
             fileio: None,
             threads,
+            per_core,
             auto,
             sla,
             duration_s,
@@ -601,6 +622,14 @@ impl SweepSpec {
             }
         }
         Ok(out)
+    }
+
+    /// The thread counts `target` runs: its own when `run.threads` has multipliers of cores,
+    /// else `run.threads`.
+    pub fn threads_of(&self, target: &str) -> &[u32] {
+        self.target_threads
+            .get(target)
+            .map_or(&self.run.threads, Vec::as_slice)
     }
 
     /// The storage engine of `target`'s tables: its own `storage_engine`, else `[data]`'s.

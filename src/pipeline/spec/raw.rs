@@ -147,6 +147,9 @@ pub struct RawTarget {
     /// `same_server_as = "direct"`: this url target reaches the same server as that one,
     /// through a proxy the user runs (its cost is the proxy's, not the server's).
     pub same_server_as: Option<Spanned<String>>,
+    /// `cores = 8`: the server's CPUs, for `threads = ["2×cores"]` on a target sweepbench
+    /// does not start.
+    pub cores: Option<Spanned<Num>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -82,6 +82,7 @@ impl SweepSpec {
                     kind: TargetKind::Managed(Default::default()),
                     proxy: None,
                     storage_engine: Self::target_engine(cx, t)?,
+                    cores: None,
                 });
                 continue;
             }
@@ -185,6 +186,7 @@ impl SweepSpec {
                 kind,
                 proxy: None,
                 storage_engine: Self::target_engine(cx, t)?,
+                cores: None,
             });
         }
         for (i, spec, span) in proxies {

@@ -658,3 +658,58 @@ fn errors_quote_the_files_words_with_control_characters_escaped() {
     assert!(e.contains("'t\\e[2J\\a'"), "{e}");
     assert!(!e.contains('\u{1b}') && !e.contains('\u{7}'), "{e}");
 }
+
+/// Threads from cores (#46): a managed server's cores are its class's cpus, another target's
+/// its `cores`; each resolves the multipliers to its own counts beside the absolute ones,
+/// the sequential plan runs each target's own and a paired one every count on every series.
+#[test]
+fn threads_from_cores_resolve_per_target() {
+    let body = |run: &str, extra: &str| {
+        format!("name = \"c\"\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [\"1×cores\", \"4xcores\", 64]\n{run}\n[[targets]]\nname = \"small\"\nserver = {{ class = {{ cpus = 2, memory = \"1G\" }} }}\n[[targets]]\nname = \"ext\"\nurl = \"mysql://u@127.0.0.1:3306/sbtest\"\n{extra}\n")
+    };
+    let s = parse(&body("design = \"sequential\"", "cores = 4")).unwrap();
+    assert_eq!(s.threads_of("small"), [2, 8, 64]);
+    assert_eq!(s.threads_of("ext"), [4, 16, 64]);
+    assert_eq!(s.run.threads, [2, 4, 8, 16, 64]);
+    let plan = crate::pipeline::plan::Plan::build(&s, &[]);
+    let of = |t: &str| -> Vec<u32> {
+        let mut v: Vec<u32> = plan
+            .points
+            .iter()
+            .filter(|p| p.target == t && p.repeat == 1)
+            .map(|p| p.threads)
+            .collect();
+        v.sort_unstable();
+        v
+    };
+    assert_eq!(of("small"), [2, 8, 64]);
+    assert_eq!(of("ext"), [4, 16, 64]);
+    let paired = parse(&body("design = \"paired\"", "cores = 4")).unwrap();
+    let plan = crate::pipeline::plan::Plan::build(&paired, &[]);
+    let small: std::collections::BTreeSet<u32> = plan
+        .points
+        .iter()
+        .filter(|p| p.target == "small")
+        .map(|p| p.threads)
+        .collect();
+    assert_eq!(small.into_iter().collect::<Vec<_>>(), [2, 4, 8, 16, 64]);
+
+    // A target whose cores cannot be known is refused at its name, with the remedy.
+    let e = parse(&body("", "")).unwrap_err();
+    assert!(e.message.contains("target 'ext': run.threads has \"1×cores\" and this target's cores are not known: give cores = N"), "{e}");
+    assert_eq!(e.line, 10, "{e}");
+    // A managed server's cores are its class's.
+    let twice =
+        body("", "cores = 4").replace("url = \"mysql://u@127.0.0.1:3306/sbtest\"", "server = {}");
+    let e = parse(&twice).unwrap_err();
+    assert!(
+        e.message
+            .contains("a managed server's cores are its class's cpus"),
+        "{e}"
+    );
+    let e = parse(&body("", "cores = 4").replace("\"4xcores\"", "\"4 cpus\"")).unwrap_err();
+    assert!(
+        e.message.contains("nor a multiple of a target's cores"),
+        "{e}"
+    );
+}

@@ -208,6 +208,49 @@ fn raise_short_budget(spec: &mut SweepSpec, plan: &Plan, given: bool, ev: &dyn E
     }
 }
 
+/// What `threads = ["2×cores"]` resolved to on each target: "  small (1.5 cores): 2 = 1×cores,
+/// 3 = 2×cores, 64".
+fn threads_from_cores(spec: &SweepSpec) -> Vec<String> {
+    use crate::pipeline::spec::cores;
+    if spec.target_threads.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![if spec.run.design.paired() {
+        "threads from each target's cores (paired: every series is measured at all of these counts, so series pair at equal threads):"
+    } else {
+        "threads per target, from its cores:"
+    }
+    .to_string()];
+    for t in &spec.targets {
+        let Some(c) = t.cores else { continue };
+        let list: Vec<String> = spec
+            .threads_of(&t.name)
+            .iter()
+            .map(|&n| {
+                let named: Vec<String> = spec
+                    .run
+                    .per_core
+                    .iter()
+                    .filter(|&&m| cores::count(m, c) == n)
+                    .map(|&m| cores::shown(m))
+                    .collect();
+                match named.is_empty() {
+                    true => n.to_string(),
+                    false => format!("{n} = {}", named.join(" = ")),
+                }
+            })
+            .collect();
+        out.push(format!(
+            "  {} ({} core{}): {}",
+            t.name,
+            crate::pipeline::server::class::trim_number(c),
+            if c == 1.0 { "" } else { "s" },
+            list.join(", ")
+        ));
+    }
+    out
+}
+
 /// The host tests' share of a paired sweep's ETA.
 fn host_eta(spec: &SweepSpec, plan: &Plan) -> String {
     match plan.host.len() as u64 {
@@ -332,6 +375,9 @@ pub fn plan(a: &SweepArgs, ev: &dyn Events) -> anyhow::Result<Exit> {
         "data: {} table(s) × {} rows, prepare = {}",
         spec.data.tables, spec.data.table_size, spec.data.prepare
     ));
+    for line in threads_from_cores(&spec) {
+        say(line);
+    }
     if spec.run.design.paired() {
         let d = &spec.run.design;
         let series = series as u64;
