@@ -234,8 +234,19 @@ impl Plan {
             .warmup_s
             .saturating_add(spec.run.duration_s)
             .saturating_add(POINT_OVERHEAD_S);
-        let rows = spec.data.tables as u64 * spec.data.table_size as u64;
-        let prepare = rows.div_ceil(PREPARE_ROWS_PER_S) * self.connections.len() as u64;
+        // A sized target's rows as estimated from the file (an external server's buffer pool
+        // is not known: table_size's default stands in).
+        let prepare: u64 = self
+            .connections
+            .keys()
+            .map(|t| {
+                let rows = crate::pipeline::spec::size::estimate(spec, t)
+                    .map_or(spec.data.tables as u64 * spec.data.table_size as u64, |b| {
+                        b / crate::pipeline::spec::size::ASSUMED_ROW_BYTES
+                    });
+                rows.div_ceil(PREPARE_ROWS_PER_S)
+            })
+            .sum();
         // A host test has no warmup and no server to set up.
         let host = self.host.len() as u64 * spec.run.duration_s;
         let servers = self.max_points(spec) - self.host.len() as u64;

@@ -5,6 +5,7 @@
 use crate::engine::admin::{quote, Admin};
 use crate::engine::config::ConnOptions;
 use crate::engine::db;
+use crate::pipeline::spec::size::SizeOf;
 use crate::pipeline::spec::{DataSpec, PreparePolicy};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
@@ -568,6 +569,37 @@ pub async fn check_target(
         && rows
             .iter()
             .all(|r| *r == Some(needs.data.table_size as u64));
+    if let Some(size) = needs.data.size {
+        out.push(finding(Severity::Info, "tables", format!("data.size {}: sized on this server when the run starts (its row size measured by a probe prepare; tables that already hold it are reused)", size.shown())));
+        let asked = match size {
+            SizeOf::Bytes(b) => Some(b),
+            SizeOf::BufferPool(f) => c
+                .value("SELECT @@innodb_buffer_pool_size")
+                .await
+                .ok()
+                .flatten()
+                .and_then(|v| v.parse::<f64>().ok())
+                .map(|p| (p * f) as u64),
+            SizeOf::Memory(_) => None,
+        };
+        if let (Some(need), true) = (asked, local && !facts.datadir.is_empty()) {
+            if let Some(free) = free_bytes(&facts.datadir).filter(|&free| free < need) {
+                out.push(finding(
+                    Severity::Blocking,
+                    "disk",
+                    format!(
+                        "{} has {} MiB free but data.size {} asks for {} MiB: free space or give a smaller size",
+                        facts.datadir,
+                        free >> 20,
+                        size.shown(),
+                        need >> 20
+                    ),
+                ));
+            }
+        }
+        c.close().await;
+        return (out, Some(facts));
+    }
     match (ready, needs.data.prepare) {
         (true, PreparePolicy::Always) => out.push(finding(Severity::Info, "tables", "tables present; prepare = always will recreate them".into())),
         (true, _) => out.push(finding(Severity::Info, "tables", format!("{} tables of {} rows present", needs.data.tables, needs.data.table_size))),
@@ -616,6 +648,8 @@ mod tests {
                 table_size: 10,
                 storage_engine: "innodb".into(),
                 prepare: PreparePolicy::Auto,
+                size: None,
+                sized: Default::default(),
             },
             margin: 2,
             auto_inc: true,

@@ -62,6 +62,50 @@ pub(super) fn cores(cx: &Ctx<'_>, raw: &RawSweep, targets: &mut [Target]) -> Res
     Ok(())
 }
 
+/// Each target's memory, where known: `memory = "8G"` on it, a managed server's class, or this
+/// host's RAM for a managed server without one. `size = "N × memory"` refuses a target
+/// whose memory is not known, with the remedy.
+pub(super) fn memory(
+    cx: &Ctx<'_>,
+    raw: &RawSweep,
+    targets: &mut [Target],
+    size: Option<super::size::SizeOf>,
+) -> Result<(), SpecError> {
+    let host = crate::pipeline::server::class::host_memory();
+    for (t, r) in targets.iter_mut().zip(&raw.targets) {
+        let managed = match &t.kind {
+            TargetKind::Managed(m) => Some(m.class().map(|c| c.memory).or(host)),
+            _ => None,
+        };
+        t.memory = match (&r.memory, managed) {
+            (Some(m), Some(_)) if t.proxy.is_none() => {
+                return Err(cx.err(
+                    m.span(),
+                    "memory: a managed server's memory is its class's (or this host's); remove memory, or give server.class",
+                ))
+            }
+            (Some(m), _) => Some(
+                crate::engine::host::size(m.get_ref())
+                    .filter(|b| *b >= 1 << 20)
+                    .ok_or_else(|| {
+                        cx.err(m.span(), format!("memory = \"{}\": give the server's memory, like \"8G\"", m.get_ref()))
+                    })?,
+            ),
+            (None, k) => k.flatten(),
+        };
+        if t.memory.is_none() && matches!(size, Some(super::size::SizeOf::Memory(_))) {
+            return Err(cx.err(
+                r.name.span(),
+                format!(
+                    "target '{}': data.size is relative to memory and this target's memory is not known: give memory = \"8G\" on it (its server's RAM)",
+                    t.name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The thread counts of each target when `per_core` has multipliers: the absolute counts and
 /// each multiplier × its cores, ascending. A target whose cores are unknown is refused with
 /// the remedy.

@@ -11,6 +11,7 @@ mod lexical;
 pub mod quick;
 pub mod raw;
 mod sections;
+pub mod size;
 pub mod target;
 pub mod words;
 
@@ -63,9 +64,16 @@ pub use words::{Order, PreparePolicy};
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct DataSpec {
     pub tables: u32,
+    /// Rows per table (`table_size`); with `size`, a placeholder until each target is sized
+    /// (`SweepSpec::table_size_of`).
     pub table_size: u32,
     pub storage_engine: String,
     pub prepare: PreparePolicy,
+    /// `size = "2G"` or relative to each target's server, instead of `table_size`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<size::SizeOf>,
+    /// What each target's `size` came to, once its data is prepared.
+    pub sized: size::SizedTargets,
 }
 
 /// Repeats per point when a sweep file does not say: the fewest with which the verdicts
@@ -173,6 +181,9 @@ pub struct Target {
     /// Its server's CPUs: `cores = N`, a managed server's class, or this host's for a managed
     /// server without one; None when not known.
     pub cores: Option<f64>,
+    /// Its server's memory, bytes: a managed server's class, this host's RAM for a managed
+    /// server without one, or `memory = "8G"` on another target; None when not known.
+    pub memory: Option<u64>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -287,6 +298,7 @@ impl SweepSpec {
         }
         let mut targets = Self::targets(&cx, &raw)?;
         cores::cores(&cx, &raw, &mut targets)?;
+        cores::memory(&cx, &raw, &mut targets, data.size)?;
         let target_threads = cores::resolve(&cx, &raw, &run.threads, &run.per_core, &targets)?;
         if !target_threads.is_empty() {
             let mut all: Vec<u32> = target_threads.values().flatten().copied().collect();
@@ -417,11 +429,28 @@ impl SweepSpec {
                 "data.table_size must be at least 1: a point selecting from empty tables measures nothing",
             ));
         }
+        let size = match &d.size {
+            None => None,
+            Some(_) if d.table_size.is_some() => {
+                return Err(cx.err(
+                    d.size.as_ref().map_or(0..0, |s| s.span()),
+                    "data: give size or table_size, not both (size derives each target's rows from its measured row size)",
+                ))
+            }
+            Some(s) => Some(size::SizeOf::parse(s.get_ref()).ok_or_else(|| {
+                cx.err(
+                    s.span(),
+                    format!("data.size = \"{}\": expected a size such as \"2G\" (at least 1M), or \"1.2 × buffer_pool\" / \"1.2 × memory\" (each target's own)", s.get_ref()),
+                )
+            })?),
+        };
         Ok(DataSpec {
             tables,
             table_size,
             storage_engine: engine,
             prepare,
+            size,
+            sized: Default::default(),
         })
     }
 
@@ -630,6 +659,15 @@ impl SweepSpec {
         self.target_threads
             .get(target)
             .map_or(&self.run.threads, Vec::as_slice)
+    }
+
+    /// Rows per table on `target`: what its `[data] size` came to once prepared, else
+    /// `table_size`.
+    pub fn table_size_of(&self, target: &str) -> u32 {
+        self.data
+            .sized
+            .get(target)
+            .map_or(self.data.table_size, |s| s.rows)
     }
 
     /// The storage engine of `target`'s tables: its own `storage_engine`, else `[data]`'s.

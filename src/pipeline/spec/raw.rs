@@ -46,6 +46,8 @@ pub struct RawSweep {
 pub struct RawData {
     pub tables: Option<Spanned<u32>>,
     pub table_size: Option<Spanned<u32>>,
+    /// `size = "2G"`, `"1.2 × buffer_pool"` or `"1.2 × memory"`: instead of table_size.
+    pub size: Option<Spanned<String>>,
     pub storage_engine: Option<Spanned<String>>,
     pub prepare: Option<Spanned<Word<PreparePolicy>>>,
 }
@@ -150,6 +152,9 @@ pub struct RawTarget {
     /// `cores = 8`: the server's CPUs, for `threads = ["2×cores"]` on a target sweepbench
     /// does not start.
     pub cores: Option<Spanned<Num>>,
+    /// `memory = "8G"`: the server's memory, for `[data] size = "1.2 × memory"` on a target
+    /// sweepbench does not start.
+    pub memory: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

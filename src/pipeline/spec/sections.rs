@@ -83,6 +83,7 @@ impl SweepSpec {
                     proxy: None,
                     storage_engine: Self::target_engine(cx, t)?,
                     cores: None,
+                    memory: None,
                 });
                 continue;
             }
@@ -187,6 +188,7 @@ impl SweepSpec {
                 proxy: None,
                 storage_engine: Self::target_engine(cx, t)?,
                 cores: None,
+                memory: None,
             });
         }
         for (i, spec, span) in proxies {

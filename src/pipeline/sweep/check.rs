@@ -43,6 +43,16 @@ fn needs(spec: &SweepSpec, plan: &Plan, target: &str) -> Needs {
         .is_none_or(|&w| spec.engine_config(w, 1, Default::default()).wl.auto_inc);
     let mut data = spec.data.clone();
     data.storage_engine = spec.engine_of(target).to_string();
+    // The target's memory is known here, its buffer pool only to its server.
+    if let Some(crate::pipeline::spec::size::SizeOf::Memory(f)) = data.size {
+        let memory = spec
+            .targets
+            .iter()
+            .find(|t| t.name == target)
+            .and_then(|t| t.memory);
+        data.size =
+            memory.map(|m| crate::pipeline::spec::size::SizeOf::Bytes((m as f64 * f) as u64));
+    }
     Needs {
         max_threads: plan.connections.get(target).copied().unwrap_or(0),
         stmts_per_conn: stmts,

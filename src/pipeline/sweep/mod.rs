@@ -22,6 +22,7 @@ mod rounds;
 mod run;
 mod runner;
 mod servers;
+mod sizing;
 mod slices;
 mod sysbench_driver;
 mod tally;
@@ -371,10 +372,31 @@ pub fn plan(a: &SweepArgs, ev: &dyn Events) -> anyhow::Result<Exit> {
             .map_or_else(|| "managed server".into(), |x| x.kind.shown());
         say(format!("  {t}: {} ({shown})", n + MARGIN));
     }
-    say(format!(
-        "data: {} table(s) × {} rows, prepare = {}",
-        spec.data.tables, spec.data.table_size, spec.data.prepare
-    ));
+    match spec.data.size {
+        None => say(format!(
+            "data: {} table(s) × {} rows, prepare = {}",
+            spec.data.tables, spec.data.table_size, spec.data.prepare
+        )),
+        Some(size) => {
+            say(format!(
+                "data: {} table(s), size = {} on each target, prepare = {}; rows per table from the row size measured on each server when the run starts:",
+                spec.data.tables,
+                size.shown(),
+                spec.data.prepare
+            ));
+            for t in plan.connections.keys() {
+                use crate::pipeline::spec::size::{bytes, estimate, ASSUMED_ROW_BYTES};
+                say(match estimate(&spec, t) {
+                    Some(b) => format!(
+                        "  {t}: ≈ {}, ≈ {} rows a table at ~{ASSUMED_ROW_BYTES} bytes a row",
+                        bytes(b),
+                        b / ASSUMED_ROW_BYTES / spec.data.tables as u64
+                    ),
+                    None => format!("  {t}: its buffer pool, read from the server"),
+                });
+            }
+        }
+    }
     for line in threads_from_cores(&spec) {
         say(line);
     }

@@ -351,7 +351,15 @@ fn manifest(
         started_at: Some(started),
         ended_at: ended,
         host: Some(host.clone()),
-        data: value(serde_json::to_value(&spec.data)),
+        data: value(serde_json::to_value(&spec.data).map(|mut d| {
+            // A sized data set's rows are each target's (in `sized`), not table_size.
+            if spec.data.size.is_some() {
+                if let Some(o) = d.as_object_mut() {
+                    o.remove("table_size");
+                }
+            }
+            d
+        })),
         run: value(serde_json::to_value(&spec.run)),
         workload_options: value(serde_json::to_value(spec.workload_options.given())),
         targets: Some(targets.into()),

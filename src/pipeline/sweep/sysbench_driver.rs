@@ -13,7 +13,15 @@ use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
 
-fn args(spec: &SweepSpec, w: WorkloadKind, threads: u32, c: &ConnInfo, time_s: u64) -> Vec<String> {
+/// sysbench's arguments for `threads` on `c` (the rows per table are the target's: its
+/// `table_size_of`) for `time_s`.
+fn args(
+    spec: &SweepSpec,
+    (w, rows): (WorkloadKind, u32),
+    threads: u32,
+    c: &ConnInfo,
+    time_s: u64,
+) -> Vec<String> {
     let mut a = vec![w.name().to_string()];
     match &c.socket {
         Some(s) => a.push(format!("--mysql-socket={s}")),
@@ -34,7 +42,7 @@ fn args(spec: &SweepSpec, w: WorkloadKind, threads: u32, c: &ConnInfo, time_s: u
     a.push(format!("--mysql-db={}", c.db));
     a.extend([
         format!("--tables={}", spec.data.tables),
-        format!("--table-size={}", spec.data.table_size),
+        format!("--table-size={rows}"),
         format!("--threads={threads}"),
         format!("--time={time_s}"),
         // Per-second samples, as the native driver takes.
@@ -175,6 +183,7 @@ pub async fn run_point(
 ) -> anyhow::Result<Vec<crate::engine::exec::IntervalStats>> {
     let tls = tls_dir(c, run_dir)?;
     let cwd = tls.as_ref().map(|d| d.path());
+    let w = (w, spec.table_size_of(&rec.target));
     if spec.run.warmup_s > 0 {
         sysbench(
             &args(spec, w, threads, c, spec.run.warmup_s),
@@ -196,7 +205,7 @@ pub async fn run_point(
     r.point_id = rec.point_id.clone();
     r.config = rec.config.clone();
     r.driver = crate::pipeline::results::Driver::Sysbench;
-    r.workload = w.name().into();
+    r.workload = w.0.name().into();
     r.started_at = rec.started_at;
     r.server_version = rec.server_version.clone();
     r.run_id = rec.run_id.clone();
@@ -221,7 +230,7 @@ mod tests {
             };
             super::args(
                 &spec,
-                crate::engine::config::WorkloadKind::PointSelect,
+                (crate::engine::config::WorkloadKind::PointSelect, 10_000),
                 1,
                 c,
                 5,

@@ -40,6 +40,7 @@ pub fn config(
         conn.map(ConnInfo::conn_options).unwrap_or_default(),
     );
     o.report_interval_s = 1;
+    o.wl.table_size = spec.table_size_of(&p.target);
     o.forced_shutdown = ForcedShutdown::Seconds(point_grace_s(spec));
     if p.rate > 0 {
         o.rate = p.rate;
@@ -70,4 +71,34 @@ impl Seat {
         has_client: false,
         alone_here: false,
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::spec::size::Sized;
+
+    /// A sized target's measurements read its own rows (what `[data] size` came to on it), a
+    /// target not yet sized `table_size`.
+    #[test]
+    fn a_points_rows_are_its_targets() {
+        let text = "name = \"s\"\n[data]\nsize = \"1G\"\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1]\n[[targets]]\nname = \"a\"\nserver = {}\n[[targets]]\nname = \"b\"\nserver = {}\n";
+        let spec = SweepSpec::parse(std::path::Path::new("s.toml"), text).unwrap();
+        spec.data.sized.set(
+            "a",
+            Sized {
+                asked_bytes: 1 << 30,
+                rows: 4_321_000,
+                bytes_per_row: 248.0,
+                measured_bytes: 1 << 30,
+            },
+        );
+        let plan = crate::pipeline::plan::Plan::build(&spec, &[]);
+        let rows = |t: &str| {
+            let p = plan.points.iter().find(|p| p.target == t).unwrap();
+            config(&spec, p, Window::Point, None).wl.table_size
+        };
+        assert_eq!(rows("a"), 4_321_000);
+        assert_eq!(rows("b"), spec.data.table_size);
+    }
 }

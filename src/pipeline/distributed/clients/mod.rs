@@ -140,7 +140,7 @@ impl Task {
             warmup_s: spec.run.warmup_s,
             point_timeout_s: spec.run.point_timeout_s,
             tables: spec.data.tables,
-            table_size: spec.data.table_size,
+            table_size: spec.table_size_of(&p.target),
             storage_engine: spec.data.storage_engine.clone(),
             workload_options: toml::to_string(&given)?,
             conn: Conn::of(c),

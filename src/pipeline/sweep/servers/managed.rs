@@ -71,6 +71,15 @@ pub(super) fn preflight(spec: &SweepSpec, target: &str, m: &ManagedTarget) -> Ve
     all
 }
 
+/// Rows per table a target's data will have, as far as the file tells (a sized target's from
+/// its estimate), for sizing its redo log.
+fn estimated_rows(spec: &SweepSpec, target: &str) -> u32 {
+    use crate::pipeline::spec::size::{estimate, ASSUMED_ROW_BYTES};
+    estimate(spec, target).map_or(spec.data.table_size, |b| {
+        (b / ASSUMED_ROW_BYTES / spec.data.tables.max(1) as u64).min(u32::MAX as u64) as u32
+    })
+}
+
 /// A class this host can give (not more CPUs or memory than it has) and enforce (cgroups it
 /// may make), or why not with the remedy.
 fn class_finding(target: &str, c: &crate::pipeline::server::class::Class) -> Finding {
@@ -196,7 +205,7 @@ pub(super) async fn open(
             vars,
             target,
             config: &config.name,
-            redo_log_mb: mycnf::redo_log_mb(spec.data.tables, spec.data.table_size),
+            redo_log_mb: mycnf::redo_log_mb(spec.data.tables, estimated_rows(spec, target)),
             buffer_pool_mb: m
                 .class()
                 .map_or(mycnf::DEFAULT_BUFFER_POOL_MB, |c| c.buffer_pool_mb()),
