@@ -72,12 +72,13 @@ fn a_classed_servers_cpu_never_exceeds_its_quota() {
     );
 }
 
-/// A sweep on a classed target: `check` names the class, the buffer pool defaults to half its
-/// memory, the manifest records it, and the server's CPU per point stays under its quota.
+/// A sweep on a classed target beside one on the whole host: `check` names the class, the
+/// buffer pool defaults to half its memory, the manifest and servers/*/class.txt record it,
+/// the server's CPU per point stays under its quota, and the report says the classes differ.
 #[test]
 fn a_sweep_runs_a_target_in_its_class() {
     let dir = tempfile::tempdir().unwrap();
-    let body = "name = \"classed\"\n[data]\ntables = 1\ntable_size = 500\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [4]\nduration = \"3s\"\nwarmup = \"0s\"\nrepeats = 1\ndesign = \"sequential\"\n[[targets]]\nname = \"small\"\nserver = { class = { cpus = 0.5, memory = \"1G\" } }\n";
+    let body = "name = \"classed\"\n[data]\ntables = 1\ntable_size = 500\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [4]\nduration = \"3s\"\nwarmup = \"0s\"\nrepeats = 1\ndesign = \"sequential\"\n[[targets]]\nname = \"small\"\nserver = { class = { cpus = 0.5, memory = \"1G\" } }\n[[targets]]\nname = \"whole\"\nserver = {}\n";
     let f = sweep_file(dir.path(), "classed", body);
     let out = sweepbench(&["check", f.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out));
@@ -107,14 +108,26 @@ fn a_sweep_runs_a_target_in_its_class() {
             .deserialize()
             .collect::<Result<_, _>>()
             .unwrap();
-    assert_eq!(rows.len(), 1);
-    let r = &rows[0];
+    assert_eq!(rows.len(), 2);
+    let r = rows.iter().find(|r| r.target == "small").unwrap();
     let cpus = r.server_cpu_s.unwrap() / r.duration_s;
     assert!(
         cpus <= 0.5 * 1.1 + 0.05,
         "the server used {cpus:.2} CPUs in a 0.5-CPU class: {r:?}"
     );
     assert!(r.tps > 0.0);
+    // The class is recorded per series and said first: a change between the two is the
+    // class's before it is the server's.
+    assert_eq!(
+        read(&run.join("servers/small__default/class.txt")).trim(),
+        "0.5 CPUs, 1 GiB"
+    );
+    assert!(!run.join("servers/whole__default/class.txt").exists());
+    let md = read(&run.join("report.md"));
+    assert!(
+        md.contains("The servers' instance classes differ — 0.5 CPUs, 1 GiB on small/default; the whole host on whole/default"),
+        "{md}"
+    );
 }
 
 /// What cannot be given is refused before anything starts, saying why and what to do: more

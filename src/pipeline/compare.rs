@@ -20,6 +20,8 @@ pub struct Run {
     pub variables: BTreeMap<String, BTreeMap<String, String>>,
     /// The storage engine of each series' tables (servers/<target>__<config>/engine.txt).
     pub engines: BTreeMap<String, String>,
+    /// The instance class of each series' server (servers/<target>__<config>/class.txt).
+    pub classes: BTreeMap<String, String>,
     /// The server's counters per transaction by point id (status.csv).
     pub costs: HashMap<String, crate::pipeline::report::cost::PerTxn>,
     /// The median run-to-run tps noise `calibrate` measured for this run's sweep on this
@@ -35,6 +37,7 @@ impl Run {
             host: crate::pipeline::results::load_host(dir),
             variables: crate::pipeline::results::load_variables(dir),
             engines: crate::pipeline::results::servers::load_engines(dir),
+            classes: crate::pipeline::results::servers::load_classes(dir),
             costs: crate::pipeline::report::cost::per_point(&crate::pipeline::results::cost::load(
                 dir,
             )?),
@@ -51,6 +54,7 @@ impl Run {
             out.calibrated_noise = r.calibrated_noise;
             out.variables = r.variables.clone();
             out.engines = r.engines.clone();
+            out.classes = r.classes.clone();
             out.points.extend(r.points.into_iter().map(|p| PointRecord {
                 point_id: format!("{i}:{}", p.point_id),
                 ..p
@@ -378,6 +382,19 @@ fn variable_diffs(base: &Run, cand: &Run, rows: &[Row], map: &[(String, String)]
                 ));
             }
         }
+        // So is the instance class: a quota or memory limit moves throughput first.
+        let whole = "the whole host".to_string();
+        let (kb, kc) = (
+            base.classes.get(&format!("{old}/{config}")),
+            cand.classes.get(&format!("{target}/{config}")),
+        );
+        if kb != kc {
+            out.push(format!(
+                "{target}/{config}: the server's instance class {} → {} (the comparison is of the classes first)",
+                kb.unwrap_or(&whole),
+                kc.unwrap_or(&whole)
+            ));
+        }
         let (Some(b), Some(c)) = (
             base.variables.get(&format!("{old}/{config}")),
             cand.variables.get(&format!("{target}/{config}")),
@@ -557,6 +574,7 @@ pub fn within_run(run: &Run, baseline: &str, threshold_pct: f64) -> anyhow::Resu
         host: None,
         variables: BTreeMap::new(),
         engines: BTreeMap::new(),
+        classes: BTreeMap::new(),
         costs: run.costs.clone(),
         calibrated_noise: run.calibrated_noise,
     };
@@ -566,6 +584,7 @@ pub fn within_run(run: &Run, baseline: &str, threshold_pct: f64) -> anyhow::Resu
         host: None,
         variables: BTreeMap::new(),
         engines: BTreeMap::new(),
+        classes: BTreeMap::new(),
         costs: run.costs.clone(),
         calibrated_noise: run.calibrated_noise,
     };

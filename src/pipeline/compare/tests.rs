@@ -25,6 +25,7 @@ fn run(points: Vec<PointRecord>) -> Run {
         host: None,
         variables: BTreeMap::new(),
         engines: BTreeMap::new(),
+        classes: BTreeMap::new(),
         costs: HashMap::new(),
         calibrated_noise: None,
     }
@@ -444,4 +445,36 @@ fn compare_says_when_the_tables_engines_differ() {
         .unwrap()
         .var_diffs
         .is_empty());
+}
+
+/// Runs whose servers ran in different instance classes (or one on the whole host): said
+/// among the differences; the same class on both sides says nothing.
+#[test]
+fn compare_says_when_the_instance_classes_differ() {
+    let mut base = run(three("a", 1, 100.0, 1.0));
+    let mut cand = run(three("a", 1, 60.0, 1.5));
+    cand.classes
+        .insert("a/default".into(), "0.5 CPUs, 1 GiB".into());
+    let c = compare(&base, &cand, 5.0, &[]).unwrap();
+    assert_eq!(
+        c.var_diffs,
+        ["a/default: the server's instance class the whole host → 0.5 CPUs, 1 GiB (the comparison is of the classes first)"]
+    );
+    base.classes
+        .insert("a/default".into(), "0.5 CPUs, 1 GiB".into());
+    assert!(compare(&base, &cand, 5.0, &[])
+        .unwrap()
+        .var_diffs
+        .is_empty());
+    let series = ["a/default".to_string(), "b/default".to_string()];
+    let mut classes = std::collections::BTreeMap::new();
+    classes.insert("a/default".to_string(), "0.5 CPUs, 1 GiB".to_string());
+    assert!(crate::pipeline::results::servers::class_confounder(&classes, &series)
+        .unwrap()
+        .starts_with("The servers' instance classes differ — 0.5 CPUs, 1 GiB on a/default; the whole host on b/default — "));
+    classes.insert("b/default".to_string(), "0.5 CPUs, 1 GiB".to_string());
+    assert_eq!(
+        crate::pipeline::results::servers::class_confounder(&classes, &series),
+        None
+    );
 }

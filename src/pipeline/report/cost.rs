@@ -378,6 +378,15 @@ fn whys(m: &ReportModel, g: &Groups<'_>, costs: &HashMap<String, PerTxn>) -> Vec
                 } else {
                     moved.iter().map(Moved::text).collect::<Vec<_>>().join("; ")
                 };
+                let (kb, kc) = (m.classes.get(&m.baseline), m.classes.get(&m.series[i]));
+                if kb != kc {
+                    let whole = "the whole host".to_string();
+                    line = format!(
+                        "in another instance class ({} → {}): the change is the class's CPU quota and memory first, and the server's counters per transaction are context: {line}",
+                        kb.unwrap_or(&whole),
+                        kc.unwrap_or(&whole)
+                    );
+                }
                 if let Some(proxy) = through_proxy(m, &m.baseline, &m.series[i]) {
                     line = format!("reached through {proxy}: the change is the proxy's (see Proxy cost), and the server's counters per transaction are context, not its cause: {line}");
                 }

@@ -63,6 +63,11 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
         .extend(crate::pipeline::results::servers::engine_confounder(
             &m.engines, &m.series,
         ));
+    m.classes = crate::pipeline::results::servers::load_classes(run);
+    m.confounders
+        .extend(crate::pipeline::results::servers::class_confounder(
+            &m.classes, &m.series,
+        ));
     let toml = std::fs::read_to_string(run.join("sweep.toml")).unwrap_or_default();
     m.proxy_cost = super::proxy::rows(&points, &super::proxy::pairs(&toml));
     if super::steps::asked(&toml) {

@@ -277,6 +277,7 @@ impl ReportModel {
             var_always: vars.always,
             confounders: vars.confounders,
             engines: BTreeMap::new(),
+            classes: BTreeMap::new(),
             errors_by_code: by_code
                 .into_iter()
                 .map(|(code, points)| ErrorCount { code, points })

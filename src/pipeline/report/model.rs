@@ -134,6 +134,9 @@ pub struct ReportModel {
     pub confounders: Vec<String>,
     /// The storage engine of each series' tables (servers/*/engine.txt), where known.
     pub engines: std::collections::BTreeMap<String, String>,
+    /// The instance class of each series' server (servers/*/class.txt), where it had one.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub classes: std::collections::BTreeMap<String, String>,
     pub problems: Vec<Problem>,
     /// Points measured while other processes took much of the host's CPU or the hypervisor
     /// stole it (`PointRecord::starved`), with why; shown, never left out of a verdict.

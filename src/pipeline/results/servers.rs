@@ -35,6 +35,45 @@ pub fn write_engine(servers: &Path, key: &str, engine: &str) -> anyhow::Result<(
     super::write_atomic(&dir.join("engine.txt"), format!("{engine}\n").as_bytes())
 }
 
+/// servers/<target>__<config>/class.txt: the instance class its server was held to ("0.5
+/// CPUs, 1 GiB"), for a managed server with one.
+pub fn write_class(servers: &Path, key: &str, class: &str) -> anyhow::Result<()> {
+    let dir = series_dir(servers, key)?;
+    super::write_atomic(&dir.join("class.txt"), format!("{class}\n").as_bytes())
+}
+
+/// Each series' instance class (class.txt), keyed by `target/config`.
+pub fn load_classes(run: &Path) -> std::collections::BTreeMap<String, String> {
+    each_series(run, "class.txt")
+        .into_iter()
+        .map(|(name, c)| (name, c.trim().to_string()))
+        .collect()
+}
+
+/// When the series' servers ran in different instance classes (or some in one and some on
+/// the whole host): one sentence saying the comparison is of the classes first. `series` in
+/// order.
+pub fn class_confounder(
+    classes: &std::collections::BTreeMap<String, String>,
+    series: &[String],
+) -> Option<String> {
+    let said: Vec<String> = series
+        .iter()
+        .map(|s| match classes.get(s) {
+            Some(c) => format!("{c} on {s}"),
+            None => format!("the whole host on {s}"),
+        })
+        .collect();
+    let first = classes.get(series.first()?);
+    if series.iter().all(|s| classes.get(s) == first) {
+        return None;
+    }
+    Some(format!(
+        "The servers' instance classes differ — {} — so a change between them is first the classes' CPU quota and memory, not the server's code or settings (its counters per transaction are context).",
+        said.join("; ")
+    ))
+}
+
 /// servers/<target>__<config>/ of series `key` ("target/config"), made if missing.
 fn series_dir(servers: &Path, key: &str) -> anyhow::Result<std::path::PathBuf> {
     use anyhow::Context;

@@ -169,6 +169,7 @@ pub(super) async fn open(
     ev.note(&format!(
         "starting a Galera cluster of {nodes} nodes for {key}"
     ));
+    let server_spec_class = server_spec.class;
     let base = ServerSpec {
         seed_datadir: Some(seed),
         ..server_spec
@@ -184,6 +185,10 @@ pub(super) async fn open(
         .collect();
     let version = cluster.nodes()[0].version().to_string();
     record_server(st, &key, &c, Some(cnf)).await?;
+    if let Some(class) = server_spec_class {
+        let each = format!("{} each node", class.shown());
+        crate::pipeline::results::servers::write_class(&st.servers_dir, &key, &each)?;
+    }
     let restart_per_point = spec
         .targets
         .iter()

@@ -297,6 +297,9 @@ pub(super) async fn open(
     let c = managed_conn(server.port());
     let version = server.version().to_string();
     record_server(st, &key, &c, Some(&cnf)).await?;
+    if let Some(class) = m.class() {
+        crate::pipeline::results::servers::write_class(&st.servers_dir, &key, &class.shown())?;
+    }
     Ok(Block {
         key,
         conn: Some(c),
