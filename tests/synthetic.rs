@@ -559,3 +559,91 @@ fn the_report_finds_every_injected_stall_and_none_where_there_are_none() {
         "{steady} {stalling}"
     );
 }
+
+/// The report's model of a run, as `report --format json` gives it.
+fn report_json(run: &std::path::Path) -> serde_json::Value {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_sweepbench"))
+        .args(["report", run.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// Stability judged (#46 item 4): a stall of 2 s every 20 s is counted right (3 a minute,
+/// 6 s) in each of three one-minute repeats, and the stalling series is judged less steady
+/// than a stall-free baseline (10 % of its seconds stalled against 0 %), in the headline and
+/// the Stability section alike.
+#[test]
+fn a_stalling_series_is_judged_less_steady_than_a_steady_one() {
+    let body = "name = \"judged\"\n[run]\nworkloads = [\"oltp_read_write\"]\nthreads = [8]\nduration = \"60s\"\nrepeats = 3\ndesign = \"sequential\"\n[[targets]]\nname = \"steady\"\nsynthetic = { seed = 3 }\n[[targets]]\nname = \"stalling\"\nsynthetic = { seed = 3, stall_every = 20, stall_len = 2 }\n";
+    let dir = tempfile::tempdir().unwrap();
+    let f = sweep_file(dir.path(), "judged", body);
+    let out = run_sweep(&f, &dir.path().join("results"), &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let m = report_json(&dir.path().join("results/judged/latest"));
+    let rows = m["stability"].as_array().unwrap();
+    let stalling = rows
+        .iter()
+        .find(|r| r["series"] == "stalling/default")
+        .unwrap();
+    let stalls = stalling["stalls"].as_i64().unwrap();
+    let stalled = stalling["stalled_s"].as_i64().unwrap();
+    assert!((8..=10).contains(&stalls), "9 stalls ±1: {stalling}");
+    assert!((17..=19).contains(&stalled), "18 s ±1: {stalling}");
+    let lines: Vec<&str> = m["stability_verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].starts_with("stalling/default against steady/default, oltp_read_write t8: less steady: stalled 10.0 % of its seconds against 0.0 %, +10.0 pp"),
+        "{lines:?}"
+    );
+    let heads: Vec<&str> = m["headlines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|l| l.as_str())
+        .collect();
+    assert!(
+        heads
+            .iter()
+            .any(|h| h
+                .contains("stalling/default against steady/default: less steady at 1 of 1 point")),
+        "{heads:?}"
+    );
+}
+
+/// The A/A of stability: two identical stall-free series (different seeds of one model)
+/// claim no stability change — never "steadier" or "less steady" — in at least 9 of 10
+/// seeds; and two series stalling alike claim none either.
+#[test]
+fn identical_series_claim_no_stability_change() {
+    let mut claims = Vec::new();
+    for seed in 1..=10 {
+        for stall in ["", ", stall_every = 20, stall_len = 2"] {
+            let body = format!("name = \"aa\"\n[run]\nworkloads = [\"oltp_read_only\"]\nthreads = [4]\nduration = \"30s\"\nrepeats = 3\ndesign = \"sequential\"\n[[targets]]\nname = \"a\"\nsynthetic = {{ seed = {seed}{stall} }}\n[[targets]]\nname = \"b\"\nsynthetic = {{ seed = {}{stall} }}\n", seed + 100);
+            let dir = tempfile::tempdir().unwrap();
+            let f = sweep_file(dir.path(), "aa", &body);
+            let out = run_sweep(&f, &dir.path().join("results"), &[]);
+            assert!(out.status.success(), "{}", text(&out));
+            let m = report_json(&dir.path().join("results/aa/latest"));
+            let lines = m["stability_verdicts"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            assert_eq!(lines.len(), 1, "{m}");
+            let l = lines[0].as_str().unwrap().to_string();
+            if l.contains(": steadier") || l.contains(": less steady") {
+                claims.push((stall.is_empty(), l));
+            }
+        }
+    }
+    for kind in [true, false] {
+        let n = claims.iter().filter(|c| c.0 == kind).count();
+        assert!(n <= 1, "at most 1 claim in 10: {claims:?}");
+    }
+}

@@ -78,6 +78,21 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
     let costs = crate::pipeline::results::cost::load(run)?;
     m.nodes = super::nodes::rows(&points, &costs);
     m.stability = super::stability::rows(&points, &tps_samples);
+    let judged = super::stability::verdicts(&points, &tps_samples, &m.baseline, m.paired.is_some());
+    m.headlines.extend(super::stability::headlines(&judged));
+    m.stability_verdicts = judged
+        .iter()
+        .map(|v| {
+            format!(
+                "{} against {}, {} t{}: {}",
+                v.series,
+                v.baseline,
+                v.workload,
+                v.threads,
+                v.said()
+            )
+        })
+        .collect();
     super::cost::add(&mut m, &points, &costs);
     super::profile::attach(run, &mut m, &points);
     Ok(m)

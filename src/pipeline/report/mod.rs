@@ -317,6 +317,7 @@ impl ReportModel {
             steps: Vec::new(),
             nodes: Vec::new(),
             stability: Vec::new(),
+            stability_verdicts: Vec::new(),
             cost_method: cost::METHOD,
             profiles: None,
             starved_share: String::new(),

@@ -186,6 +186,10 @@ pub struct ReportModel {
     pub nodes: Vec<super::nodes::NodeRow>,
     /// How steady each point's seconds were, where its window was long enough (`stability`).
     pub stability: Vec<super::stability::StabilityRow>,
+    /// Each candidate's stability judged against the baseline's, as sentences
+    /// (`stability::verdicts`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stability_verdicts: Vec<String>,
     pub cost_method: &'static str,
     /// On-CPU flame graphs where the sweep took them (`[run] profile = "perf"`).
     pub profiles: Option<super::profile::Profiles>,

@@ -3,7 +3,9 @@
 //! its worst second, and its stalls (runs of seconds below half the point's median second)
 //! with their total length — per series, workload and thread count, over the repeats. Only
 //! points of at least `MIN_SECONDS` seconds are read: a 2-second slice has no stalls to see.
-//! Shown, not judged: no verdict compares two series' stability yet.
+//! Judged too (`verdicts`): each candidate's share of stalled seconds against the baseline's,
+//! window by window (a paired run's rounds as pairs, else the repeats of each side), with a
+//! 95 % interval and a verdict at `STALL_THRESHOLD_PP`.
 
 use crate::pipeline::results::{PointRecord, PointStatus};
 use std::collections::{BTreeMap, HashMap};
@@ -95,9 +97,239 @@ pub fn rows(records: &[PointRecord], samples: &HashMap<String, Vec<f64>>) -> Vec
         .collect()
 }
 
+/// The smallest change in the share of stalled seconds that counts, percentage points.
+pub const STALL_THRESHOLD_PP: f64 = 1.0;
+
+/// One candidate's stability at one point against the baseline's: the mean share of stalled
+/// seconds on each side, their difference with its 95 % interval, and the verdict.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct StabilityVerdict {
+    pub series: String,
+    pub baseline: String,
+    pub workload: String,
+    pub threads: u32,
+    /// Mean share of stalled seconds per window, percent.
+    pub base_pct: f64,
+    pub cand_pct: f64,
+    /// cand − base, percentage points, and its 95 % interval.
+    pub diff_pp: f64,
+    pub lo_pp: f64,
+    pub hi_pp: f64,
+    /// Windows compared: pairs (paired) or the smaller side's count.
+    pub n: usize,
+    pub paired: bool,
+    /// "steadier", "less steady", "unchanged" or "inconclusive".
+    pub verdict: &'static str,
+}
+
+impl StabilityVerdict {
+    /// "less steady: stalled 10.0 % of its seconds against 0.0 %, +10.0 pp [+8.1, +11.9]".
+    pub fn said(&self) -> String {
+        format!(
+            "{}: stalled {:.1} % of its seconds against {:.1} %, {:+.1} pp [{:+.1}, {:+.1}] over {} {}",
+            self.verdict,
+            self.cand_pct,
+            self.base_pct,
+            self.diff_pp,
+            self.lo_pp,
+            self.hi_pp,
+            self.n,
+            if self.paired { "paired rounds" } else { "windows a side" }
+        )
+    }
+}
+
+/// The verdict of a difference in stalled share whose 95 % interval is [lo, hi].
+pub fn word(lo: f64, hi: f64) -> &'static str {
+    let t = STALL_THRESHOLD_PP;
+    if hi < -t {
+        "steadier"
+    } else if lo > t {
+        "less steady"
+    } else if lo >= -t && hi <= t {
+        "unchanged"
+    } else {
+        "inconclusive"
+    }
+}
+
+/// Mean and sample variance.
+fn mean_var(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let m = v.iter().sum::<f64>() / n;
+    let var = if v.len() > 1 {
+        v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
+    (m, var)
+}
+
+/// The difference of `cand` and `base` (shares of stalled seconds per window, keyed by
+/// repeat or round) and its 95 % interval: by pairs of the same round when `paired`, else
+/// Welch's over each side's windows. None with fewer than 2 windows (or pairs) a side.
+pub fn interval(
+    base: &BTreeMap<u32, f64>,
+    cand: &BTreeMap<u32, f64>,
+    paired: bool,
+) -> Option<(f64, f64, f64, usize)> {
+    use crate::pipeline::judge::verdict::t_quantile;
+    if paired {
+        let d: Vec<f64> = cand
+            .iter()
+            .filter_map(|(r, c)| base.get(r).map(|b| c - b))
+            .collect();
+        if d.len() < 2 {
+            return None;
+        }
+        let (m, var) = mean_var(&d);
+        let h = t_quantile(0.975, d.len() as f64 - 1.0) * (var / d.len() as f64).sqrt();
+        return Some((m, m - h, m + h, d.len()));
+    }
+    let (b, c): (Vec<f64>, Vec<f64>) = (
+        base.values().copied().collect(),
+        cand.values().copied().collect(),
+    );
+    if b.len() < 2 || c.len() < 2 {
+        return None;
+    }
+    let ((mb, vb), (mc, vc)) = (mean_var(&b), mean_var(&c));
+    let (sb, sc) = (vb / b.len() as f64, vc / c.len() as f64);
+    let se = (sb + sc).sqrt();
+    // Welch–Satterthwaite; identical constant sides have no spread to estimate.
+    let df = if se > 0.0 {
+        (sb + sc).powi(2)
+            / (sb.powi(2) / (b.len() as f64 - 1.0) + sc.powi(2) / (c.len() as f64 - 1.0))
+    } else {
+        1.0
+    };
+    let h = t_quantile(0.975, df) * se;
+    let d = mc - mb;
+    Some((d, d - h, d + h, b.len().min(c.len())))
+}
+
+/// Every candidate series' stability against `baseline`'s at each workload and thread count
+/// where both have windows of at least `MIN_SECONDS`: the share of stalled seconds per window
+/// (its own median's half as the line), compared round by round in a `paired` run, else
+/// repeat against repeat unpaired.
+pub fn verdicts(
+    records: &[PointRecord],
+    samples: &HashMap<String, Vec<f64>>,
+    baseline: &str,
+    paired: bool,
+) -> Vec<StabilityVerdict> {
+    type Cell = (String, u32);
+    let mut shares: BTreeMap<(String, Cell), BTreeMap<u32, f64>> = BTreeMap::new();
+    for r in records.iter().filter(|r| r.status == PointStatus::Ok) {
+        let Some(s) = samples.get(&r.point_id) else {
+            continue;
+        };
+        if let Some((.., stalled)) = of_seconds(s) {
+            let series = format!("{}/{}", r.target, r.config);
+            shares
+                .entry((series, (r.workload.clone(), r.threads)))
+                .or_default()
+                .insert(r.repeat, 100.0 * stalled as f64 / s.len() as f64);
+        }
+    }
+    let mut out = Vec::new();
+    for ((series, (workload, threads)), cand) in &shares {
+        if series == baseline {
+            continue;
+        }
+        let Some(base) = shares.get(&(baseline.to_string(), (workload.clone(), *threads))) else {
+            continue;
+        };
+        let mean = |m: &BTreeMap<u32, f64>| m.values().sum::<f64>() / m.len() as f64;
+        let (verdict, (d, lo, hi, n)) = match interval(base, cand, paired) {
+            Some(i) => (word(i.1, i.2), i),
+            None => (
+                "inconclusive",
+                (mean(cand) - mean(base), f64::NAN, f64::NAN, 1),
+            ),
+        };
+        out.push(StabilityVerdict {
+            series: series.clone(),
+            baseline: baseline.to_string(),
+            workload: workload.clone(),
+            threads: *threads,
+            base_pct: mean(base),
+            cand_pct: mean(cand),
+            diff_pp: d,
+            lo_pp: lo,
+            hi_pp: hi,
+            n,
+            paired,
+            verdict,
+        });
+    }
+    out
+}
+
+/// One headline per candidate with a stability verdict: "Stability (stalled seconds):
+/// high-stability/default steadier than default/default at 2 of 3 points, unchanged at 1".
+pub fn headlines(v: &[StabilityVerdict]) -> Vec<String> {
+    let mut by: BTreeMap<(&str, &str), Vec<&'static str>> = BTreeMap::new();
+    for x in v {
+        by.entry((&x.series, &x.baseline))
+            .or_default()
+            .push(x.verdict);
+    }
+    by.into_iter()
+        .map(|((series, baseline), words)| {
+            let n = words.len();
+            let parts: Vec<String> = ["steadier", "less steady", "unchanged", "inconclusive"]
+                .iter()
+                .filter_map(|w| {
+                    let k = words.iter().filter(|x| *x == w).count();
+                    (k > 0).then(|| format!("{w} at {k} of {n} point{}", if n == 1 { "" } else { "s" }))
+                })
+                .collect();
+            format!(
+                "Stability (share of stalled seconds, 95 % intervals, ±{STALL_THRESHOLD_PP} pp): {series} against {baseline}: {}",
+                parts.join(", ")
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Intervals and verdicts on known differences: a steady pair is unchanged (no spread,
+    /// no difference), a 10-point rise with little spread is less steady, a spread too wide
+    /// to decide is inconclusive; a single window a side decides nothing.
+    #[test]
+    fn stalled_shares_are_judged_with_an_interval() {
+        let m = |v: &[f64]| -> BTreeMap<u32, f64> {
+            v.iter()
+                .enumerate()
+                .map(|(i, x)| (i as u32 + 1, *x))
+                .collect()
+        };
+        let zero = m(&[0.0, 0.0, 0.0]);
+        let (d, lo, hi, n) = interval(&zero, &zero, false).unwrap();
+        assert_eq!((d, lo, hi, n), (0.0, 0.0, 0.0, 3));
+        assert_eq!(word(lo, hi), "unchanged");
+        let stalling = m(&[10.0, 9.0, 11.0]);
+        let (d, lo, hi, _) = interval(&zero, &stalling, false).unwrap();
+        assert!(
+            (d - 10.0).abs() < 1e-9 && lo > 5.0 && hi < 15.0,
+            "{lo} {hi}"
+        );
+        assert_eq!(word(lo, hi), "less steady");
+        assert_eq!(word(-hi, -lo), "steadier");
+        let (_, lo, hi, _) = interval(&zero, &m(&[0.0, 12.0, 0.0]), false).unwrap();
+        assert_eq!(word(lo, hi), "inconclusive");
+        // Paired: the rounds' differences, not the sides' spreads.
+        let base = m(&[5.0, 20.0, 35.0]);
+        let cand = m(&[7.0, 22.0, 37.0]);
+        let (d, lo, hi, n) = interval(&base, &cand, true).unwrap();
+        assert_eq!((d, lo, hi, n), (2.0, 2.0, 2.0, 3));
+        assert_eq!(word(lo, hi), "less steady");
+        assert!(interval(&m(&[1.0]), &m(&[2.0]), false).is_none());
+    }
 
     #[test]
     fn stalls_are_runs_of_seconds_below_half_the_median() {
