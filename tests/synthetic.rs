@@ -615,6 +615,19 @@ fn a_stalling_series_is_judged_less_steady_than_a_steady_one() {
                 .contains("stalling/default against steady/default: less steady at 1 of 1 point")),
         "{heads:?}"
     );
+    // Throughput over time: one chart for the point, a line per series, the stalled seconds
+    // marked — 6 in the stalling series' first minute, none in the steady one's.
+    let html =
+        std::fs::read_to_string(dir.path().join("results/judged/latest/report.html")).unwrap();
+    let charts = m["stability_charts"].as_array().unwrap();
+    assert_eq!(charts.len(), 1);
+    let svg = charts[0].as_str().unwrap();
+    assert!(
+        svg.contains("stalling/default r1") && svg.contains("steady/default r1"),
+        "{svg}"
+    );
+    assert!(html.contains("oltp_read_write, 8 threads: tps per second (stalled seconds marked)"));
+    assert_eq!(svg.matches("<circle").count(), 6, "{svg}");
 }
 
 /// The A/A of stability: two identical stall-free series (different seeds of one model)

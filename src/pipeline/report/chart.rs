@@ -324,3 +324,56 @@ pub fn hockey(
         &lines,
     )
 }
+
+/// Throughput over the seconds of one point, one line per series (a window of it), each
+/// stalled second (below half that window's median) marked with a filled circle.
+pub fn over_time_svg(title: &str, lines: &[(String, Vec<f64>)]) -> String {
+    let longest = lines.iter().map(|(_, v)| v.len()).max().unwrap_or(0);
+    let top = lines
+        .iter()
+        .flat_map(|(_, v)| v.iter().copied())
+        .fold(0.0, f64::max);
+    if longest == 0 || top <= 0.0 {
+        return String::new();
+    }
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (720, 260)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        let Ok(mut chart) =
+            frame(&root, title).build_cartesian_2d(0f64..longest as f64, 0f64..top * 1.12)
+        else {
+            return String::new();
+        };
+        let _ = chart
+            .configure_mesh()
+            .x_desc("second")
+            .y_desc("tps")
+            .x_labels(10)
+            .light_line_style(WHITE.mix(0.0))
+            .draw();
+        for (i, (name, v)) in lines.iter().enumerate() {
+            let color = COLORS[i % COLORS.len()];
+            if let Ok(series) = chart.draw_series(LineSeries::new(
+                v.iter().enumerate().map(|(s, y)| (s as f64 + 0.5, *y)),
+                color.stroke_width(1),
+            )) {
+                series.label(name.as_str()).legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+                });
+            }
+            let mut sorted = v.clone();
+            sorted.sort_by(f64::total_cmp);
+            let line = sorted[sorted.len() / 2] * super::stability::STALL_SHARE;
+            let _ = chart.draw_series(
+                v.iter()
+                    .enumerate()
+                    .filter(|(_, y)| **y < line)
+                    .map(|(s, y)| Circle::new((s as f64 + 0.5, *y), 3, color.filled())),
+            );
+        }
+        draw_legend(&mut chart, SeriesLabelPosition::LowerRight);
+        let _ = root.present();
+    }
+    out
+}

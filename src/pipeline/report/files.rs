@@ -78,6 +78,7 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
     let costs = crate::pipeline::results::cost::load(run)?;
     m.nodes = super::nodes::rows(&points, &costs);
     m.stability = super::stability::rows(&points, &tps_samples);
+    m.stability_charts = super::stability::charts(&points, &tps_samples);
     let judged = super::stability::verdicts(&points, &tps_samples, &m.baseline, m.paired.is_some());
     m.headlines.extend(super::stability::headlines(&judged));
     m.stability_verdicts = judged

@@ -318,6 +318,7 @@ impl ReportModel {
             nodes: Vec::new(),
             stability: Vec::new(),
             stability_verdicts: Vec::new(),
+            stability_charts: Vec::new(),
             cost_method: cost::METHOD,
             profiles: None,
             starved_share: String::new(),

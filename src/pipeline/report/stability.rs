@@ -266,6 +266,42 @@ pub fn verdicts(
     out
 }
 
+/// Throughput over time for each workload and thread count with windows of at least
+/// `MIN_SECONDS`: one small multiple per point, one line per series (its first such window),
+/// the stalled seconds marked.
+pub fn charts(records: &[PointRecord], samples: &HashMap<String, Vec<f64>>) -> Vec<String> {
+    // (workload, threads) → series → its first window: (repeat, seconds).
+    type First<'a> = BTreeMap<String, (u32, &'a Vec<f64>)>;
+    let mut cells: BTreeMap<(String, u32), First<'_>> = BTreeMap::new();
+    for r in records.iter().filter(|r| r.status == PointStatus::Ok) {
+        let Some(s) = samples.get(&r.point_id).filter(|s| s.len() >= MIN_SECONDS) else {
+            continue;
+        };
+        let series = cells
+            .entry((r.workload.clone(), r.threads))
+            .or_default()
+            .entry(format!("{}/{}", r.target, r.config))
+            .or_insert((r.repeat, s));
+        if r.repeat < series.0 {
+            *series = (r.repeat, s);
+        }
+    }
+    cells
+        .into_iter()
+        .map(|((workload, threads), series)| {
+            let lines: Vec<(String, Vec<f64>)> = series
+                .into_iter()
+                .map(|(name, (repeat, s))| (format!("{name} r{repeat}"), s.clone()))
+                .collect();
+            super::chart::over_time_svg(
+                &format!("{workload}, {threads} threads: tps per second (stalled seconds marked)"),
+                &lines,
+            )
+        })
+        .filter(|svg| !svg.is_empty())
+        .collect()
+}
+
 /// One headline per candidate with a stability verdict: "Stability (stalled seconds):
 /// high-stability/default steadier than default/default at 2 of 3 points, unchanged at 1".
 pub fn headlines(v: &[StabilityVerdict]) -> Vec<String> {
