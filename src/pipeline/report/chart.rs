@@ -326,8 +326,8 @@ pub fn hockey(
 }
 
 /// Throughput over the seconds of one point, one line per series (a window of it), each
-/// stalled second (below half that window's median) marked with a filled circle.
-pub fn over_time_svg(title: &str, lines: &[(String, Vec<f64>)]) -> String {
+/// stalled second (below `stall_share` of that window's median) marked with a filled circle.
+pub fn over_time_svg(title: &str, lines: &[(String, Vec<f64>)], stall_share: f64) -> String {
     let longest = lines.iter().map(|(_, v)| v.len()).max().unwrap_or(0);
     let top = lines
         .iter()
@@ -364,7 +364,7 @@ pub fn over_time_svg(title: &str, lines: &[(String, Vec<f64>)]) -> String {
             }
             let mut sorted = v.clone();
             sorted.sort_by(f64::total_cmp);
-            let line = sorted[sorted.len() / 2] * super::stability::STALL_SHARE;
+            let line = sorted[sorted.len() / 2] * stall_share;
             let _ = chart.draw_series(
                 v.iter()
                     .enumerate()

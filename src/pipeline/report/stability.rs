@@ -296,6 +296,7 @@ pub fn charts(records: &[PointRecord], samples: &HashMap<String, Vec<f64>>) -> V
             super::chart::over_time_svg(
                 &format!("{workload}, {threads} threads: tps per second (stalled seconds marked)"),
                 &lines,
+                STALL_SHARE,
             )
         })
         .filter(|svg| !svg.is_empty())
