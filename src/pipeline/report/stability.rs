@@ -99,6 +99,8 @@ pub fn rows(records: &[PointRecord], samples: &HashMap<String, Vec<f64>>) -> Vec
 
 /// The smallest change in the share of stalled seconds that counts, percentage points.
 pub const STALL_THRESHOLD_PP: f64 = 1.0;
+/// The smallest change in the seconds' coefficient of variation that counts, as a ratio.
+pub const CV_THRESHOLD_RATIO: f64 = 1.25;
 
 /// One candidate's stability at one point against the baseline's: the mean share of stalled
 /// seconds on each side, their difference with its 95 % interval, and the verdict.
@@ -115,10 +117,20 @@ pub struct StabilityVerdict {
     pub diff_pp: f64,
     pub lo_pp: f64,
     pub hi_pp: f64,
+    /// Geometric mean of the windows' coefficients of variation, percent, on each side; the
+    /// candidate's over the baseline's with its 95 % interval, and that verdict alone.
+    pub base_cv_pct: f64,
+    pub cand_cv_pct: f64,
+    pub cv_ratio: f64,
+    pub cv_lo: f64,
+    pub cv_hi: f64,
+    pub cv_verdict: &'static str,
     /// Windows compared: pairs (paired) or the smaller side's count.
     pub n: usize,
     pub paired: bool,
-    /// "steadier", "less steady", "unchanged" or "inconclusive".
+    /// The stalls' verdict: "steadier", "less steady", "unchanged" or "inconclusive".
+    pub stall_verdict: &'static str,
+    /// Both together (`combined`).
     pub verdict: &'static str,
 }
 
@@ -126,13 +138,20 @@ impl StabilityVerdict {
     /// "less steady: stalled 10.0 % of its seconds against 0.0 %, +10.0 pp [+8.1, +11.9]".
     pub fn said(&self) -> String {
         format!(
-            "{}: stalled {:.1} % of its seconds against {:.1} %, {:+.1} pp [{:+.1}, {:+.1}] over {} {}",
+            "{}: stalled {:.1} % of its seconds against {:.1} %, {:+.1} pp [{:+.1}, {:+.1}] ({}); CV {:.1} % against {:.1} %, ×{:.2} [{:.2}, {:.2}] ({}); over {} {}",
             self.verdict,
             self.cand_pct,
             self.base_pct,
             self.diff_pp,
             self.lo_pp,
             self.hi_pp,
+            self.stall_verdict,
+            self.cand_cv_pct,
+            self.base_cv_pct,
+            self.cv_ratio,
+            self.cv_lo,
+            self.cv_hi,
+            self.cv_verdict,
             self.n,
             if self.paired { "paired rounds" } else { "windows a side" }
         )
@@ -141,7 +160,12 @@ impl StabilityVerdict {
 
 /// The verdict of a difference in stalled share whose 95 % interval is [lo, hi].
 pub fn word(lo: f64, hi: f64) -> &'static str {
-    let t = STALL_THRESHOLD_PP;
+    word_at(lo, hi, STALL_THRESHOLD_PP)
+}
+
+/// The verdict of a difference whose 95 % interval is [lo, hi] against the smallest change
+/// that counts, `t` (a rise is less steady).
+fn word_at(lo: f64, hi: f64, t: f64) -> &'static str {
     if hi < -t {
         "steadier"
     } else if lo > t {
@@ -150,6 +174,19 @@ pub fn word(lo: f64, hi: f64) -> &'static str {
         "unchanged"
     } else {
         "inconclusive"
+    }
+}
+
+/// The stalls' verdict and the CV's together: worse in either (and better in neither) is
+/// less steady, better in either (and worse in neither) steadier, unchanged in both
+/// unchanged; anything else — one better, one worse, or undecided — inconclusive.
+pub fn combined(stalls: &'static str, cv: &'static str) -> &'static str {
+    let either = |w: &str| stalls == w || cv == w;
+    match (either("less steady"), either("steadier")) {
+        (true, false) => "less steady",
+        (false, true) => "steadier",
+        _ if stalls == "unchanged" && cv == "unchanged" => "unchanged",
+        _ => "inconclusive",
     }
 }
 
@@ -220,14 +257,23 @@ pub fn verdicts(
 ) -> Vec<StabilityVerdict> {
     type Cell = (String, u32);
     let mut shares: BTreeMap<(String, Cell), BTreeMap<u32, f64>> = BTreeMap::new();
+    // ln of each window's CV: a ratio of spreads is judged as a difference of logs.
+    let mut log_cvs: BTreeMap<(String, Cell), BTreeMap<u32, f64>> = BTreeMap::new();
     for r in records.iter().filter(|r| r.status == PointStatus::Ok) {
         let Some(s) = samples.get(&r.point_id) else {
             continue;
         };
-        if let Some((.., stalled)) = of_seconds(s) {
-            let series = format!("{}/{}", r.target, r.config);
+        if let Some((cv, _, _, stalled)) = of_seconds(s) {
+            let key = (
+                format!("{}/{}", r.target, r.config),
+                (r.workload.clone(), r.threads),
+            );
+            log_cvs
+                .entry(key.clone())
+                .or_default()
+                .insert(r.repeat, cv.max(0.01).ln());
             shares
-                .entry((series, (r.workload.clone(), r.threads)))
+                .entry(key)
                 .or_default()
                 .insert(r.repeat, 100.0 * stalled as f64 / s.len() as f64);
         }
@@ -241,12 +287,21 @@ pub fn verdicts(
             continue;
         };
         let mean = |m: &BTreeMap<u32, f64>| m.values().sum::<f64>() / m.len() as f64;
-        let (verdict, (d, lo, hi, n)) = match interval(base, cand, paired) {
+        let (stall_verdict, (d, lo, hi, n)) = match interval(base, cand, paired) {
             Some(i) => (word(i.1, i.2), i),
             None => (
                 "inconclusive",
                 (mean(cand) - mean(base), f64::NAN, f64::NAN, 1),
             ),
+        };
+        let key = (series.clone(), (workload.clone(), *threads));
+        let (lb, lc) = (
+            &log_cvs[&(baseline.to_string(), key.1.clone())],
+            &log_cvs[&key],
+        );
+        let (cv_verdict, (cd, clo, chi, _)) = match interval(lb, lc, paired) {
+            Some(i) => (word_at(i.1, i.2, CV_THRESHOLD_RATIO.ln()), i),
+            None => ("inconclusive", (mean(lc) - mean(lb), f64::NAN, f64::NAN, 1)),
         };
         out.push(StabilityVerdict {
             series: series.clone(),
@@ -258,9 +313,16 @@ pub fn verdicts(
             diff_pp: d,
             lo_pp: lo,
             hi_pp: hi,
+            base_cv_pct: mean(lb).exp(),
+            cand_cv_pct: mean(lc).exp(),
+            cv_ratio: cd.exp(),
+            cv_lo: clo.exp(),
+            cv_hi: chi.exp(),
+            cv_verdict,
             n,
             paired,
-            verdict,
+            stall_verdict,
+            verdict: combined(stall_verdict, cv_verdict),
         });
     }
     out
@@ -366,6 +428,15 @@ mod tests {
         assert_eq!((d, lo, hi, n), (2.0, 2.0, 2.0, 3));
         assert_eq!(word(lo, hi), "less steady");
         assert!(interval(&m(&[1.0]), &m(&[2.0]), false).is_none());
+        assert_eq!(combined("unchanged", "less steady"), "less steady");
+        assert_eq!(combined("steadier", "inconclusive"), "steadier");
+        assert_eq!(combined("steadier", "less steady"), "inconclusive");
+        assert_eq!(combined("unchanged", "inconclusive"), "inconclusive");
+        assert_eq!(combined("unchanged", "unchanged"), "unchanged");
+        // A CV 1.5 times the baseline's, steady across windows: less steady beyond ×1.25.
+        let (_, lo, hi, _) =
+            interval(&m(&[0.0, 0.05, -0.05]), &m(&[0.4, 0.45, 0.36]), false).unwrap();
+        assert_eq!(word_at(lo, hi, CV_THRESHOLD_RATIO.ln()), "less steady");
     }
 
     #[test]
