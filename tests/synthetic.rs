@@ -619,14 +619,19 @@ fn a_stalling_series_is_judged_less_steady_than_a_steady_one() {
     // marked — 6 in the stalling series' first minute, none in the steady one's.
     let html =
         std::fs::read_to_string(dir.path().join("results/judged/latest/report.html")).unwrap();
-    let charts = m["stability_charts"].as_array().unwrap();
-    assert_eq!(charts.len(), 1);
-    let svg = charts[0].as_str().unwrap();
+    assert!(m.get("stability_svg").is_none(), "no chart in the JSON");
+    let title = "oltp_read_write, 8 threads: tps per second (stalled seconds marked)";
+    assert_eq!(
+        html.matches(title).count(),
+        1,
+        "one chart for the one point"
+    );
+    let at = html.find(title).unwrap();
+    let svg = &html[html[..at].rfind("<svg").unwrap()..at + html[at..].find("</svg>").unwrap()];
     assert!(
         svg.contains("stalling/default r1") && svg.contains("steady/default r1"),
         "{svg}"
     );
-    assert!(html.contains("oltp_read_write, 8 threads: tps per second (stalled seconds marked)"));
     assert_eq!(svg.matches("<circle").count(), 6, "{svg}");
 }
 
@@ -659,4 +664,36 @@ fn identical_series_claim_no_stability_change() {
         let n = claims.iter().filter(|c| c.0 == kind).count();
         assert!(n <= 1, "at most 1 claim in 10: {claims:?}");
     }
+}
+
+/// Threads from cores (#46 item 2) run as resolved: each target its own counts in a
+/// sequential sweep (points.csv), and the report says what they are multiples of.
+#[test]
+fn threads_from_cores_run_per_target_and_the_report_says_so() {
+    let body = "name = \"cores\"\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [\"1×cores\", \"2×cores\"]\nduration = \"2s\"\nrepeats = 1\ndesign = \"sequential\"\n[[targets]]\nname = \"one\"\nsynthetic = { seed = 1 }\ncores = 1\n[[targets]]\nname = \"two\"\nsynthetic = { seed = 2 }\ncores = 2\n";
+    let dir = tempfile::tempdir().unwrap();
+    let f = sweep_file(dir.path(), "cores", body);
+    let out = run_sweep(&f, &dir.path().join("results"), &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let run = dir.path().join("results/cores/latest");
+    let points = std::fs::read_to_string(run.join("points.csv")).unwrap();
+    let ids: Vec<&str> = points
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split(',').nth(1))
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "one/default/oltp_point_select/t1/r1",
+            "one/default/oltp_point_select/t2/r1",
+            "two/default/oltp_point_select/t2/r1",
+            "two/default/oltp_point_select/t4/r1"
+        ]
+    );
+    let md = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(
+        md.contains("Thread counts from each target's cores — one (1 core): 1 = 1×cores, 2 = 2×cores; two (2 cores): 2 = 1×cores, 4 = 2×cores."),
+        "{md}"
+    );
 }

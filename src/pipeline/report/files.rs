@@ -58,6 +58,7 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
         m.add_sla(&points, p99);
     }
     say_tls(run, &mut m);
+    m.confounders.extend(threads_from_cores(run));
     m.engines = crate::pipeline::results::servers::load_engines(run);
     m.confounders
         .extend(crate::pipeline::results::servers::engine_confounder(
@@ -78,7 +79,7 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
     let costs = crate::pipeline::results::cost::load(run)?;
     m.nodes = super::nodes::rows(&points, &costs);
     m.stability = super::stability::rows(&points, &tps_samples);
-    m.stability_charts = super::stability::charts(&points, &tps_samples);
+    m.stability_svg = super::stability::charts(&points, &tps_samples);
     let judged = super::stability::verdicts(&points, &tps_samples, &m.baseline, m.paired.is_some());
     m.headlines.extend(super::stability::headlines(&judged));
     m.stability_verdicts = judged
@@ -97,6 +98,43 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
     super::cost::add(&mut m, &points, &costs);
     super::profile::attach(run, &mut m, &points);
     Ok(m)
+}
+
+/// With `threads = ["2×cores"]`: what each target's counts are multiples of, from the
+/// manifest ("small (0.5 cores): 1 = 2×cores, 4 = 8×cores"), so a row's thread count reads as
+/// the study's.
+fn threads_from_cores(run: &Path) -> Option<String> {
+    use crate::pipeline::spec::cores::{count, shown};
+    let manifest = crate::pipeline::results::load_manifest(run).ok()??;
+    let per_core: Vec<f64> = manifest.run.as_ref()?["per_core"]
+        .as_array()?
+        .iter()
+        .filter_map(|m| m.as_f64())
+        .collect();
+    if per_core.is_empty() {
+        return None;
+    }
+    let targets = manifest.targets.as_ref()?.as_array()?.clone();
+    let said: Vec<String> = targets
+        .iter()
+        .filter_map(|t| {
+            let (name, cores) = (t["name"].as_str()?, t["cores"].as_f64()?);
+            let each: Vec<String> = per_core
+                .iter()
+                .map(|&m| format!("{} = {}", count(m, cores), shown(m)))
+                .collect();
+            Some(format!(
+                "{name} ({} core{}): {}",
+                crate::pipeline::server::class::trim_number(cores),
+                if cores == 1.0 { "" } else { "s" },
+                each.join(", ")
+            ))
+        })
+        .collect();
+    Some(format!(
+        "Thread counts from each target's cores — {}.",
+        said.join("; ")
+    ))
 }
 
 /// Each series whose target was reached over TLS says so beside its version, with the

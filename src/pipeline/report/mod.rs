@@ -318,7 +318,7 @@ impl ReportModel {
             nodes: Vec::new(),
             stability: Vec::new(),
             stability_verdicts: Vec::new(),
-            stability_charts: Vec::new(),
+            stability_svg: Vec::new(),
             cost_method: cost::METHOD,
             profiles: None,
             starved_share: String::new(),

@@ -192,7 +192,7 @@ pub struct ReportModel {
     pub stability_verdicts: Vec<String>,
     /// Throughput over time per point of a long run, as SVG (`stability::charts`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub stability_charts: Vec<String>,
+    pub stability_svg: Vec<String>,
     pub cost_method: &'static str,
     /// On-CPU flame graphs where the sweep took them (`[run] profile = "perf"`).
     pub profiles: Option<super::profile::Profiles>,

@@ -190,18 +190,6 @@ pub fn combined(stalls: &'static str, cv: &'static str) -> &'static str {
     }
 }
 
-/// Mean and sample variance.
-fn mean_var(v: &[f64]) -> (f64, f64) {
-    let n = v.len() as f64;
-    let m = v.iter().sum::<f64>() / n;
-    let var = if v.len() > 1 {
-        v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)
-    } else {
-        0.0
-    };
-    (m, var)
-}
-
 /// The difference of `cand` and `base` (shares of stalled seconds per window, keyed by
 /// repeat or round) and its 95 % interval: by pairs of the same round when `paired`, else
 /// Welch's over each side's windows. None with fewer than 2 windows (or pairs) a side.
@@ -210,7 +198,7 @@ pub fn interval(
     cand: &BTreeMap<u32, f64>,
     paired: bool,
 ) -> Option<(f64, f64, f64, usize)> {
-    use crate::pipeline::judge::verdict::t_quantile;
+    use crate::pipeline::judge::verdict::{mean_var, t_quantile};
     if paired {
         let d: Vec<f64> = cand
             .iter()

@@ -341,7 +341,15 @@ fn manifest(
     let targets: Vec<serde_json::Value> = spec
         .targets
         .iter()
-        .map(|x| x.kind.manifest(&x.name))
+        .map(|x| {
+            let mut v = x.kind.manifest(&x.name);
+            // Threads from cores: the cores each target's counts were resolved from.
+            if !spec.run.per_core.is_empty() {
+                v["cores"] = serde_json::json!(x.cores);
+                v["threads"] = serde_json::json!(spec.threads_of(&x.name));
+            }
+            v
+        })
         .collect();
     let value = |v: serde_json::Result<serde_json::Value>| v.ok();
     Manifest {

@@ -310,7 +310,7 @@ pub(crate) fn margins(pct: f64) -> (f64, f64) {
 }
 
 /// Mean and sample variance.
-pub(super) fn mean_var(v: &[f64]) -> (f64, f64) {
+pub fn mean_var(v: &[f64]) -> (f64, f64) {
     let n = v.len() as f64;
     let m = v.iter().sum::<f64>() / n;
     let var = if v.len() > 1 {

@@ -111,13 +111,33 @@ pub(super) fn preflight(
     if let Err(e) = galera::node_user() {
         all.push(finding(Severity::Blocking, format!("{e:#}")));
     }
-    all.extend(memory_finding(spec, target, nodes));
+    all.extend(memory_finding(spec, target, m.class(), nodes));
     all
 }
 
-/// A cluster whose nodes' buffer pools would not fit in the memory available.
-fn memory_finding(spec: &SweepSpec, target: &str, nodes: u32) -> Option<Finding> {
+/// A cluster whose nodes' buffer pools (or classes' memory limits) would not fit in the
+/// memory available.
+fn memory_finding(
+    spec: &SweepSpec,
+    target: &str,
+    class: Option<crate::pipeline::server::class::Class>,
+    nodes: u32,
+) -> Option<Finding> {
     use crate::pipeline::sweep::paired_setup::{available_mb, size_mb};
+    if let Some(c) = class {
+        let need = nodes as u64 * (c.memory >> 20);
+        let free = available_mb()?;
+        return (need > free * 8 / 10).then(|| Finding {
+            target: target.to_string(),
+            severity: Severity::Blocking,
+            check: "cluster",
+            message: format!(
+                "a cluster of {nodes} nodes in class {} needs up to {need} MiB of the {free} MiB this host has available: give fewer nodes or a smaller class",
+                c.shown()
+            ),
+            max_threads: None,
+        });
+    }
     let pool = spec
         .configs
         .iter()
