@@ -75,6 +75,11 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
         m.steps = super::steps::lines(&m);
         m.headlines.splice(0..0, m.steps.clone());
     }
+    if super::steps::per_target_asked(&toml) {
+        let own = super::steps::per_target_lines(&m);
+        m.steps.splice(0..0, own.clone());
+        m.headlines.splice(0..0, own);
+    }
     m.gate = crate::pipeline::results::load_gate(run);
     let costs = crate::pipeline::results::cost::load(run)?;
     m.nodes = super::nodes::rows(&points, &costs);

@@ -1,49 +1,64 @@
-//! A chain's answer step by step (`chain = true` in the sweep, as a version chain asks): each
-//! series against the one before it, at every workload and thread count both ran, judged on
-//! the cells' repeats (all steps one family, as the report's own questions are), one line per
-//! step. The report's other answers stay against the baseline.
+//! Answers between pairs of series other than the baseline's questions: a chain's steps
+//! (`chain = true`, as a version chain asks: each series against the one before it) and
+//! each target's own answers (`per_target = true`, as instance classes ask: each target's
+//! configs against that target's copy of the baseline's config). Judged on the cells'
+//! repeats at every workload and thread count both ran, all pairs of a kind one family (as
+//! the report's own questions are), one line per pair. The report's other answers stay
+//! against the baseline.
 
 use super::model::ReportModel;
 use crate::pipeline::judge::verdict::{self, Method, Sides, Verdict};
 
-/// Whether the run's sweep.toml asks for step answers (leniently: a bad file asks nothing).
-pub fn asked(sweep_toml: &str) -> bool {
+/// Whether the run's sweep.toml sets `key` true (leniently: a bad file asks nothing).
+fn flag(sweep_toml: &str, key: &str) -> bool {
     toml::from_str::<toml::Value>(sweep_toml)
         .ok()
-        .and_then(|v| v.get("chain")?.as_bool())
+        .and_then(|v| v.get(key)?.as_bool())
         .unwrap_or(false)
 }
 
-/// One line per step: "step A → B: improved at 4/6 points, … (tps −3.1 % to +22.0 %)".
-pub fn lines(m: &ReportModel) -> Vec<String> {
+/// Whether the run's sweep.toml asks for step answers.
+pub fn asked(sweep_toml: &str) -> bool {
+    flag(sweep_toml, "chain")
+}
+
+/// Whether the run's sweep.toml asks for each target's own answers.
+pub fn per_target_asked(sweep_toml: &str) -> bool {
+    flag(sweep_toml, "per_target")
+}
+
+/// Each pair (base, candidate) of series indexes judged over the cells both ran: its
+/// verdicts and the range of its tps changes, as " (tps −3.1 % to +22.0 % by point)".
+fn judged(m: &ReportModel, want: &[(usize, usize)]) -> Vec<(usize, usize, Vec<Verdict>, String)> {
     let mut pairs: Vec<(usize, &Sides, &Sides, f64)> = Vec::new();
     for sec in &m.workloads {
         for row in &sec.rows {
-            for i in 1..m.series.len() {
-                if let (Some(Some(a)), Some(Some(b))) = (row.cells.get(i - 1), row.cells.get(i)) {
+            for (k, &(a, b)) in want.iter().enumerate() {
+                if let (Some(Some(a)), Some(Some(b))) = (row.cells.get(a), row.cells.get(b)) {
                     let change = (a.tps > 0.0).then(|| 100.0 * (b.tps / a.tps - 1.0));
-                    pairs.push((i, &a.sides, &b.sides, change.unwrap_or(f64::NAN)));
+                    pairs.push((k, &a.sides, &b.sides, change.unwrap_or(f64::NAN)));
                 }
             }
         }
     }
-    let judged = verdict::judge_points(
+    let verdicts = verdict::judge_points(
         &pairs
             .iter()
             .map(|(_, a, b, _)| (*a, *b))
             .collect::<Vec<_>>(),
         &Method::new(m.threshold_pct),
     );
-    (1..m.series.len())
-        .filter_map(|i| {
-            let at: Vec<usize> = (0..pairs.len()).filter(|k| pairs[*k].0 == i).collect();
+    want.iter()
+        .enumerate()
+        .filter_map(|(k, &(a, b))| {
+            let at: Vec<usize> = (0..pairs.len()).filter(|i| pairs[*i].0 == k).collect();
             if at.is_empty() {
                 return None;
             }
-            let vs: Vec<Verdict> = at.iter().map(|k| judged[*k].verdict).collect();
+            let vs: Vec<Verdict> = at.iter().map(|i| verdicts[*i].verdict).collect();
             let changes: Vec<f64> = at
                 .iter()
-                .map(|k| pairs[*k].3)
+                .map(|i| pairs[*i].3)
                 .filter(|c| c.is_finite())
                 .collect();
             let range = match (
@@ -53,12 +68,57 @@ pub fn lines(m: &ReportModel) -> Vec<String> {
                 (Some(lo), Some(hi)) => format!(" (tps {lo:+.1} % to {hi:+.1} % by point)"),
                 _ => String::new(),
             };
-            Some(format!(
+            Some((a, b, vs, range))
+        })
+        .collect()
+}
+
+/// One line per step: "step A → B: improved at 4/6 points, … (tps −3.1 % to +22.0 %)".
+pub fn lines(m: &ReportModel) -> Vec<String> {
+    let want: Vec<(usize, usize)> = (1..m.series.len()).map(|i| (i - 1, i)).collect();
+    judged(m, &want)
+        .into_iter()
+        .map(|(a, b, vs, range)| {
+            format!(
                 "step {} → {}: {}{range}",
-                m.series[i - 1],
-                m.series[i],
+                m.series[a],
+                m.series[b],
                 verdict::headline(&vs)
-            ))
+            )
+        })
+        .collect()
+}
+
+/// One line per target and config other than the baseline's config: "on small:
+/// small/high-performance against small/default: improved at 2/2 points (…)".
+pub fn per_target_lines(m: &ReportModel) -> Vec<String> {
+    let Some((_, base_config)) = m.baseline.split_once('/') else {
+        return Vec::new();
+    };
+    let mut want = Vec::new();
+    for (b, s) in m.series.iter().enumerate() {
+        let Some((target, config)) = s.split_once('/') else {
+            continue;
+        };
+        if config != base_config {
+            continue;
+        }
+        for (c, other) in m.series.iter().enumerate() {
+            if other.split_once('/').is_some_and(|(t, k)| t == target && k != base_config) {
+                want.push((b, c));
+            }
+        }
+    }
+    judged(m, &want)
+        .into_iter()
+        .map(|(a, b, vs, range)| {
+            let target = m.series[a].split('/').next().unwrap_or_default();
+            format!(
+                "on {target}: {} against {}: {}{range}",
+                m.series[b],
+                m.series[a],
+                verdict::headline(&vs)
+            )
         })
         .collect()
 }

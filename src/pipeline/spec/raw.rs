@@ -17,6 +17,9 @@ pub struct RawSweep {
     /// `chain = true`: the report also answers each series against the one before it (a
     /// version chain's steps), besides every series against the baseline.
     pub chain: Option<bool>,
+    /// `per_target = true`: the report also answers each target's configs against that
+    /// target's copy of the baseline's config (instance classes: a winner per class).
+    pub per_target: Option<bool>,
     /// A pinned control series (a baseline whose ratio the other series are followed by,
     /// run over run): spec/mod.rs `baseline`.
     #[serde(default)]
