@@ -58,7 +58,7 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
         m.add_sla(&points, p99);
     }
     say_tls(run, &mut m);
-    m.confounders.extend(threads_from_cores(run));
+    m.notes.extend(threads_from_cores(run));
     m.engines = crate::pipeline::results::servers::load_engines(run);
     m.confounders
         .extend(crate::pipeline::results::servers::engine_confounder(

@@ -317,6 +317,7 @@ impl ReportModel {
             steps: Vec::new(),
             nodes: Vec::new(),
             stability: Vec::new(),
+            notes: Vec::new(),
             stability_verdicts: Vec::new(),
             stability_svg: Vec::new(),
             cost_method: cost::METHOD,

@@ -132,6 +132,8 @@ pub struct ReportModel {
     pub var_always: usize,
     /// What confounds the comparison (a changed default character set), said in the headline.
     pub confounders: Vec<String>,
+    /// What reading the rows needs and is no confounder (thread counts from cores).
+    pub notes: Vec<String>,
     /// The storage engine of each series' tables (servers/*/engine.txt), where known.
     pub engines: std::collections::BTreeMap<String, String>,
     /// The instance class of each series' server (servers/*/class.txt), where it had one.
@@ -191,7 +193,6 @@ pub struct ReportModel {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stability_verdicts: Vec<String>,
     /// Throughput over time per point of a long run, as SVG (`stability::charts`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stability_svg: Vec<String>,
     pub cost_method: &'static str,
     /// On-CPU flame graphs where the sweep took them (`[run] profile = "perf"`).

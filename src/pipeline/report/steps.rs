@@ -104,7 +104,10 @@ pub fn per_target_lines(m: &ReportModel) -> Vec<String> {
             continue;
         }
         for (c, other) in m.series.iter().enumerate() {
-            if other.split_once('/').is_some_and(|(t, k)| t == target && k != base_config) {
+            if other
+                .split_once('/')
+                .is_some_and(|(t, k)| t == target && k != base_config)
+            {
                 want.push((b, c));
             }
         }
