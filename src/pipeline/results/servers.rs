@@ -44,10 +44,7 @@ pub fn write_class(servers: &Path, key: &str, class: &str) -> anyhow::Result<()>
 
 /// Each series' instance class (class.txt), keyed by `target/config`.
 pub fn load_classes(run: &Path) -> std::collections::BTreeMap<String, String> {
-    each_series(run, "class.txt")
-        .into_iter()
-        .map(|(name, c)| (name, c.trim().to_string()))
-        .collect()
+    each_line(run, "class.txt")
 }
 
 /// When the series' servers ran in different instance classes (or some in one and some on
@@ -96,12 +93,17 @@ fn each_series(run: &Path, file: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Each series' tables' engine (engine.txt), keyed by `target/config`.
-pub fn load_engines(run: &Path) -> std::collections::BTreeMap<String, String> {
-    each_series(run, "engine.txt")
+/// Each series' one-line servers/*/`file`, trimmed, keyed by `target/config`.
+fn each_line(run: &Path, file: &str) -> std::collections::BTreeMap<String, String> {
+    each_series(run, file)
         .into_iter()
         .map(|(name, e)| (name, e.trim().to_string()))
         .collect()
+}
+
+/// Each series' tables' engine (engine.txt), keyed by `target/config`.
+pub fn load_engines(run: &Path) -> std::collections::BTreeMap<String, String> {
+    each_line(run, "engine.txt")
 }
 
 /// When the series' tables were made with different storage engines: one sentence saying the

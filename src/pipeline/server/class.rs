@@ -28,7 +28,7 @@ impl Class {
 
     /// The class as the report and plan show it: "1.5 CPUs, 2 GiB".
     pub fn shown(&self) -> String {
-        format!("{} CPUs, {}", trim(self.cpus), gib(self.memory))
+        format!("{} CPUs, {}", trim_number(self.cpus), gib(self.memory))
     }
 
     /// Why this host cannot give the class: more CPUs or memory than it has.
@@ -37,7 +37,7 @@ impl Class {
         if self.cpus > cpus as f64 {
             return Some(format!(
                 "{} CPUs, and this host has {cpus}",
-                trim(self.cpus)
+                trim_number(self.cpus)
             ));
         }
         let total = host_memory()?;
@@ -48,10 +48,6 @@ impl Class {
 
 /// A number without trailing zeros ("1.5", "2", "0.25").
 pub fn trim_number(x: f64) -> String {
-    trim(x)
-}
-
-fn trim(x: f64) -> String {
     let s = format!("{x:.2}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
@@ -59,7 +55,7 @@ fn trim(x: f64) -> String {
 fn gib(bytes: u64) -> String {
     let g = bytes as f64 / (1u64 << 30) as f64;
     if g >= 1.0 {
-        format!("{} GiB", trim(g))
+        format!("{} GiB", trim_number(g))
     } else {
         format!("{} MiB", bytes >> 20)
     }

@@ -44,10 +44,7 @@ pub struct RouterOptions {
 
 /// The directories `scripts/unpack-mysql.sh router` unpacks into (its default cache).
 fn unpacked_routers() -> Vec<PathBuf> {
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")));
-    let Some(cache) = cache.map(|c| c.join("sweepbench")) else {
+    let Some(cache) = super::versions::cache_dir() else {
         return Vec::new();
     };
     let mut found: Vec<PathBuf> = std::fs::read_dir(&cache)

@@ -10,17 +10,7 @@ use std::collections::BTreeMap;
 
 /// "2×cores", "2xcores", "2 * cores", "0.5×cores" or "cores" → the multiplier.
 pub fn multiplier(text: &str) -> Option<f64> {
-    let t = text.trim();
-    let rest = t.strip_suffix("cores")?.trim_end();
-    if rest.is_empty() {
-        return Some(1.0);
-    }
-    let n = rest
-        .strip_suffix('×')
-        .or_else(|| rest.strip_suffix('x'))
-        .or_else(|| rest.strip_suffix('*'))?
-        .trim();
-    n.parse::<f64>().ok().filter(|m| m.is_finite() && *m > 0.0)
+    super::lexical::times(text, "cores")
 }
 
 /// How a multiplier reads ("2×cores", "0.5×cores").

@@ -1,6 +1,6 @@
 //! The sweep file's small words: durations, names that become paths, server variable
-//! names, TOML literals as SET GLOBAL values, where an array's element is, and "did you
-//! mean" for an unknown key.
+//! names, TOML literals as SET GLOBAL values, where an array's element is, "did you mean"
+//! for an unknown key, and multiples ("2×cores", "1.2 × buffer_pool").
 
 use super::config;
 use std::ops::Range;
@@ -103,3 +103,18 @@ pub fn name_ok(s: &str) -> bool {
 /// What `name_ok` asks for, for error messages.
 pub const NAME_RULE: &str =
     "use letters, digits, '-', '_' or '.', starting with a letter or digit, without '..'";
+
+/// "N × word" (also `x`, `*`), or `word` alone for 1 → N, a positive number; None when the
+/// text is not a multiple of `word` (threads' "2×cores", `[data] size`'s "1.2 × memory").
+pub(super) fn times(text: &str, word: &str) -> Option<f64> {
+    let rest = text.trim().strip_suffix(word)?.trim_end();
+    if rest.is_empty() {
+        return Some(1.0);
+    }
+    let n = rest
+        .strip_suffix('×')
+        .or_else(|| rest.strip_suffix('x'))
+        .or_else(|| rest.strip_suffix('*'))?
+        .trim();
+    n.parse::<f64>().ok().filter(|m| m.is_finite() && *m > 0.0)
+}

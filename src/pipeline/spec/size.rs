@@ -25,20 +25,9 @@ impl SizeOf {
             ("buffer_pool", SizeOf::BufferPool as fn(f64) -> SizeOf),
             ("memory", SizeOf::Memory),
         ] {
-            if let Some(rest) = t.strip_suffix(word) {
-                let rest = rest.trim_end();
-                if rest.is_empty() {
-                    return Some(make(1.0));
-                }
-                let n = rest
-                    .strip_suffix('×')
-                    .or_else(|| rest.strip_suffix('x'))
-                    .or_else(|| rest.strip_suffix('*'))?
-                    .trim();
-                return n
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|f| f.is_finite() && *f > 0.0 && *f <= 1000.0)
+            if t.ends_with(word) {
+                return super::lexical::times(t, word)
+                    .filter(|f| *f <= 1000.0)
                     .map(make);
             }
         }
