@@ -728,3 +728,71 @@ fn per_target_answers_judge_each_targets_configs_against_its_own_default() {
         );
     }
 }
+
+/// The study's own table (#46 item 6, `study_table = true`): one row per target, template and
+/// thread count with QPS, TPS, latency and stalls, in report.md and study.csv; the thread
+/// count says what multiple of the cores it is; and the winner table names the steadiest
+/// series beside the fastest, with its stability judged against the baseline.
+#[test]
+fn the_study_table_and_the_steadiest_series() {
+    let body = "name = \"study\"\nbaseline = \"a/default\"\nstudy_table = true\n[run]\nworkloads = [\"oltp_read_write\"]\nthreads = [\"2×cores\"]\nduration = \"40s\"\nrepeats = 3\ndesign = \"sequential\"\n[[targets]]\nname = \"a\"\nsynthetic = { seed = 4, stall_every = 20, stall_len = 2 }\ncores = 2\n[[targets]]\nname = \"b\"\nsynthetic = { seed = 5 }\ncores = 2\n[[targets]]\nname = \"c\"\nsynthetic = { seed = 6, lambda = 650, stall_every = 20, stall_len = 2 }\ncores = 2\n";
+    let dir = tempfile::tempdir().unwrap();
+    let f = sweep_file(dir.path(), "study", body);
+    let out = run_sweep(&f, &dir.path().join("results"), &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let run = dir.path().join("results/study/latest");
+    let csv = std::fs::read_to_string(run.join("study.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "target,class,template,version,workload,threads,of_cores,qps,tps,lat_avg_ms,p95_ms,repeats,stalls,stalled_s"
+    );
+    assert_eq!(lines.len(), 4, "{csv}");
+    // Three 40-s repeats, a 2-s stall every 20 s: 2 stalls and 4 s a repeat.
+    for (line, target, stalls, stalled) in [
+        (lines[1], "a", "6", "12"),
+        (lines[2], "b", "0", "0"),
+        (lines[3], "c", "6", "12"),
+    ] {
+        let f: Vec<&str> = line.split(',').collect();
+        assert_eq!(f[0], target, "{line}");
+        assert_eq!(
+            (f[2], f[4], f[5], f[6]),
+            ("default", "oltp_read_write", "4", "2×cores"),
+            "{line}"
+        );
+        assert_eq!(f[11], "3", "{line}");
+        assert_eq!((f[12], f[13]), (stalls, stalled), "{line}");
+        let (qps, tps): (f64, f64) = (f[7].parse().unwrap(), f[8].parse().unwrap());
+        assert!(
+            tps > 0.0 && (qps / tps - 20.0).abs() < 0.5,
+            "read_write: 20 queries a transaction: {line}"
+        );
+    }
+    let md = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(md.contains("## The study's table"), "{md}");
+    assert!(
+        md.contains("| b | default | ") && md.contains(" | oltp_read_write | 4 = 2×cores | "),
+        "{md}"
+    );
+    assert!(
+        md.contains(" | 6 (12 s) |") && md.contains(" | 0 (0 s) |"),
+        "{md}"
+    );
+    // c is fastest (λ 650 against 400) and stalls; b is steadiest and judged steadier than
+    // the stalling baseline.
+    let winner = md
+        .lines()
+        .find(|l| l.starts_with("| oltp_read_write | 4 | **c/default** |"))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(
+        winner.contains("| b/default: 0 stalls, CV ")
+            && winner.ends_with(" — against the baseline: steadier |"),
+        "{winner}"
+    );
+    let html = std::fs::read_to_string(run.join("report.html")).unwrap();
+    assert!(
+        html.contains("<h2>The study's table</h2>")
+            && html.contains("<th class=\"name\">steadiest</th>")
+    );
+}

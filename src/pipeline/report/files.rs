@@ -16,6 +16,9 @@ pub fn write(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
         &run.join("report.html"),
         render::html(&model)?.as_bytes(),
     )?;
+    if !model.study.is_empty() {
+        super::study::write_csv(&run.join("study.csv"), &model.study)?;
+    }
     Ok(model)
 }
 
@@ -57,8 +60,11 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
     if let Some(p99) = sla_p99 {
         m.add_sla(&points, p99);
     }
+    // The study's table names each series' version alone (say_tls adds the TLS mode).
+    let versions = m.versions.clone();
     say_tls(run, &mut m);
-    m.notes.extend(threads_from_cores(run));
+    let (note, of_cores) = threads_from_cores(run);
+    m.notes.extend(note);
     m.engines = crate::pipeline::results::servers::load_engines(run);
     m.confounders
         .extend(crate::pipeline::results::servers::engine_confounder(
@@ -71,11 +77,11 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
         ));
     let toml = std::fs::read_to_string(run.join("sweep.toml")).unwrap_or_default();
     m.proxy_cost = super::proxy::rows(&points, &super::proxy::pairs(&toml));
-    if super::steps::asked(&toml) {
+    if asked(&toml, "chain") {
         m.steps = super::steps::lines(&m);
         m.headlines.splice(0..0, m.steps.clone());
     }
-    if super::steps::per_target_asked(&toml) {
+    if asked(&toml, "per_target") {
         let own = super::steps::per_target_lines(&m);
         m.steps.splice(0..0, own.clone());
         m.headlines.splice(0..0, own);
@@ -87,6 +93,7 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
     m.stability_svg = super::stability::charts(&points, &tps_samples);
     let judged = super::stability::verdicts(&points, &tps_samples, &m.baseline, m.paired.is_some());
     m.headlines.extend(super::stability::headlines(&judged));
+    super::winners::add_steadiest(&mut m.winners, &m.stability, &judged, &m.baseline);
     m.stability_verdicts = judged
         .iter()
         .map(|v| {
@@ -100,16 +107,35 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
             )
         })
         .collect();
+    m.study = super::study::rows(
+        &m.series,
+        &m.workloads,
+        &m.classes,
+        &m.stability,
+        &versions,
+        &of_cores,
+    );
+    m.study_shown = asked(&toml, "study_table");
     super::cost::add(&mut m, &points, &costs);
     super::profile::attach(run, &mut m, &points);
     Ok(m)
 }
 
-/// With `threads = ["2×cores"]`: what each target's counts are multiples of, from the
-/// manifest ("small (0.5 cores): 1 = 2×cores, 4 = 8×cores"), so a row's thread count reads as
-/// the study's.
-fn threads_from_cores(run: &Path) -> Option<String> {
-    use crate::pipeline::spec::cores::{count, shown};
+/// Whether the run's sweep.toml sets `key` true (leniently: a bad file asks nothing):
+/// `chain` (a chain's steps), `per_target` (each target's own answers), `study_table`.
+fn asked(sweep_toml: &str, key: &str) -> bool {
+    toml::from_str::<toml::Value>(sweep_toml)
+        .ok()
+        .and_then(|v| v.get(key)?.as_bool())
+        .unwrap_or(false)
+}
+
+/// Each target's name and cores.
+type CoresOf = Vec<(String, f64)>;
+
+/// With `threads = ["2×cores"]`: the multiples asked and each target's cores, from the
+/// manifest; None when the sweep's counts were absolute.
+fn core_counts(run: &Path) -> Option<(Vec<f64>, CoresOf)> {
     let manifest = crate::pipeline::results::load_manifest(run).ok()??;
     let per_core: Vec<f64> = manifest.run.as_ref()?["per_core"]
         .as_array()?
@@ -119,27 +145,54 @@ fn threads_from_cores(run: &Path) -> Option<String> {
     if per_core.is_empty() {
         return None;
     }
-    let targets = manifest.targets.as_ref()?.as_array()?.clone();
+    let targets = manifest
+        .targets
+        .as_ref()?
+        .as_array()?
+        .iter()
+        .filter_map(|t| Some((t["name"].as_str()?.to_string(), t["cores"].as_f64()?)))
+        .collect();
+    Some((per_core, targets))
+}
+
+/// What each target's counts are multiples of ("small (0.5 cores): 1 = 2×cores, 4 =
+/// 8×cores"), so a row's thread count reads as the study's; and the same per target and
+/// count for the study's table.
+fn threads_from_cores(run: &Path) -> (Option<String>, super::study::OfCores) {
+    use crate::pipeline::spec::cores::{count, shown};
+    let mut of_cores = super::study::OfCores::new();
+    let Some((per_core, targets)) = core_counts(run) else {
+        return (None, of_cores);
+    };
     let said: Vec<String> = targets
         .iter()
-        .filter_map(|t| {
-            let (name, cores) = (t["name"].as_str()?, t["cores"].as_f64()?);
+        .map(|(name, cores)| {
             let each: Vec<String> = per_core
                 .iter()
-                .map(|&m| format!("{} = {}", count(m, cores), shown(m)))
+                .map(|&m| {
+                    let n = count(m, *cores);
+                    // Two multiples may round to one count: the first names it.
+                    of_cores
+                        .entry((name.clone(), n))
+                        .or_insert_with(|| shown(m));
+                    format!("{n} = {}", shown(m))
+                })
                 .collect();
-            Some(format!(
+            format!(
                 "{name} ({} core{}): {}",
-                crate::pipeline::server::class::trim_number(cores),
-                if cores == 1.0 { "" } else { "s" },
+                crate::pipeline::server::class::trim_number(*cores),
+                if *cores == 1.0 { "" } else { "s" },
                 each.join(", ")
-            ))
+            )
         })
         .collect();
-    Some(format!(
-        "Thread counts from each target's cores — {}.",
-        said.join("; ")
-    ))
+    (
+        Some(format!(
+            "Thread counts from each target's cores — {}.",
+            said.join("; ")
+        )),
+        of_cores,
+    )
 }
 
 /// Each series whose target was reached over TLS says so beside its version, with the

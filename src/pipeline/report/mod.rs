@@ -13,6 +13,7 @@ pub mod proxy;
 pub mod render;
 mod stability;
 mod steps;
+mod study;
 mod tables;
 pub mod winners;
 
@@ -312,6 +313,7 @@ impl ReportModel {
             host,
             winners: Vec::new(),
             winners_method: winners::METHOD,
+            steadiest_method: winners::STEADIEST_METHOD,
             efficiency: Vec::new(),
             why: Vec::new(),
             steps: Vec::new(),
@@ -320,6 +322,8 @@ impl ReportModel {
             notes: Vec::new(),
             stability_verdicts: Vec::new(),
             stability_svg: Vec::new(),
+            study: Vec::new(),
+            study_shown: false,
             cost_method: cost::METHOD,
             profiles: None,
             starved_share: String::new(),

@@ -115,6 +115,32 @@ pub struct ErrorCount {
     pub points: usize,
 }
 
+/// One row of the study's table (`study`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct StudyRow {
+    /// The target, as the study's "instance" column names it.
+    pub target: String,
+    /// Its instance class ("0.5 CPUs, 1 GiB"); empty when its server had the whole host.
+    pub class: String,
+    /// The config (a parameter template), with the driver where it is not the native one.
+    pub template: String,
+    pub version: String,
+    pub workload: String,
+    pub threads: u32,
+    /// "2×cores" where the sweep asked for this count as a multiple of the target's cores.
+    pub of_cores: String,
+    pub qps: f64,
+    pub tps: f64,
+    pub lat_avg_ms: f64,
+    pub p95_ms: f64,
+    /// Repeats (or slices) the figures are the geometric means of.
+    pub repeats: usize,
+    /// Stalls and their seconds over the repeats (`stability`); None where the windows were
+    /// too short to say (under `stability::MIN_SECONDS`).
+    pub stalls: Option<usize>,
+    pub stalled_s: Option<usize>,
+}
+
 /// Everything a report shows; renderers only format it.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ReportModel {
@@ -174,6 +200,7 @@ pub struct ReportModel {
     /// Three or more series: the fastest per workload and thread count (`winners`).
     pub winners: Vec<winners::Winner>,
     pub winners_method: &'static str,
+    pub steadiest_method: &'static str,
     /// "12 of 40 points ran on a starved host …", for the headline; empty when none did.
     pub starved_share: String,
     /// The machine's own curve (host tests) beside the servers'.
@@ -194,6 +221,11 @@ pub struct ReportModel {
     pub stability_verdicts: Vec<String>,
     /// Throughput over time per point of a long run, as SVG (`stability::charts`).
     pub stability_svg: Vec<String>,
+    /// The study's layout of the run (`study`): every series' figures per workload and
+    /// thread count with its class, template, version and stalls; in the report when
+    /// `study_shown` (the sweep's `study_table = true`), in study.csv always.
+    pub study: Vec<StudyRow>,
+    pub study_shown: bool,
     pub cost_method: &'static str,
     /// On-CPU flame graphs where the sweep took them (`[run] profile = "perf"`).
     pub profiles: Option<super::profile::Profiles>,

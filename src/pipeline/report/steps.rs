@@ -9,24 +9,6 @@
 use super::model::ReportModel;
 use crate::pipeline::judge::verdict::{self, Method, Sides, Verdict};
 
-/// Whether the run's sweep.toml sets `key` true (leniently: a bad file asks nothing).
-fn flag(sweep_toml: &str, key: &str) -> bool {
-    toml::from_str::<toml::Value>(sweep_toml)
-        .ok()
-        .and_then(|v| v.get(key)?.as_bool())
-        .unwrap_or(false)
-}
-
-/// Whether the run's sweep.toml asks for step answers.
-pub fn asked(sweep_toml: &str) -> bool {
-    flag(sweep_toml, "chain")
-}
-
-/// Whether the run's sweep.toml asks for each target's own answers.
-pub fn per_target_asked(sweep_toml: &str) -> bool {
-    flag(sweep_toml, "per_target")
-}
-
 /// Each pair (base, candidate) of series indexes judged over the cells both ran: its
 /// verdicts and the range of its tps changes, as " (tps −3.1 % to +22.0 % by point)".
 fn judged(m: &ReportModel, want: &[(usize, usize)]) -> Vec<(usize, usize, Vec<Verdict>, String)> {

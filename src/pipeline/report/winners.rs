@@ -26,7 +26,17 @@ pub struct Winner {
     pub vs_baseline_pct: Option<f64>,
     #[serde(serialize_with = "crate::pipeline::judge::verdict::word_or_empty")]
     pub baseline_verdict: Option<Verdict>,
+    /// The steadiest series at this point where two or more had windows long enough to
+    /// say (`add_steadiest`): "b/x: 0 stalls, CV 4.2 % — against the baseline: steadier";
+    /// empty otherwise.
+    pub steadiest: String,
 }
+
+/// How the steadiest is picked, stated under the table when a row has one.
+pub const STEADIEST_METHOD: &str = "Steadiest: the series with the smallest share of \
+stalled seconds at the point, then the lowest coefficient of variation of its seconds — a \
+ranking, not a verdict; where it is not the baseline, its stability judged against the \
+baseline's (Stability section) is beside it.";
 
 /// How the margin is judged, stated under the table.
 pub const METHOD: &str = "The best series per row by the geometric mean of its tps. Its margin \
@@ -81,6 +91,7 @@ pub fn table(sections: &[WorkloadSection], series: &[String], threshold_pct: f64
                     margin: None,
                     vs_baseline_pct: (bi != 0).then_some(best.tps_delta_pct).flatten(),
                     baseline_verdict: if bi == 0 { None } else { best.verdict },
+                    steadiest: String::new(),
                 },
                 &runner.sides,
                 &best.sides,
@@ -125,4 +136,49 @@ fn mirrored(v: Verdict) -> Verdict {
 /// A change's interval seen from the other side: 1 / (1 + x) − 1, bounds swapped.
 fn inverse(x: Option<f64>) -> Option<f64> {
     x.map(|p| (1.0 / (1.0 + p / 100.0) - 1.0) * 100.0)
+}
+
+/// Fills each row's `steadiest` from the Stability section's rows and verdicts (`stability`),
+/// where at least two series at the row's point had windows long enough to be read.
+pub(super) fn add_steadiest(
+    winners: &mut [Winner],
+    rows: &[super::stability::StabilityRow],
+    judged: &[super::stability::StabilityVerdict],
+    baseline: &str,
+) {
+    for w in winners {
+        let mut here: Vec<&super::stability::StabilityRow> = rows
+            .iter()
+            .filter(|r| r.workload == w.workload && r.threads == w.threads)
+            .collect();
+        if here.len() < 2 {
+            continue;
+        }
+        let share =
+            |r: &super::stability::StabilityRow| r.stalled_s as f64 / r.seconds.max(1) as f64;
+        here.sort_by(|a, b| {
+            share(a)
+                .total_cmp(&share(b))
+                .then(a.cv_pct.total_cmp(&b.cv_pct))
+        });
+        let s = here[0];
+        let against = if s.series == baseline {
+            " (the baseline)".to_string()
+        } else {
+            judged
+                .iter()
+                .find(|v| {
+                    v.series == s.series && v.workload == w.workload && v.threads == w.threads
+                })
+                .map(|v| format!(" — against the baseline: {}", v.verdict))
+                .unwrap_or_default()
+        };
+        w.steadiest = format!(
+            "{}: {} stall{}, CV {:.1} %{against}",
+            s.series,
+            s.stalls,
+            if s.stalls == 1 { "" } else { "s" },
+            s.cv_pct
+        );
+    }
 }

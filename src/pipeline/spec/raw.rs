@@ -20,6 +20,9 @@ pub struct RawSweep {
     /// `per_target = true`: the report also answers each target's configs against that
     /// target's copy of the baseline's config (instance classes: a winner per class).
     pub per_target: Option<bool>,
+    /// `study_table = true`: the report also gives the published studies' layout (class ×
+    /// template × version × threads → QPS, TPS, latency, stalls).
+    pub study_table: Option<bool>,
     /// A pinned control series (a baseline whose ratio the other series are followed by,
     /// run over run): spec/mod.rs `baseline`.
     #[serde(default)]
