@@ -796,3 +796,110 @@ fn the_study_table_and_the_steadiest_series() {
             && html.contains("<th class=\"name\">steadiest</th>")
     );
 }
+
+/// The run directory `run` wrote last under results/<sweep>/ (where `latest` points).
+fn latest(results: &std::path::Path, sweep: &str) -> std::path::PathBuf {
+    std::fs::canonicalize(results.join(sweep).join("latest")).unwrap()
+}
+
+/// A busy host must not fool a cross-run verdict (#47): the same server measured twice, the
+/// second time beside a neighbour that takes 41 % of the CPU and half the throughput, is
+/// "not judged" — in compare's text, Markdown, HTML and JSON, the headline and the gate,
+/// exit 0 — while the same −50 % made by the server itself, on a quiet host, is regressed
+/// (exit 3).
+#[test]
+fn a_neighbour_on_one_side_is_not_a_regression() {
+    let sweep = |synthetic: &str| {
+        format!("name = \"busy\"\n[run]\nworkloads = [\"oltp_read_only\"]\nthreads = [1, 4]\nduration = \"10s\"\nrepeats = 3\ndesign = \"sequential\"\n[[targets]]\nname = \"local\"\nsynthetic = {{ seed = 1, {synthetic} }}\n")
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    let quiet = sweep_file(dir.path(), "quiet", &sweep("neighbour = 3"));
+    let out = run_sweep(&quiet, &results, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let base = latest(&results, "busy");
+    // The candidate beside a neighbour, gated against the quiet run.
+    let busy = sweep_file(dir.path(), "starved", &sweep("neighbour = 41"));
+    let out = run_sweep(
+        &busy,
+        &results,
+        &["--fail-on-regression", "--against", base.to_str().unwrap()],
+    );
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    let cand = latest(&results, "busy");
+    assert_ne!(base, cand);
+    let points = std::fs::read_to_string(cand.join("points.csv")).unwrap();
+    assert!(
+        points.contains(",41.") || points.contains(",40.") || points.contains(",42."),
+        "{points}"
+    );
+    let cand_id = cand.file_name().unwrap().to_string_lossy().to_string();
+    let withheld =
+        format!("the host was busier during run {cand_id} (other processes and the hypervisor ");
+    let gate = std::fs::read_to_string(cand.join("gate.md")).unwrap();
+    assert!(
+        gate.contains(&format!("not judged ({withheld}")) && !gate.contains("regressed at"),
+        "{gate}"
+    );
+    let compare = |fmt: &str| {
+        sweepbench(&[
+            "compare",
+            base.to_str().unwrap(),
+            cand.to_str().unwrap(),
+            "--format",
+            fmt,
+        ])
+    };
+    for fmt in ["text", "md", "html"] {
+        let o = compare(fmt);
+        let t = text(&o)
+            .replace("&#x2F;", "/")
+            .replace("&#x27;", "'")
+            .replace("&quot;", "\"");
+        assert_eq!(o.status.code(), Some(0), "{fmt}: {t}");
+        assert_eq!(t.matches(&withheld).count(), 2, "{fmt}: both points: {t}");
+        assert!(!t.contains("regressed at"), "{fmt}: {t}");
+        assert!(
+            t.contains("inconclusive at 2/2 points (2 not judged: the host's load differed between the sides)"),
+            "{fmt}: {t}"
+        );
+    }
+    let o = compare("json");
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for r in j["rows"].as_array().unwrap() {
+        assert_eq!(r["verdict"], "inconclusive", "{r}");
+        assert!(
+            r["host_load"]["withheld"]
+                .as_str()
+                .unwrap()
+                .starts_with(&withheld),
+            "{r}"
+        );
+        let (b, c) = (
+            r["host_load"]["base_pct"].as_f64().unwrap(),
+            r["host_load"]["cand_pct"].as_f64().unwrap(),
+        );
+        assert!((0.0..9.0).contains(&b) && (35.0..47.0).contains(&c), "{r}");
+        for m in r["metrics"].as_array().unwrap() {
+            assert_ne!(m["verdict"], "regressed", "{m}");
+        }
+    }
+    assert!(
+        j["pooled"].as_array().unwrap().is_empty(),
+        "no pooled answer from withheld points: {}",
+        j["pooled"]
+    );
+    // The same −50 % from the server itself, the host quiet: regressed, exit 3.
+    let slow = sweep_file(dir.path(), "slow", &sweep("neighbour = 3, lambda = 196"));
+    let out = run_sweep(&slow, &results, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let slow = latest(&results, "busy");
+    let o = sweepbench(&["compare", base.to_str().unwrap(), slow.to_str().unwrap()]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(3), "{t}");
+    assert!(
+        t.contains("regressed at 2/2 points") && !t.contains("not judged"),
+        "{t}"
+    );
+}

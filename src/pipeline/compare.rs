@@ -2,6 +2,7 @@
 //! runs, or two series of one run) matched point by point and judged by `verdict`. Pure
 //! except for `Run::load`.
 
+use crate::pipeline::judge::host_load::{self, HostLoad};
 use crate::pipeline::judge::verdict::pooled::{self, PointChange, Pooled};
 use crate::pipeline::judge::verdict::{self, Judgement, Method, Metric, Sides, Verdict};
 use crate::pipeline::results::{PointRecord, PointStatus};
@@ -27,11 +28,21 @@ pub struct Run {
     /// The median run-to-run tps noise `calibrate` measured for this run's sweep on this
     /// host (results/<sweep>/calibration.json), percent, and over how many points.
     pub calibrated_noise: Option<(f64, usize)>,
+    /// How the reader knows this side ("run 20261205T101500Z"), for sentences about it;
+    /// empty: "the base run" / "the candidate run".
+    pub label: String,
 }
 
 impl Run {
     pub fn load(dir: &Path) -> anyhow::Result<Run> {
+        // Through results/<sweep>/latest the run is named by where the link points.
+        let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let label = real
+            .file_name()
+            .map(|n| format!("run {}", n.to_string_lossy()))
+            .unwrap_or_default();
         Ok(Run {
+            label,
             points: crate::pipeline::results::load_curve_points(dir)?,
             tps_samples: crate::pipeline::results::load_tps_samples(dir)?,
             host: crate::pipeline::results::load_host(dir),
@@ -48,7 +59,10 @@ impl Run {
     /// Several runs as one side: their repeats pooled (for `--against last-N`).
     pub fn pooled(runs: Vec<Run>) -> Run {
         // Point ids repeat from run to run: prefix each with its run's place.
-        let mut out = Run::default();
+        let mut out = Run {
+            label: format!("the last {} runs", runs.len()),
+            ..Run::default()
+        };
         for (i, r) in runs.into_iter().enumerate() {
             out.host = r.host.clone();
             out.calibrated_noise = r.calibrated_noise;
@@ -146,6 +160,37 @@ fn sides(run: &Run, map: &[(String, String)]) -> BTreeMap<Key, Sides> {
     out
 }
 
+/// Each point's host load over its ok repeats (`host_load::side_load`), by point.
+fn loads_by_key(run: &Run, map: &[(String, String)]) -> BTreeMap<Key, Option<f64>> {
+    let mut each: BTreeMap<Key, Vec<host_load::Shares>> = BTreeMap::new();
+    for r in run.points.iter().filter(|r| r.status == PointStatus::Ok) {
+        each.entry(key_of(r, map))
+            .or_default()
+            .push((r.others_cpu_pct, r.steal_pct));
+    }
+    each.into_iter()
+        .map(|(k, v)| (k, host_load::side_load(&v)))
+        .collect()
+}
+
+/// A point whose verdict the host's load could explain, made undecided: the verdict
+/// inconclusive, each metric's too (its interval stays, for the reader), the reason said
+/// where the verdict's reason goes.
+fn withhold(row: &mut Row) {
+    let Some(why) = row.withheld().map(str::to_string) else {
+        return;
+    };
+    row.verdict = Verdict::Inconclusive;
+    for j in &mut row.metrics {
+        if j.verdict != Verdict::Inconclusive {
+            j.verdict = Verdict::Inconclusive;
+            j.note = format!("not judged: {why}");
+        }
+    }
+    row.counters.clear();
+    row.why = why;
+}
+
 /// The counters per transaction of each point's ok repeats (status.csv), by point, for the
 /// reasons of its change.
 fn costs_by_key<'a>(
@@ -180,11 +225,32 @@ pub struct Row {
     /// A decided change's server counters per transaction that moved with it (status.csv of
     /// both runs; Welch over the repeats), most first.
     pub counters: Vec<crate::pipeline::report::cost::Moved>,
+    /// What other processes and the hypervisor took of the host's CPU on each side, and the
+    /// verdict withheld when that could explain it (`host_load`); None when neither side
+    /// recorded it.
+    pub host_load: Option<HostLoad>,
 }
 
 impl Row {
     pub fn metric(&self, m: Metric) -> Option<&Judgement> {
         self.metrics.iter().find(|j| j.metric == m)
+    }
+
+    /// Why the point's verdict was not given (the host's load differed), if it was not.
+    pub fn withheld(&self) -> Option<&str> {
+        self.host_load
+            .as_ref()
+            .map(|h| h.withheld.as_str())
+            .filter(|w| !w.is_empty())
+    }
+
+    /// The verdict as the views print it: "not judged" where it was withheld.
+    pub fn said(&self) -> &'static str {
+        if self.withheld().is_some() {
+            "not judged"
+        } else {
+            self.verdict.as_str()
+        }
     }
 }
 
@@ -230,7 +296,11 @@ impl Row {
 /// run pools its points (`verdict::pooled`).
 fn pooled_of(rows: &[Row], threshold_pct: f64) -> Vec<Pooled> {
     let mut by: BTreeMap<(String, String), Vec<PointChange>> = BTreeMap::new();
-    for r in rows.iter().filter(|r| !r.is_host()) {
+    // A withheld point's interval is the neighbour's as much as the server's: left out.
+    for r in rows
+        .iter()
+        .filter(|r| !r.is_host() && r.withheld().is_none())
+    {
         let Some(j) = r.metric(Metric::Tps) else {
             continue;
         };
@@ -270,7 +340,7 @@ fn calibrated_noise(sweep_dir: &Path) -> Option<(f64, usize)> {
 fn undecided_note(rows: &[Row], calibrated: Option<(f64, usize)>) -> Option<String> {
     let noise: Vec<f64> = rows
         .iter()
-        .filter(|r| !r.is_host() && r.verdict == Verdict::Inconclusive)
+        .filter(|r| !r.is_host() && r.verdict == Verdict::Inconclusive && r.withheld().is_none())
         .filter_map(|r| r.metric(Metric::Tps).and_then(|j| j.noise_pct))
         .collect();
     if noise.is_empty() {
@@ -434,34 +504,62 @@ pub fn compare(
     let pairs: Vec<(&Sides, &Sides)> = matched.iter().map(|(_, b, c)| (*b, *c)).collect();
     let judged = verdict::judge_points(&pairs, &Method::new(threshold_pct));
     let (b_costs, c_costs) = (costs_by_key(base, map), costs_by_key(cand, &[]));
+    let (b_loads, c_loads) = (loads_by_key(base, map), loads_by_key(cand, &[]));
+    let names = (
+        if base.label.is_empty() {
+            "the base run"
+        } else {
+            &base.label
+        },
+        if cand.label.is_empty() {
+            "the candidate run"
+        } else {
+            &cand.label
+        },
+    );
     let rows: Vec<Row> = matched
         .iter()
         .zip(judged)
-        .map(|((k, bs, cs), p)| Row {
-            point: k.name(),
-            target: k.target.clone(),
-            config: k.config.clone(),
-            workload: k.workload.clone(),
-            threads: k.threads,
-            // The statistic Δ is computed from, so "base → cand" and Δ agree.
-            base_tps: crate::engine::metrics::geo_mean(&bs[0].runs),
-            cand_tps: crate::engine::metrics::geo_mean(&cs[0].runs),
-            verdict: p.verdict,
-            why: why(p.verdict, &p.metrics),
-            counters: if matches!(
-                p.verdict,
-                Verdict::Regressed | Verdict::Improved | Verdict::Slower | Verdict::Faster
-            ) {
-                let (bc, cc) = (b_costs.get(*k), c_costs.get(*k));
-                let (bc, cc) = (
-                    bc.map_or(&[][..], Vec::as_slice),
-                    cc.map_or(&[][..], Vec::as_slice),
-                );
-                crate::pipeline::report::cost::moved(bc, cc, false).1
-            } else {
-                Vec::new()
-            },
-            metrics: p.metrics,
+        .map(|((k, bs, cs), p)| {
+            let (bl, cl) = (
+                b_loads.get(*k).copied().flatten(),
+                c_loads.get(*k).copied().flatten(),
+            );
+            let host =
+                (bl.is_some() || cl.is_some()).then(|| host_load::judge(bl, cl, p.verdict, names));
+            let mut row = Row {
+                point: k.name(),
+                target: k.target.clone(),
+                config: k.config.clone(),
+                workload: k.workload.clone(),
+                threads: k.threads,
+                // The statistic Δ is computed from, so "base → cand" and Δ agree.
+                base_tps: crate::engine::metrics::geo_mean(&bs[0].runs),
+                cand_tps: crate::engine::metrics::geo_mean(&cs[0].runs),
+                verdict: p.verdict,
+                why: why(p.verdict, &p.metrics),
+                counters: if matches!(
+                    p.verdict,
+                    Verdict::Regressed | Verdict::Improved | Verdict::Slower | Verdict::Faster
+                ) {
+                    let (bc, cc) = (b_costs.get(*k), c_costs.get(*k));
+                    let (bc, cc) = (
+                        bc.map_or(&[][..], Vec::as_slice),
+                        cc.map_or(&[][..], Vec::as_slice),
+                    );
+                    let mut moved = crate::pipeline::report::cost::moved(bc, cc, false).1;
+                    if let Some(h) = host.as_ref().filter(|h| h.differs()) {
+                        crate::pipeline::report::cost::beside_host_load(&mut moved, h);
+                    }
+                    moved
+                } else {
+                    Vec::new()
+                },
+                metrics: p.metrics,
+                host_load: host,
+            };
+            withhold(&mut row);
+            row
         })
         .collect();
     let verdicts: Vec<Verdict> = rows
@@ -495,6 +593,7 @@ pub fn compare(
         &rows,
         cand.calibrated_noise.or(base.calibrated_noise),
     ));
+    notes.extend(load_unknown_note(base, cand, names));
     let pooled = pooled_of(&rows, threshold_pct);
     Ok(Comparison {
         base: String::new(),
@@ -505,7 +604,7 @@ pub fn compare(
         threshold_pct,
         threshold: verdict::fmt_threshold(threshold_pct),
         method: verdict::METHOD,
-        headline: verdict::headline(&verdicts),
+        headline: with_withheld(verdict::headline(&verdicts), &rows),
         rows,
         pooled,
         pooled_base: "the base run".into(),
@@ -520,6 +619,42 @@ pub fn compare(
             .map(Key::name)
             .collect(),
     })
+}
+
+/// The headline with the points not judged for the host's load counted: "inconclusive at
+/// 3 (2 not judged: the host's load differed between the sides)".
+fn with_withheld(headline: String, rows: &[Row]) -> String {
+    let k = rows
+        .iter()
+        .filter(|r| !r.is_host() && r.withheld().is_some())
+        .count();
+    if k == 0 {
+        return headline;
+    }
+    format!("{headline} ({k} not judged: the host's load differed between the sides)")
+}
+
+/// Where a side recorded no host load — a sysbench log, or a run the other side's figures
+/// show could have had them — its verdicts are as ever, and the reader is told the load is
+/// unknown. Two runs that never record it (models, clients elsewhere) are not remarked on.
+fn load_unknown_note(base: &Run, cand: &Run, names: (&str, &str)) -> Option<String> {
+    let has = |r: &Run| r.points.iter().any(|p| p.others_cpu_pct.is_some());
+    let which: Vec<&str> = [(base, cand, names.0), (cand, base, names.1)]
+        .into_iter()
+        .filter(|(r, other, _)| !has(r) && (imported(r) || has(other)))
+        .map(|(_, _, n)| n)
+        .collect();
+    (!which.is_empty()).then(|| format!(
+        "the host's load during {} is unknown (its points hold no CPU figures of other processes: a sysbench log, or a client elsewhere), so a neighbour's share of the CPU cannot be told from a change there",
+        which.join(" and ")
+    ))
+}
+
+/// Whether a run's points came from sysbench logs (`import`).
+fn imported(run: &Run) -> bool {
+    run.points
+        .iter()
+        .any(|p| matches!(p.driver, crate::pipeline::results::Driver::Log(_)))
 }
 
 /// What the host tests' rows say of the machine: a host test that regressed or improved
@@ -577,6 +712,7 @@ pub fn within_run(run: &Run, baseline: &str, threshold_pct: f64) -> anyhow::Resu
         classes: BTreeMap::new(),
         costs: run.costs.clone(),
         calibrated_noise: run.calibrated_noise,
+        label: "the baseline's points".into(),
     };
     let mut cand = Run {
         points: Vec::new(),
@@ -587,6 +723,7 @@ pub fn within_run(run: &Run, baseline: &str, threshold_pct: f64) -> anyhow::Resu
         classes: BTreeMap::new(),
         costs: run.costs.clone(),
         calibrated_noise: run.calibrated_noise,
+        label: "the candidate's points".into(),
     };
     for (t, c) in &groups {
         let name = format!("{t}/{c}");

@@ -93,7 +93,7 @@ pub fn text(c: &Comparison) -> String {
             r.point,
             r.base_tps,
             r.cand_tps,
-            r.verdict,
+            r.said(),
             if r.why.is_empty() {
                 String::new()
             } else {
@@ -129,6 +129,7 @@ pub fn markdown(c: &Comparison) -> String {
     for r in &c.rows {
         let [d, ci, p95, p99, n, m] = columns(r);
         let v = match r.verdict {
+            _ if r.withheld().is_some() => format!("{} ({})", r.said(), r.why),
             Verdict::Regressed | Verdict::Improved => format!("**{}** ({})", r.verdict, r.why),
             Verdict::Slower | Verdict::Faster | Verdict::Inconclusive if !r.why.is_empty() => {
                 format!("{} ({})", r.verdict, r.why)

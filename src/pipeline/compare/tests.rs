@@ -28,6 +28,7 @@ fn run(points: Vec<PointRecord>) -> Run {
         classes: BTreeMap::new(),
         costs: HashMap::new(),
         calibrated_noise: None,
+        label: String::new(),
     }
 }
 

@@ -7,8 +7,10 @@ mod gated;
 mod render;
 
 use crate::engine::metrics::median;
+use crate::pipeline::judge::host_load;
 use crate::pipeline::judge::trend::{self, Newest};
 use crate::pipeline::judge::verdict::changepoint::{self, Shift};
+use crate::pipeline::judge::verdict::Verdict;
 use crate::pipeline::judge::verdict::ALPHA;
 use crate::pipeline::results::nightly::runs;
 use crate::pipeline::results::{load_curve_points, PointRecord, PointStatus};
@@ -42,6 +44,9 @@ impl Key {
 struct Trend {
     key: Key,
     values: Vec<Option<f64>>,
+    /// Each run's host load at the point (`host_load::side_load`), None where unknown or for
+    /// a ratio to a control (measured in the same rounds, immune to it).
+    loads: Vec<Option<f64>>,
 }
 
 pub struct Outcome {
@@ -95,6 +100,9 @@ pub struct Row {
     pub host: bool,
     /// The verdict is the newest run's gate's (else the trend's).
     pub gated: bool,
+    /// Why the trend's verdict was not given: the host was busier in the newest run, or in
+    /// the earlier ones, by enough to make it (`host_load::judge`); empty when it was.
+    pub withheld: String,
     key: Key,
 }
 
@@ -196,6 +204,7 @@ pub fn history(
     let ended: Vec<Option<Unfinished>> = dirs.iter().map(|d| unfinished(d)).collect();
     let Runs {
         per_run,
+        loads,
         paired,
         skipped,
     } = read_runs(&dirs, &ids, &ended)?;
@@ -204,7 +213,18 @@ pub fn history(
     let early = early_judgement(&paired, threshold_pct);
     let trends: Vec<Trend> = per_run
         .into_iter()
-        .map(|(key, values)| Trend { key, values })
+        .map(|(key, values)| {
+            // A ratio to a control was measured beside it in the same rounds.
+            let loads = if key.metric.ends_with("/control") {
+                vec![None; values.len()]
+            } else {
+                loads
+                    .get(&(key.series.clone(), key.workload.clone(), key.threads))
+                    .cloned()
+                    .unwrap_or_else(|| vec![None; values.len()])
+            };
+            Trend { key, values, loads }
+        })
         .collect();
     let newest = dirs.len() - 1;
     if !trends.iter().any(|t| t.values[newest].is_some()) {
@@ -341,6 +361,8 @@ fn unfinished(run: &Path) -> Option<Unfinished> {
 /// paired verdicts, and the runs left out.
 struct Runs {
     per_run: BTreeMap<Key, Vec<Option<f64>>>,
+    /// Each point's host load per run, keyed by (series, workload, threads).
+    loads: BTreeMap<(String, String, u32), Vec<Option<f64>>>,
     paired: Vec<Option<crate::pipeline::judge::verdicts_file::Verdicts>>,
     skipped: Vec<String>,
 }
@@ -354,6 +376,7 @@ fn read_runs(
     ended: &[Option<Unfinished>],
 ) -> anyhow::Result<Runs> {
     let mut per_run: BTreeMap<Key, Vec<Option<f64>>> = BTreeMap::new();
+    let mut loads: BTreeMap<(String, String, u32), Vec<Option<f64>>> = BTreeMap::new();
     // An unreadable earlier run is left out with a warning (one bad night must not block
     // every later history); the newest must be readable, it is what is judged.
     let mut skipped: Vec<String> = Vec::new();
@@ -399,6 +422,16 @@ fn read_runs(
         for (k, v) in groups {
             per_run.entry(k).or_insert_with(|| vec![None; dirs.len()])[i] = Some(median(&v));
         }
+        let mut shares: BTreeMap<(String, String, u32), Vec<host_load::Shares>> = BTreeMap::new();
+        for p in points.iter().filter(|p| p.status == PointStatus::Ok) {
+            shares
+                .entry((series_of(p), p.workload.clone(), p.threads))
+                .or_default()
+                .push((p.others_cpu_pct, p.steal_pct));
+        }
+        for (k, v) in shares {
+            loads.entry(k).or_insert_with(|| vec![None; dirs.len()])[i] = host_load::side_load(&v);
+        }
         // A paired run measured each series against its baseline (a control) in the same
         // rounds: that ratio is a series of its own, which a slower host does not move.
         let v = crate::pipeline::judge::verdicts_file::load(d)?;
@@ -414,6 +447,7 @@ fn read_runs(
     }
     Ok(Runs {
         per_run,
+        loads,
         paired,
         skipped,
     })
@@ -456,6 +490,32 @@ impl Judged {
             }
         }
     }
+}
+
+/// The newest run's verdict against the host's load (#47): the median load of the earlier
+/// runs that have it against the newest's; a verdict that difference could have made is
+/// made inconclusive, and why is returned ("" when it stands).
+fn load_withheld(t: &Trend, newest: usize, id: &str, n: &mut Newest) -> String {
+    let earlier: Vec<f64> = t.loads[..newest].iter().flatten().copied().collect();
+    let base = (!earlier.is_empty()).then(|| median(&earlier));
+    // The verdict of a latency is the mirror of its throughput's: a busier host is worse.
+    let as_tps = match (t.key.metric.starts_with("p95"), n.verdict) {
+        (true, Verdict::Regressed) => Verdict::Improved,
+        (true, Verdict::Improved) => Verdict::Regressed,
+        (true, Verdict::Slower) => Verdict::Faster,
+        (true, Verdict::Faster) => Verdict::Slower,
+        (_, v) => v,
+    };
+    let h = host_load::judge(
+        base,
+        t.loads[newest],
+        as_tps,
+        ("the earlier runs", &format!("run {id}")),
+    );
+    if !h.withheld.is_empty() {
+        n.verdict = Verdict::Inconclusive;
+    }
+    h.withheld
 }
 
 /// Judges every series' newest run at `level` (the family's share of α) against its runs
@@ -502,7 +562,11 @@ fn judge_trends(
         let Some(last) = t.values[newest] else {
             continue;
         };
-        let verdict = verdict.or_else(|| early_ratio(early?, &t.key));
+        let mut verdict = verdict.or_else(|| early_ratio(early?, &t.key));
+        let withheld = verdict
+            .as_mut()
+            .map(|n| load_withheld(t, newest, &ids[newest], n))
+            .unwrap_or_default();
         if verdict.as_ref().is_some_and(Newest::worse) {
             if host {
                 host_worse.push(t.key.name());
@@ -518,6 +582,7 @@ fn judge_trends(
             verdict,
             host,
             gated: false,
+            withheld,
             key: t.key.clone(),
         });
     }

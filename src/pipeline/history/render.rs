@@ -53,6 +53,9 @@ fn word(m: &HistoryModel, r: &super::Row) -> String {
     if m.newest_unfinished.is_some() {
         return "not judged: the run did not end".to_string();
     }
+    if !r.withheld.is_empty() && !r.gated {
+        return format!("not judged: {}", r.withheld);
+    }
     let w = trend::word(r.verdict.as_ref(), r.host);
     if m.gate.is_some() && !r.gated && r.verdict.is_some() {
         format!("{w} (trend)")

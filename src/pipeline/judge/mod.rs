@@ -6,6 +6,7 @@
 
 pub mod answers;
 pub mod control;
+pub mod host_load;
 pub mod scaling;
 pub mod trend;
 pub mod verdict;

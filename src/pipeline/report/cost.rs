@@ -478,6 +478,37 @@ pub fn moved(
     (names.len(), out)
 }
 
+/// The counters per transaction that a neighbour moves as much as the server does: its CPU
+/// per transaction (a starved CPU's caches and frequency; lock holders descheduled) and its
+/// context switches (run-queue waits).
+const WITH_HOST_LOAD: &[&str] = &[
+    "server CPU µs",
+    "voluntary context switches",
+    "involuntary context switches",
+];
+
+/// Where the two sides' host loads differ (`HostLoad::differs`): the counters that move
+/// with a neighbour go last and say so, with the loads beside them — never the first reason
+/// for a change the host may have made.
+pub fn beside_host_load(moved: &mut Vec<Moved>, h: &crate::pipeline::judge::host_load::HostLoad) {
+    let (Some(b), Some(c), Some(d)) = (h.base_pct, h.cand_pct, h.diff_pp()) else {
+        return;
+    };
+    let (host, rest): (Vec<Moved>, Vec<Moved>) = std::mem::take(moved)
+        .into_iter()
+        .partition(|m| WITH_HOST_LOAD.contains(&m.counter.as_str()));
+    *moved = rest;
+    for mut m in host {
+        m.line = format!(
+            "{}, while other processes took {:.0} points {} of the host's CPU ({b:.0} % → {c:.0} %): not attributed to the server",
+            m.line,
+            d.abs(),
+            if d > 0.0 { "more" } else { "less" }
+        );
+        moved.push(m);
+    }
+}
+
 /// A counter as the report names it: the server's status counters by their own names, the
 /// process's in words.
 fn label(source: &str, counter: &str) -> String {

@@ -61,6 +61,15 @@ pub struct Model {
     pub stall_len: u64,
     #[serde(default = "defaults::stall_depth")]
     pub stall_depth: f64,
+    /// A neighbour beside this target: the share of the host's CPU another process takes
+    /// during each of its measurements, percent (0, none), recorded as the point's
+    /// `others_cpu_pct` (±2 points between measurements); the measurement keeps
+    /// 1 − `neighbour_cost` × that share of its rate (a starved 2-core host loses a little
+    /// more than the neighbour takes).
+    #[serde(default)]
+    pub neighbour: f64,
+    #[serde(default = "defaults::neighbour_cost")]
+    pub neighbour_cost: f64,
     /// SD of ln(latency) between events.
     #[serde(default = "defaults::latency_spread")]
     pub latency_spread: f64,
@@ -111,6 +120,9 @@ mod defaults {
     pub fn stall_depth() -> f64 {
         0.1
     }
+    pub fn neighbour_cost() -> f64 {
+        1.25
+    }
 }
 
 /// One thread's events per second relative to oltp_read_only's: fewer statements, more
@@ -143,6 +155,8 @@ impl Model {
         within("burst_loss", self.burst_loss, 0.0, 0.99)?;
         within("errors", self.errors, 0.0, 100.0)?;
         within("stall_depth", self.stall_depth, 0.0, 1.0)?;
+        within("neighbour", self.neighbour, 0.0, 95.0)?;
+        within("neighbour_cost", self.neighbour_cost, 0.0, 2.0)?;
         if self.stall_every > 0 && !(1..self.stall_every).contains(&self.stall_len) {
             return Err(format!(
                 "synthetic.stall_len = {}: expected 1 to {} (shorter than stall_every)",
@@ -280,6 +294,21 @@ impl Model {
         }
     }
 
+    /// The share of the host's CPU the neighbour took during measurement `m`, percent; None
+    /// without one.
+    pub fn neighbour_pct(&self, m: &Measure<'_>) -> Option<f64> {
+        if self.neighbour <= 0.0 {
+            return None;
+        }
+        let run = if self.vary_by_run { m.run } else { 0 };
+        let mut rng = Rng::seeded(seed_of(
+            self.seed,
+            &[m.target, m.config, m.o.workload.name(), "neighbour"],
+            &[m.o.threads as u64, m.repeat as u64, run],
+        ));
+        Some((self.neighbour + 2.0 * normal(&mut rng)).clamp(0.0, 100.0))
+    }
+
     /// What one measurement of `m.o` (its threads, time, rate) gives: the same report a real
     /// run does, computed. Arrivals beyond the throughput end it as sysbench's full queue does.
     pub fn measure(&self, m: &Measure<'_>) -> RunReport {
@@ -296,6 +325,9 @@ impl Model {
         let mut mood = self.walk(m.at_s + secs as f64 / 2.0) + self.noise * normal(&mut rng);
         if rng.unit() < self.burst {
             mood += (1.0 - self.burst_loss * rng.unit()).ln();
+        }
+        if let Some(share) = self.neighbour_pct(m) {
+            mood += (1.0 - self.neighbour_cost * share / 100.0).max(0.05).ln();
         }
         let x = capacity * mood.exp();
         let (rate, mean_s, fatal) = if o.rate > 0 {

@@ -176,6 +176,9 @@ impl<'a> Measure<'a> {
             Measure::Synthetic(s) => {
                 let o = window::config(spec, p, window, None);
                 let report = s.measure(&p.target, p.repeat, &o).await;
+                // A model's neighbour is recorded as a real one is measured.
+                rec.others_cpu_pct = s.others_pct(&p.target, p.repeat, &o);
+                rec.steal_pct = rec.others_cpu_pct.map(|_| 0.0);
                 for i in &report.intervals {
                     observer.interval(i);
                 }

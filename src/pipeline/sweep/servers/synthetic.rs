@@ -74,6 +74,28 @@ impl Synthetic {
     }
 }
 
+impl Synthetic {
+    /// The share of the host's CPU the model's neighbour took during the measurement of `o`
+    /// for (target, repeat), percent: the record's `others_cpu_pct`; None without one.
+    pub fn others_pct(
+        &self,
+        target: &str,
+        repeat: u32,
+        o: &crate::engine::config::EngineConfig,
+    ) -> Option<f64> {
+        self.model
+            .neighbour_pct(&crate::pipeline::server::synthetic::Measure {
+                run: self.run_seq,
+                target,
+                config: &self.config,
+                repeat,
+                at_s: 0.0,
+                o,
+            })
+            .map(crate::pipeline::results::r4)
+    }
+}
+
 impl Server for Synthetic {
     fn restart(self: Box<Self>) -> BoxFuture<'static, (Box<dyn Server>, anyhow::Result<()>)> {
         // A model has nothing to start: a cold start is the same model.
