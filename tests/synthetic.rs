@@ -179,6 +179,38 @@ fn history_fires_on_a_night_the_model_got_slower() {
 }
 
 #[test]
+fn history_does_not_fire_on_a_night_a_neighbour_took_the_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    let night = |neighbour: u32| {
+        format!("name = \"nightly\"\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1, 8]\nduration = \"30s\"\nrepeats = 2\n[[targets]]\nname = \"model\"\nsynthetic = {{ seed = 5, lambda = 400, noise = 0.02, vary_by_run = true, neighbour = {neighbour} }}\n")
+    };
+    let f = write(dir.path(), "nightly", &night(3));
+    for _ in 0..6 {
+        let out = run_in(dir.path(), &f, &["--quiet", "--fail-on-regression"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    }
+    // The same model on a night another job took 41 % of the CPU: about half the throughput,
+    // and neither the gate against the previous night nor history calls it a regression.
+    let f = write(dir.path(), "nightly", &night(41));
+    let out = run_in(dir.path(), &f, &["--quiet", "--fail-on-regression"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let h = sweepbench(&["history", results.join("nightly").to_str().unwrap()]);
+    let t = text(&h);
+    assert_eq!(h.status.code(), Some(0), "{t}");
+    assert!(t.contains("not judged"), "{t}");
+    assert!(t.contains("the host was busier"), "{t}");
+    assert!(
+        t.contains("regressed at 0 of 0 points it judged, improved at 0, not judged at 4"),
+        "{t}"
+    );
+    let all = runs(&results, "nightly");
+    let newest = load_points(all.last().unwrap()).unwrap();
+    let before = load_points(&all[all.len() - 2]).unwrap();
+    assert!(newest[0].tps < 0.7 * before[0].tps, "{} vs {}", newest[0].tps, before[0].tps);
+}
+
+#[test]
 fn what_a_synthetic_target_cannot_do_is_refused_at_its_line() {
     let dir = tempfile::tempdir().unwrap();
     for (extra, says) in [

@@ -49,7 +49,8 @@ pub struct Gated {
     /// The flag the run was gated with ("--fail-on-regression").
     pub flag: String,
     pub threshold_pct: Option<f64>,
-    pub(super) points: Vec<(Key, Newest)>,
+    /// Each point's verdict and, where the gate withheld it for the host's load, why.
+    pub(super) points: Vec<(Key, Newest, String)>,
     /// The pooled answers that failed the gate, as sentences.
     pub pooled: Vec<String>,
 }
@@ -60,8 +61,11 @@ impl Gated {
         !self.passed && !self.accepted
     }
 
-    pub(super) fn verdict(&self, key: &Key) -> Option<&Newest> {
-        self.points.iter().find(|(k, _)| k == key).map(|(_, n)| n)
+    pub(super) fn verdict(&self, key: &Key) -> Option<(&Newest, &str)> {
+        self.points
+            .iter()
+            .find(|(k, ..)| k == key)
+            .map(|(_, n, why)| (n, why.as_str()))
     }
 }
 
@@ -125,6 +129,14 @@ struct CompareRow {
     workload: String,
     threads: u32,
     metrics: Vec<CompareMetric>,
+    #[serde(default)]
+    host_load: Option<HostLoadAnswer>,
+}
+
+#[derive(Deserialize)]
+struct HostLoadAnswer {
+    #[serde(default)]
+    withheld: String,
 }
 
 #[derive(Deserialize)]
@@ -176,6 +188,7 @@ pub fn load(run: &Path) -> Option<Gated> {
                     hi_pct: p.hi_pct,
                     verdict: p.verdict,
                 },
+                String::new(),
             ));
         }
         for p in c.pooled.iter().filter(|p| fails(p.verdict)) {
@@ -209,6 +222,10 @@ pub fn load(run: &Path) -> Option<Gated> {
                         hi_pct: hi,
                         verdict: m.verdict,
                     },
+                    r.host_load
+                        .as_ref()
+                        .map(|h| h.withheld.clone())
+                        .unwrap_or_default(),
                 ));
             }
         }

@@ -480,9 +480,10 @@ impl Judged {
         self.worse.clear();
         self.better = 0;
         for r in &mut self.rows {
-            if let Some(n) = g.verdict(&r.key) {
+            if let Some((n, withheld)) = g.verdict(&r.key) {
                 r.verdict = Some(n.clone());
                 r.gated = true;
+                r.withheld = withheld.to_string();
                 if n.worse() {
                     self.worse.push(r.name.clone());
                 }

@@ -53,7 +53,7 @@ fn word(m: &HistoryModel, r: &super::Row) -> String {
     if m.newest_unfinished.is_some() {
         return "not judged: the run did not end".to_string();
     }
-    if !r.withheld.is_empty() && !r.gated {
+    if !r.withheld.is_empty() {
         return format!("not judged: {}", r.withheld);
     }
     let w = trend::word(r.verdict.as_ref(), r.host);
@@ -136,10 +136,16 @@ fn gate_said(m: &HistoryModel, g: &super::gated::Gated) -> String {
         None => s.push_str("  the first finished run: nothing to compare with yet\n"),
     }
     if !g.points.is_empty() {
+        let withheld = g.points.iter().filter(|p| !p.2.is_empty()).count();
+        let not_judged = if withheld > 0 {
+            format!(", not judged at {withheld} (the host's load differed between the runs)")
+        } else {
+            String::new()
+        };
         s.push_str(&format!(
-            "  regressed at {} of {} points it judged, improved at {} (the rows marked without \"(trend)\")\n",
+            "  regressed at {} of {} points it judged, improved at {}{not_judged} (the rows marked without \"(trend)\")\n",
             m.regressed.len(),
-            g.points.len(),
+            g.points.len() - withheld,
             m.improved
         ));
     }
