@@ -207,7 +207,12 @@ fn history_does_not_fire_on_a_night_a_neighbour_took_the_host() {
     let all = runs(&results, "nightly");
     let newest = load_points(all.last().unwrap()).unwrap();
     let before = load_points(&all[all.len() - 2]).unwrap();
-    assert!(newest[0].tps < 0.7 * before[0].tps, "{} vs {}", newest[0].tps, before[0].tps);
+    assert!(
+        newest[0].tps < 0.7 * before[0].tps,
+        "{} vs {}",
+        newest[0].tps,
+        before[0].tps
+    );
 }
 
 #[test]
@@ -932,6 +937,67 @@ fn a_neighbour_on_one_side_is_not_a_regression() {
     assert_eq!(o.status.code(), Some(3), "{t}");
     assert!(
         t.contains("regressed at 2/2 points") && !t.contains("not judged"),
+        "{t}"
+    );
+    // --confirm measures both sides again in one paired run of their servers (here models,
+    // the neighbour being the host's and not the server's): the busy pair finds no
+    // regression, exit 0; the real slowdown is confirmed, exit 3. Both runs of the paired
+    // sweep land beside the compared runs, under results/busy-confirm.
+    let o = sweepbench(&[
+        "compare",
+        base.to_str().unwrap(),
+        cand.to_str().unwrap(),
+        "--confirm",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let k = &j["confirmation"];
+    assert_eq!(k["fails"], false, "{k}");
+    let points = k["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2, "{k}");
+    for p in points {
+        assert_eq!(p["cross_run"], "not judged", "{p}");
+        assert!(p["rounds"].as_u64().unwrap() >= 2, "{p}");
+        assert_ne!(p["paired"], "regressed", "{p}");
+        assert!(p["delta_pct"].as_f64().unwrap().abs() < 5.0, "{p}");
+    }
+    let confirm_run = std::path::PathBuf::from(k["run"].as_str().unwrap());
+    assert!(confirm_run.starts_with(
+        std::fs::canonicalize(&results)
+            .unwrap()
+            .join("busy-confirm")
+    ));
+    let sweep_as_run = std::fs::read_to_string(confirm_run.join("sweep.toml")).unwrap();
+    assert!(!sweep_as_run.contains("neighbour"), "{sweep_as_run}");
+    let o = sweepbench(&[
+        "compare",
+        base.to_str().unwrap(),
+        slow.to_str().unwrap(),
+        "--confirm",
+    ]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(3), "{t}");
+    assert_eq!(
+        t.matches("across runs regressed; paired regressed: tps -")
+            .count(),
+        2,
+        "{t}"
+    );
+    assert!(t.contains("the paired run confirms a regression."), "{t}");
+    // An imported run (no sweep.toml) cannot be started again: said, and the verdict stands.
+    std::fs::remove_file(slow.join("sweep.toml")).unwrap();
+    let o = sweepbench(&[
+        "compare",
+        base.to_str().unwrap(),
+        slow.to_str().unwrap(),
+        "--confirm",
+    ]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(3), "{t}");
+    assert!(
+        t.contains("could not confirm: ") && t.contains("has no sweep.toml"),
         "{t}"
     );
 }

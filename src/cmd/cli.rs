@@ -252,6 +252,11 @@ pub enum Command {
         /// Match base target OLD with candidate target NEW (repeatable): --map old=new.
         #[arg(long, value_parser = parse_map)]
         map: Vec<(String, String)>,
+        /// Measure the regressed points (and those not judged for the host's load) again in
+        /// one short paired run of the two sides' servers, started anew from what the runs
+        /// recorded; exit 3 only when it confirms a regression (or cannot run).
+        #[arg(long)]
+        confirm: bool,
     },
     /// Every run of a sweep point by point: shifts in each series, and whether the newest run
     /// moved one for the worse (exit 3).

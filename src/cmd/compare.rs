@@ -5,13 +5,15 @@ use super::cli;
 use crate::exit::Exit;
 use crate::pipeline::compare;
 
-/// Compares two run directories.
+/// Compares two run directories; with `confirm`, measures the points that would fail again in
+/// one paired run of the two sides' servers and lets that decide the exit code.
 pub(super) fn run(
     base: &std::path::Path,
     candidate: &std::path::Path,
     threshold: f64,
     format: cli::CompareFormat,
     map: &[(String, String)],
+    confirm: bool,
 ) -> anyhow::Result<Exit> {
     let b = compare::Run::load(base)?;
     let c = compare::Run::load(candidate)?;
@@ -23,18 +25,59 @@ pub(super) fn run(
             "no point of the candidate matches the base (different targets? use --map old=new)"
         );
     }
+    let fail_on = crate::pipeline::judge::verdict::FailOn::Regressed;
+    let mut fails = cmp.fails(fail_on);
+    let confirmation = if confirm {
+        Some(confirmed(base, candidate, &cmp, map))
+    } else {
+        None
+    };
+    let said = match &confirmation {
+        Some(Ok(Some(k))) => {
+            fails = k.fails;
+            compare::confirm::text(k)
+        }
+        Some(Ok(None)) => "\nnothing to confirm: no point regressed or was left unjudged.\n".into(),
+        Some(Err(e)) => format!("\ncould not confirm: {e:#}; the cross-run verdict stands.\n"),
+        None => String::new(),
+    };
     let out = match format {
-        cli::CompareFormat::Text => compare::text(&cmp),
-        cli::CompareFormat::Md => compare::markdown(&cmp),
+        cli::CompareFormat::Text => compare::text(&cmp) + &said,
+        cli::CompareFormat::Md => compare::markdown(&cmp) + &said,
         cli::CompareFormat::Html => compare::html(&cmp)?,
-        cli::CompareFormat::Json => serde_json::to_string_pretty(&cmp)? + "\n",
+        cli::CompareFormat::Json => {
+            let mut v = serde_json::to_value(&cmp)?;
+            match &confirmation {
+                Some(Ok(Some(k))) => v["confirmation"] = serde_json::to_value(k)?,
+                Some(Ok(None)) => v["confirmation"] = serde_json::Value::Null,
+                Some(Err(e)) => v["confirmation_unavailable"] = format!("{e:#}").into(),
+                None => {}
+            }
+            serde_json::to_string_pretty(&v)? + "\n"
+        }
     };
     print!("{out}");
-    Ok(
-        if cmp.fails(crate::pipeline::judge::verdict::FailOn::Regressed) {
-            Exit::Regression
-        } else {
-            Exit::Ok
-        },
-    )
+    if matches!(format, cli::CompareFormat::Html) && !said.is_empty() {
+        eprint!("{said}");
+    }
+    Ok(if fails { Exit::Regression } else { Exit::Ok })
+}
+
+/// The confirmation of what would fail: None when nothing would.
+fn confirmed(
+    base: &std::path::Path,
+    candidate: &std::path::Path,
+    cmp: &compare::Comparison,
+    map: &[(String, String)],
+) -> anyhow::Result<Option<compare::confirm::Confirmation>> {
+    let rows = compare::confirm::wanted(cmp, crate::pipeline::judge::verdict::FailOn::Regressed);
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    let sweep = compare::confirm::sweep(base, candidate, &rows, map).map_err(anyhow::Error::msg)?;
+    eprintln!(
+        "confirming {} point(s) in one paired run of the two sides' servers, started again…",
+        rows.len()
+    );
+    compare::confirm::measure(&sweep, candidate, &rows).map(Some)
 }

@@ -222,9 +222,10 @@ pub async fn run(cli: Cli) -> i32 {
             threshold,
             format,
             map,
+            confirm,
         } => finish(
             "compare",
-            compare::run(&base, &candidate, threshold, format, &map),
+            compare::run(&base, &candidate, threshold, format, &map, confirm),
         ),
         Command::History {
             sweep_dir,

@@ -548,7 +548,7 @@ pub fn compare(
                         cc.map_or(&[][..], Vec::as_slice),
                     );
                     let mut moved = crate::pipeline::report::cost::moved(bc, cc, false).1;
-                    if let Some(h) = host.as_ref().filter(|h| h.differs()) {
+                    if let Some(h) = host.as_ref().filter(|h| h.noticeable()) {
                         crate::pipeline::report::cost::beside_host_load(&mut moved, h);
                     }
                     moved
@@ -774,6 +774,7 @@ pub fn within_run(run: &Run, baseline: &str, threshold_pct: f64) -> anyhow::Resu
     Ok(cmp)
 }
 
+pub mod confirm;
 mod render;
 pub use render::{html, markdown, text};
 

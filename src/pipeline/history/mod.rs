@@ -499,18 +499,10 @@ impl Judged {
 fn load_withheld(t: &Trend, newest: usize, id: &str, n: &mut Newest) -> String {
     let earlier: Vec<f64> = t.loads[..newest].iter().flatten().copied().collect();
     let base = (!earlier.is_empty()).then(|| median(&earlier));
-    // The verdict of a latency is the mirror of its throughput's: a busier host is worse.
-    let as_tps = match (t.key.metric.starts_with("p95"), n.verdict) {
-        (true, Verdict::Regressed) => Verdict::Improved,
-        (true, Verdict::Improved) => Verdict::Regressed,
-        (true, Verdict::Slower) => Verdict::Faster,
-        (true, Verdict::Faster) => Verdict::Slower,
-        (_, v) => v,
-    };
     let h = host_load::judge(
         base,
         t.loads[newest],
-        as_tps,
+        n.verdict,
         ("the earlier runs", &format!("run {id}")),
     );
     if !h.withheld.is_empty() {

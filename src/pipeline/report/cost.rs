@@ -487,7 +487,7 @@ const WITH_HOST_LOAD: &[&str] = &[
     "involuntary context switches",
 ];
 
-/// Where the two sides' host loads differ (`HostLoad::differs`): the counters that move
+/// Where the two sides' host loads differ (`HostLoad::noticeable`): the counters that move
 /// with a neighbour go last and say so, with the loads beside them — never the first reason
 /// for a change the host may have made.
 pub fn beside_host_load(moved: &mut Vec<Moved>, h: &crate::pipeline::judge::host_load::HostLoad) {
@@ -688,6 +688,38 @@ mod tests {
             m[1].text()
         );
         assert!(m[1].text().contains(" % ["), "{}", m[1].text());
+    }
+
+    #[test]
+    fn a_neighbours_counters_go_last_with_the_hosts_load_beside_them() {
+        // CPU tripled and bytes written up 30 %, nothing else: CPU would be the first reason.
+        let mut a = side(1, 12, 100.0, 1.0, 0.02);
+        let mut b = side(2, 12, 300.0, 1.0, 0.02);
+        for (n, p) in a.iter_mut().chain(b.iter_mut()) {
+            let v = if p[&("proc".to_string(), "cpu_us".to_string())] > 200.0 {
+                1300.0
+            } else {
+                1000.0
+            };
+            p.insert(("proc".into(), "io_write_bytes".into()), v + f64::from(*n));
+        }
+        let (_, mut m) = moved(&refs(&a), &refs(&b), true);
+        let first: Vec<&str> = m.iter().map(|m| m.counter.as_str()).collect();
+        assert_eq!(first, ["server CPU µs", "bytes written to storage"]);
+        let h = crate::pipeline::judge::host_load::HostLoad {
+            base_pct: Some(3.0),
+            cand_pct: Some(41.0),
+            withheld: String::new(),
+        };
+        beside_host_load(&mut m, &h);
+        let names: Vec<&str> = m.iter().map(|m| m.counter.as_str()).collect();
+        assert_eq!(names, ["bytes written to storage", "server CPU µs"]);
+        assert!(
+            m[1].line.ends_with(", while other processes took 38 points more of the host's CPU (3 % → 41 %): not attributed to the server"),
+            "{}",
+            m[1].line
+        );
+        assert!(!m[0].line.contains("not attributed"), "{}", m[0].line);
     }
 
     #[test]

@@ -1,0 +1,334 @@
+//! `compare --confirm` (#47): the points a cross-run comparison regressed, or could not judge
+//! for the host's load, measured again in one short paired run of the two sides' servers,
+//! started anew from what each run recorded (its sweep.toml) — so a neighbour during one run,
+//! or a machine that changed between two runs, cannot fail a comparison on its own.
+
+use super::{Comparison, Row};
+use crate::pipeline::judge::verdict::{FailOn, Metric, Verdict};
+use std::path::{Path, PathBuf};
+
+/// The two sides' names in the paired run, and its baseline series.
+const BASE: &str = "base";
+const CAND: &str = "candidate";
+
+/// What the confirmation found, point by point.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Confirmation {
+    /// The paired run's directory.
+    pub run: String,
+    pub points: Vec<Confirmed>,
+    /// The paired run's pooled answers, as sentences.
+    pub pooled: Vec<String>,
+    /// Whether the paired run found a change that fails (as `--fail-on-regression`).
+    pub fails: bool,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Confirmed {
+    pub point: String,
+    /// The cross-run verdict as said ("regressed", "not judged").
+    pub cross_run: String,
+    /// The paired verdict of the point (tps and its latency percentiles, as the paired run's
+    /// own summary says it); None when the paired run did not reach the point.
+    pub paired: Option<Verdict>,
+    /// The paired change of tps, percent, and its interval.
+    pub delta_pct: Option<f64>,
+    pub lo_pct: Option<f64>,
+    pub hi_pct: Option<f64>,
+    pub rounds: u32,
+}
+
+/// The rows worth confirming: regressed (or what `fail_on` fails), not judged for the host's
+/// load, or in a series and workload whose pooled answer fails; never a host test's row.
+pub fn wanted(cmp: &Comparison, fail_on: FailOn) -> Vec<&Row> {
+    cmp.rows
+        .iter()
+        .filter(|r| !r.is_host())
+        .filter(|r| {
+            fail_on.fails(r.verdict)
+                || r.withheld().is_some()
+                || cmp.pooled.iter().any(|p| {
+                    fail_on.fails(p.verdict)
+                        && p.workload == r.workload
+                        && p.series == format!("{}/{}", r.target, r.config)
+                })
+        })
+        .collect()
+}
+
+/// One table of a run's sweep.toml: the `[[kind]]` entry named `name`.
+fn entry(doc: &toml::Table, kind: &str, name: &str) -> Option<toml::Table> {
+    doc.get(kind)?
+        .as_array()?
+        .iter()
+        .filter_map(|v| v.as_table())
+        .find(|t| t.get("name").and_then(|n| n.as_str()) == Some(name))
+        .cloned()
+}
+
+/// A run's sweep as it ran, or why it cannot be started again.
+fn sweep_of(run: &Path) -> Result<toml::Table, String> {
+    let path = run.join("sweep.toml");
+    let text = std::fs::read_to_string(&path).map_err(|_| {
+        format!(
+            "{} has no sweep.toml (a run imported from a sysbench log?): its servers cannot be started again",
+            run.display()
+        )
+    })?;
+    text.parse::<toml::Table>()
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// A side's target as the paired run starts it: a managed server or a model, with every
+/// key its run gave it; a model's neighbour is the host's, not the server's, and is left out.
+fn target_of(
+    doc: &toml::Table,
+    run: &Path,
+    target: &str,
+    as_name: &str,
+) -> Result<toml::Table, String> {
+    let mut t = entry(doc, "targets", target)
+        .ok_or_else(|| format!("{}: no target '{target}' in its sweep.toml", run.display()))?;
+    if t.contains_key("synthetic") {
+        if let Some(m) = t.get_mut("synthetic").and_then(|m| m.as_table_mut()) {
+            m.remove("neighbour");
+            m.remove("neighbour_cost");
+        }
+    } else if !t.contains_key("server") || t.contains_key("proxy") {
+        return Err(format!(
+            "{target} in {} is not a server sweepbench starts (a url, socket or proxy target): measure both in one sweep with design = \"paired\" instead",
+            run.display()
+        ));
+    }
+    t.insert("name".into(), as_name.into());
+    Ok(t)
+}
+
+/// A side's config: its `[[configs]]` entry, or none for the implicit "default".
+fn config_of(
+    doc: &toml::Table,
+    run: &Path,
+    config: &str,
+    as_name: &str,
+) -> Result<toml::Table, String> {
+    let mut c = match entry(doc, "configs", config) {
+        Some(c) => c,
+        None if config == "default" => toml::Table::new(),
+        None => {
+            return Err(format!(
+                "{}: no config '{config}' in its sweep.toml",
+                run.display()
+            ))
+        }
+    };
+    c.insert("name".into(), as_name.into());
+    Ok(c)
+}
+
+/// The paired sweep that measures `rows` again: the base run's target and config as "base",
+/// the candidate's as "candidate", only those two series, the base run's data and workload
+/// options, a budget of a minute per point (at least two).
+pub fn sweep(
+    base: &Path,
+    cand: &Path,
+    rows: &[&Row],
+    map: &[(String, String)],
+) -> Result<String, String> {
+    let (b, c) = (sweep_of(base)?, sweep_of(cand)?);
+    let (first, mut doc) = (
+        rows.first().ok_or("nothing to confirm")?,
+        toml::Table::new(),
+    );
+    let name = c.get("name").and_then(|n| n.as_str()).unwrap_or("compare");
+    doc.insert("name".into(), format!("{name}-confirm").into());
+    doc.insert(
+        "description".into(),
+        format!(
+            "compare --confirm of {} against {}",
+            cand.display(),
+            base.display()
+        )
+        .into(),
+    );
+    doc.insert("baseline".into(), format!("{BASE}/{BASE}").into());
+    for key in ["data", "workload_options"] {
+        if let Some(v) = b.get(key) {
+            doc.insert(key.into(), v.clone());
+        }
+    }
+    let base_target = map
+        .iter()
+        .find(|(_, new)| *new == first.target)
+        .map_or(first.target.as_str(), |(old, _)| old.as_str());
+    if rows
+        .iter()
+        .any(|r| r.target != first.target || r.config != first.config)
+    {
+        return Err("the points to confirm span several series: confirm one series at a time (compare one target/config's runs)".into());
+    }
+    let mut workloads: Vec<String> = rows.iter().map(|r| r.workload.clone()).collect();
+    workloads.dedup();
+    let mut threads: Vec<u32> = rows.iter().map(|r| r.threads).collect();
+    threads.sort_unstable();
+    threads.dedup();
+    let mut run = toml::Table::new();
+    run.insert("workloads".into(), workloads.into());
+    run.insert(
+        "threads".into(),
+        threads
+            .iter()
+            .map(|&t| i64::from(t))
+            .collect::<Vec<_>>()
+            .into(),
+    );
+    run.insert("design".into(), "paired".into());
+    run.insert(
+        "budget".into(),
+        format!("{}s", (60 * rows.len()).max(120)).into(),
+    );
+    doc.insert("run".into(), run.into());
+    doc.insert(
+        "targets".into(),
+        vec![
+            toml::Value::Table(target_of(&b, base, base_target, BASE)?),
+            toml::Value::Table(target_of(&c, cand, &first.target, CAND)?),
+        ]
+        .into(),
+    );
+    doc.insert(
+        "configs".into(),
+        vec![
+            toml::Value::Table(config_of(&b, base, &first.config, BASE)?),
+            toml::Value::Table(config_of(&c, cand, &first.config, CAND)?),
+        ]
+        .into(),
+    );
+    // Only the two sides' own pairs, at only the points asked.
+    let include: Vec<toml::Value> = rows
+        .iter()
+        .flat_map(|r| {
+            [BASE, CAND].map(|side| {
+                let mut f = toml::Table::new();
+                f.insert("target".into(), side.into());
+                f.insert("config".into(), side.into());
+                f.insert("workload".into(), r.workload.clone().into());
+                f.insert("threads".into(), vec![i64::from(r.threads)].into());
+                toml::Value::Table(f)
+            })
+        })
+        .collect();
+    doc.insert("include".into(), include.into());
+    toml::to_string(&doc).map_err(|e| e.to_string())
+}
+
+/// Runs the paired sweep (this binary, `run … --quiet`, its output to stderr) under the
+/// candidate's results root and reads what it found at `rows`.
+pub fn measure(sweep_text: &str, cand: &Path, rows: &[&Row]) -> anyhow::Result<Confirmation> {
+    use anyhow::Context;
+    let root = cand
+        .parent()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("results"));
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("confirm.toml");
+    std::fs::write(&file, sweep_text)?;
+    let status = std::process::Command::new(std::env::current_exe()?)
+        .arg("run")
+        .arg(&file)
+        .arg("--results-dir")
+        .arg(&root)
+        .arg("--quiet")
+        .stdout(std::io::stderr())
+        .status()
+        .context("starting the paired run")?;
+    let doc: toml::Table = sweep_text.parse()?;
+    let name = doc.get("name").and_then(|n| n.as_str()).unwrap_or_default();
+    let run = std::fs::canonicalize(root.join(name).join("latest")).with_context(|| {
+        format!(
+            "the paired run left no results under {}",
+            root.join(name).display()
+        )
+    })?;
+    if !status.success() {
+        anyhow::bail!(
+            "the paired run ended with {status} (its output is above; results in {})",
+            run.display()
+        );
+    }
+    let v = crate::pipeline::judge::verdicts_file::load(&run)?
+        .context("the paired run wrote no verdicts.json: no point completed a round")?;
+    let series = format!("{CAND}/{CAND}");
+    let points = rows
+        .iter()
+        .map(|r| {
+            let cell = v
+                .points
+                .iter()
+                .find(|p| p.workload == r.workload && p.threads == r.threads);
+            let comparison = cell.and_then(|p| p.comparisons.iter().find(|c| c.series == series));
+            let tps = comparison.and_then(|c| c.metrics.iter().find(|m| m.metric == Metric::Tps));
+            Confirmed {
+                point: r.point.clone(),
+                cross_run: if r.withheld().is_some() {
+                    "not judged".into()
+                } else {
+                    r.verdict.as_str().into()
+                },
+                paired: comparison.map(|c| c.verdict),
+                delta_pct: tps.and_then(|m| m.delta_pct),
+                lo_pct: tps.and_then(|m| m.lo_pct),
+                hi_pct: tps.and_then(|m| m.hi_pct),
+                rounds: cell.map_or(0, |p| p.rounds),
+            }
+        })
+        .collect();
+    Ok(Confirmation {
+        run: run.display().to_string(),
+        points,
+        pooled: v
+            .pooled
+            .iter()
+            .map(|p| {
+                crate::pipeline::judge::verdict::pooled::sentence(p, &v.baseline, v.threshold_pct)
+            })
+            .collect(),
+        fails: crate::pipeline::judge::verdicts_file::any_failing(&v, FailOn::Regressed),
+    })
+}
+
+/// The confirmation as text, for every output format's reader.
+pub fn text(c: &Confirmation) -> String {
+    use crate::pipeline::judge::verdict::fmt_change;
+    let mut s = format!(
+        "\nconfirmed in one paired run of the two sides' servers, started again ({}):\n",
+        c.run
+    );
+    for p in &c.points {
+        let paired = match (p.paired, p.delta_pct, p.lo_pct, p.hi_pct) {
+            (Some(v), Some(d), Some(lo), Some(hi)) => format!(
+                "{}: tps {} % [{}, {}] over {} rounds",
+                v.as_str(),
+                fmt_change(d),
+                fmt_change(lo),
+                fmt_change(hi),
+                p.rounds
+            ),
+            (Some(v), ..) => format!("{} over {} rounds", v.as_str(), p.rounds),
+            _ => "not reached (the paired run's budget ended first)".into(),
+        };
+        s.push_str(&format!(
+            "  {}: across runs {}; paired {paired}\n",
+            p.point, p.cross_run
+        ));
+    }
+    for p in &c.pooled {
+        s.push_str(&format!("  pooled: {p}\n"));
+    }
+    s.push_str(if c.fails {
+        "the paired run confirms a regression.\n"
+    } else {
+        "the paired run confirms no regression: the cross-run verdict is not a failure.\n"
+    });
+    s
+}
