@@ -176,6 +176,37 @@ fn history_fires_on_a_night_the_model_got_slower() {
     assert_eq!(h.status.code(), Some(3), "{}", text(&h));
     let newest = load_points(runs(&results, "nightly").last().unwrap()).unwrap();
     assert!(newest.iter().all(|p| p.status == PointStatus::Ok));
+    // With --confirm the gate measures the failing points again, paired against the last
+    // night that passed (the reference), and fails because that agrees; it says both
+    // verdicts in summary.txt and gate.json.
+    let out = run_in(
+        dir.path(),
+        &f,
+        &["--quiet", "--fail-on-regression", "--confirm"],
+    );
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{t}");
+    let newest = runs(&results, "nightly").last().unwrap().clone();
+    let summary = std::fs::read_to_string(newest.join("summary.txt")).unwrap();
+    assert!(
+        summary.contains("confirmed in one paired run of the two sides' servers"),
+        "{summary}"
+    );
+    assert_eq!(
+        summary
+            .matches("across runs regressed; paired regressed: tps -")
+            .count(),
+        2,
+        "{summary}"
+    );
+    assert!(
+        summary.contains("the paired run confirms a regression."),
+        "{summary}"
+    );
+    let gate: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(newest.join("gate.json")).unwrap()).unwrap();
+    assert_eq!(gate["passed"], false);
+    assert_eq!(gate["confirmation"]["fails"], true);
 }
 
 #[test]

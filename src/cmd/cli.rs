@@ -235,6 +235,11 @@ pub enum Command {
         /// [run] budget); each point runs rounds until decided or its share is spent.
         #[arg(long, value_parser = parse_budget)]
         budget: Option<u64>,
+        /// With --fail-on-regression against an earlier run: before failing, measure the
+        /// failing points again in one short paired run of both runs' servers (as `compare
+        /// --confirm`), and fail only when it confirms the regression or cannot run.
+        #[arg(long)]
+        confirm: bool,
     },
     /// Compare two runs point by point (live or imported); exit 3 when something regressed.
     Compare {

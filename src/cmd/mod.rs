@@ -42,6 +42,7 @@ fn sweep_args(
         fail_on_regression: None,
         fail_on: Default::default(),
         keep_k8s: false,
+        confirm: false,
         file: sweep.file.unwrap_or_else(|| PathBuf::from("--url")),
         inline,
         only: sweep.only,
@@ -200,12 +201,14 @@ pub async fn run(cli: Cli) -> i32 {
             against,
             keep_k8s,
             budget,
+            confirm,
         } => {
             let mut a = sweep_args(sweep, capacity.on_capacity, results_dir);
             a.resume = resume;
             a.budget_s = budget;
             a.threshold_pct = threshold;
             a.keep_k8s = keep_k8s;
+            a.confirm = confirm;
             a.fail_on_regression =
                 (fail_on_regression || fail_on.is_some()).then_some((threshold, against));
             a.fail_on = fail_on.unwrap_or_default();

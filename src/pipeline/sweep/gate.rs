@@ -165,7 +165,12 @@ pub fn judge_unpaired(
     Ok(Some(cmp))
 }
 
-/// How it was compared, what was compared in words, and the comparison; None when there is nothing to compare
+/// A gate's judgement: how, what in words, the comparison, and the earlier run it was
+/// compared with (the newest, when pooled).
+pub type Judged = (Kind, String, Comparison, Option<PathBuf>);
+
+/// How it was compared, what was compared in words, the comparison and, against earlier runs,
+/// the newest of them (what `--confirm` starts again); None when there is nothing to compare
 /// with yet (the first run of a one-series sweep). `within` is the run's own comparison of
 /// its series (`judge_unpaired`), judged once.
 pub fn judge(
@@ -174,19 +179,19 @@ pub fn judge(
     threshold: f64,
     against: &Against,
     within: Option<Comparison>,
-) -> anyhow::Result<Option<(Kind, String, Comparison)>> {
+) -> anyhow::Result<Option<Judged>> {
     let baseline = baseline_of(spec);
     let within_said = format!("each series of this run against the baseline {baseline}");
     if let Some(cmp) = within {
-        return Ok(Some((Kind::Within, within_said, cmp)));
+        return Ok(Some((Kind::Within, within_said, cmp, None)));
     }
     let this = Run::load(&dir.path)?;
     if series_of(&this).len() > 1 {
         let cmp = compare::within_run(&this, &baseline, threshold)?;
-        return Ok(Some((Kind::Within, within_said, cmp)));
+        return Ok(Some((Kind::Within, within_said, cmp, None)));
     }
-    let (what, base) = match against {
-        Against::Run(p) => (format!("run {}", p.display()), Run::load(p)?),
+    let (what, base, base_dir) = match against {
+        Against::Run(p) => (format!("run {}", p.display()), Run::load(p)?, p.clone()),
         Against::Previous => {
             let (mut last, failed) = earlier_runs(&dir.path, 1, |_| true)?;
             let Some(prev) = last.pop() else {
@@ -195,6 +200,7 @@ pub fn judge(
             (
                 reference_said(std::slice::from_ref(&prev), &failed),
                 Run::load(&prev)?,
+                prev,
             )
         }
         Against::Last(n) => {
@@ -206,14 +212,16 @@ pub fn judge(
                 .iter()
                 .map(|p| Run::load(p))
                 .collect::<anyhow::Result<Vec<Run>>>()?;
+            let newest = last.last().cloned().unwrap_or_default();
             (
                 format!("the repeats of {} pooled", reference_said(&last, &failed)),
                 Run::pooled(loaded),
+                newest,
             )
         }
     };
     let cmp = compare::compare(&base, &this, threshold, &[])?;
-    Ok(Some((Kind::Earlier, what, cmp)))
+    Ok(Some((Kind::Earlier, what, cmp, Some(base_dir))))
 }
 
 /// `--fail-on-regression` on a paired run with a pinned control (`control = …`): each
@@ -360,7 +368,7 @@ impl Kind {
 pub fn apply(
     spec: &SweepSpec,
     dir: &RunDir,
-    (threshold, against): (f64, &Against),
+    (threshold, against, confirm): (f64, &Against, bool),
     fail_on: FailOn,
     within: Option<Comparison>,
     ev: &dyn Events,
@@ -408,10 +416,18 @@ pub fn apply(
     } else {
         match judge(spec, dir, threshold, against, within).context("--fail-on-regression")? {
             None => (Kind::Earlier, first(""), None, false),
-            Some((kind, what, cmp)) => {
-                let text = format!("{flag}: compared {what}\n{}", compare::text(&cmp));
-                let failing = cmp.fails(fail_on);
-                let j = serde_json::json!({"compared": what, "comparison": cmp});
+            Some((kind, what, cmp, base_dir)) => {
+                let mut text = format!("{flag}: compared {what}\n{}", compare::text(&cmp));
+                let mut failing = cmp.fails(fail_on);
+                let mut j = serde_json::json!({"compared": what, "comparison": cmp});
+                if let (true, true, Some(base)) = (confirm, failing, base_dir) {
+                    let (said, confirmed) = confirm_failing(&base, &dir.path, &cmp, fail_on);
+                    text.push_str(&said);
+                    if let Some(k) = confirmed {
+                        failing = k.fails;
+                        j["confirmation"] = serde_json::to_value(&k)?;
+                    }
+                }
                 (kind, text, Some(j), failing)
             }
         }
@@ -432,6 +448,28 @@ pub fn apply(
         ev.warn(&format!("the gate's verdicts not kept in the run: {e:#}"));
     }
     Ok((text, failing))
+}
+
+/// `--confirm` on a gate about to fail against an earlier run: the failing points measured
+/// again in one paired run of the two runs' servers. Returns what to say and the
+/// confirmation; None (the gate fails as it would) when it cannot run, which is said.
+fn confirm_failing(
+    base: &Path,
+    this: &Path,
+    cmp: &Comparison,
+    fail_on: FailOn,
+) -> (String, Option<compare::confirm::Confirmation>) {
+    let rows = compare::confirm::wanted(cmp, fail_on);
+    let found = compare::confirm::sweep(base, this, &rows, &[])
+        .map_err(anyhow::Error::msg)
+        .and_then(|sweep| compare::confirm::measure(&sweep, this, &rows));
+    match found {
+        Ok(k) => (compare::confirm::text(&k), Some(k)),
+        Err(e) => (
+            format!("\ncould not confirm: {e:#}; the cross-run verdict stands.\n"),
+            None,
+        ),
+    }
 }
 
 /// Writes the run's summary.txt: what the terminal said at the end (the counts, the answers,

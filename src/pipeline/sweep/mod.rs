@@ -62,6 +62,9 @@ pub struct SweepArgs {
     pub fail_on: crate::pipeline::judge::verdict::FailOn,
     /// Leave Kubernetes Jobs and ConfigMaps on the cluster.
     pub keep_k8s: bool,
+    /// `run --confirm`: a gate about to fail against an earlier run measures its failing
+    /// points again, paired (`compare::confirm`), and fails only when that agrees.
+    pub confirm: bool,
     /// `run --budget`: overrides a paired sweep's `[run] budget`, seconds.
     pub budget_s: Option<u64>,
     /// `run --threshold`: the smallest change that matters, percent (paired verdicts, the gate).

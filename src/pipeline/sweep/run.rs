@@ -171,7 +171,8 @@ fn conclude(
     ev.output_text(&summary);
     let mut regressed = false;
     if let (Some((th, against)), false) = (&a.fail_on_regression, t.interrupted) {
-        let (text, failing) = super::gate::apply(spec, dir, (*th, against), a.fail_on, within, ev)?;
+        let (text, failing) =
+            super::gate::apply(spec, dir, (*th, against, a.confirm), a.fail_on, within, ev)?;
         summary.push_str(&format!("\n{text}"));
         regressed = failing;
     }
