@@ -479,3 +479,42 @@ fn compare_says_when_the_instance_classes_differ() {
         None
     );
 }
+
+/// Each repeat's host load, as a run records it per point.
+fn loaded(mut points: Vec<PointRecord>, others: Option<f64>) -> Vec<PointRecord> {
+    for p in &mut points {
+        p.others_cpu_pct = others;
+        p.steal_pct = others.map(|_| 0.5);
+    }
+    points
+}
+
+#[test]
+fn a_busier_base_withholds_a_regression_and_an_unknown_load_is_said() {
+    let base = loaded(three("a", 8, 400.0, 2.0), Some(30.0));
+    let cand = loaded(three("a", 8, 240.0, 3.2), Some(2.0));
+    let (mut b, mut c) = (run(base), run(cand));
+    b.label = "run A".into();
+    c.label = "run B".into();
+    let cmp = compare(&b, &c, 5.0, &[]).unwrap();
+    let r = &cmp.rows[0];
+    assert_eq!(r.verdict, Verdict::Inconclusive, "{r:?}");
+    assert_eq!(
+        r.withheld(),
+        Some("the host was busier during run A (other processes and the hypervisor 30 % of the CPU against 2 %); re-run it, or use design = \"paired\"")
+    );
+    assert!(!cmp.fails(crate::pipeline::judge::verdict::FailOn::Regressed));
+    // The candidate without host figures: judged as ever, and said to be unknown.
+    let cand = loaded(three("a", 8, 240.0, 3.2), None);
+    let mut c = run(cand);
+    c.label = "run B".into();
+    let cmp = compare(&b, &c, 5.0, &[]).unwrap();
+    assert_eq!(cmp.rows[0].verdict, Verdict::Regressed);
+    assert!(
+        cmp.notes
+            .iter()
+            .any(|n| n.starts_with("the host's load during run B is unknown")),
+        "{:?}",
+        cmp.notes
+    );
+}
