@@ -244,6 +244,26 @@ fn history_does_not_fire_on_a_night_a_neighbour_took_the_host() {
         newest[0].tps,
         before[0].tps
     );
+    // Nights run without the gate: history's own trend verdict is withheld the same way.
+    let ungated = dir.path().join("ungated");
+    std::fs::create_dir_all(&ungated).unwrap();
+    let f = write(&ungated, "nightly", &night(3));
+    for _ in 0..6 {
+        let out = run_in(&ungated, &f, &["--quiet"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    }
+    let f = write(&ungated, "nightly", &night(41));
+    let out = run_in(&ungated, &f, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let h = sweepbench(&["history", ungated.join("results/nightly").to_str().unwrap()]);
+    let t = text(&h);
+    assert_eq!(h.status.code(), Some(0), "{t}");
+    assert_eq!(
+        t.matches("not judged: the host was busier during run ")
+            .count(),
+        4,
+        "{t}"
+    );
 }
 
 #[test]
