@@ -149,18 +149,27 @@ fn a_paired_budget_finds_a_slower_model_and_stays_quiet_on_an_identical_one() {
     );
 }
 
+/// A one-series nightly sweep of a synthetic model that varies from night to night as a
+/// real machine does; `model` adds to (or overrides) its parameters.
+fn nightly(model: &str) -> String {
+    format!("name = \"nightly\"\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1, 8]\nduration = \"30s\"\nrepeats = 2\n[[targets]]\nname = \"model\"\nsynthetic = {{ seed = 5, noise = 0.02, vary_by_run = true, {model} }}\n")
+}
+
+/// Runs `f` as `n` nights in `dir`, each with `extra`, each expected to pass.
+fn nights(dir: &Path, f: &Path, n: usize, extra: &[&str]) {
+    for _ in 0..n {
+        let out = run_in(dir, f, extra);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    }
+}
+
 #[test]
 fn history_fires_on_a_night_the_model_got_slower() {
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("results");
-    let night = |lambda: u32| {
-        format!("name = \"nightly\"\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1, 8]\nduration = \"30s\"\nrepeats = 2\n[[targets]]\nname = \"model\"\nsynthetic = {{ seed = 5, lambda = {lambda}, noise = 0.02, vary_by_run = true }}\n")
-    };
+    let night = |lambda: u32| nightly(&format!("lambda = {lambda}"));
     let f = write(dir.path(), "nightly", &night(400));
-    for _ in 0..6 {
-        let out = run_in(dir.path(), &f, &["--quiet", "--fail-on-regression"]);
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    }
+    nights(dir.path(), &f, 6, &["--quiet", "--fail-on-regression"]);
     // Nights differ (vary_by_run) as a real machine's do.
     let all = runs(&results, "nightly");
     let first = load_points(&all[0]).unwrap();
@@ -213,14 +222,9 @@ fn history_fires_on_a_night_the_model_got_slower() {
 fn history_does_not_fire_on_a_night_a_neighbour_took_the_host() {
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("results");
-    let night = |neighbour: u32| {
-        format!("name = \"nightly\"\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1, 8]\nduration = \"30s\"\nrepeats = 2\n[[targets]]\nname = \"model\"\nsynthetic = {{ seed = 5, lambda = 400, noise = 0.02, vary_by_run = true, neighbour = {neighbour} }}\n")
-    };
+    let night = |neighbour: u32| nightly(&format!("lambda = 400, neighbour = {neighbour}"));
     let f = write(dir.path(), "nightly", &night(3));
-    for _ in 0..6 {
-        let out = run_in(dir.path(), &f, &["--quiet", "--fail-on-regression"]);
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    }
+    nights(dir.path(), &f, 6, &["--quiet", "--fail-on-regression"]);
     // The same model on a night another job took 41 % of the CPU: about half the throughput,
     // and neither the gate against the previous night nor history calls it a regression.
     let f = write(dir.path(), "nightly", &night(41));
@@ -248,13 +252,9 @@ fn history_does_not_fire_on_a_night_a_neighbour_took_the_host() {
     let ungated = dir.path().join("ungated");
     std::fs::create_dir_all(&ungated).unwrap();
     let f = write(&ungated, "nightly", &night(3));
-    for _ in 0..6 {
-        let out = run_in(&ungated, &f, &["--quiet"]);
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    }
+    nights(&ungated, &f, 6, &["--quiet"]);
     let f = write(&ungated, "nightly", &night(41));
-    let out = run_in(&ungated, &f, &["--quiet"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    nights(&ungated, &f, 1, &["--quiet"]);
     let h = sweepbench(&["history", ungated.join("results/nightly").to_str().unwrap()]);
     let t = text(&h);
     assert_eq!(h.status.code(), Some(0), "{t}");

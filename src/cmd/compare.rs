@@ -27,18 +27,20 @@ pub(super) fn run(
     }
     let fail_on = crate::pipeline::judge::verdict::FailOn::Regressed;
     let mut fails = cmp.fails(fail_on);
-    let confirmation = if confirm {
-        Some(confirmed(base, candidate, &cmp, map))
-    } else {
-        None
-    };
+    let confirmation = confirm.then(|| {
+        compare::confirm::confirm((base, candidate), &cmp, fail_on, map, |n| {
+            eprintln!(
+                "confirming {n} point(s) in one paired run of the two sides' servers, started again…"
+            )
+        })
+    });
     let said = match &confirmation {
         Some(Ok(Some(k))) => {
             fails = k.fails;
             compare::confirm::text(k)
         }
         Some(Ok(None)) => "\nnothing to confirm: no point regressed or was left unjudged.\n".into(),
-        Some(Err(e)) => format!("\ncould not confirm: {e:#}; the cross-run verdict stands.\n"),
+        Some(Err(e)) => compare::confirm::unavailable(e),
         None => String::new(),
     };
     let out = match format {
@@ -61,23 +63,4 @@ pub(super) fn run(
         eprint!("{said}");
     }
     Ok(if fails { Exit::Regression } else { Exit::Ok })
-}
-
-/// The confirmation of what would fail: None when nothing would.
-fn confirmed(
-    base: &std::path::Path,
-    candidate: &std::path::Path,
-    cmp: &compare::Comparison,
-    map: &[(String, String)],
-) -> anyhow::Result<Option<compare::confirm::Confirmation>> {
-    let rows = compare::confirm::wanted(cmp, crate::pipeline::judge::verdict::FailOn::Regressed);
-    if rows.is_empty() {
-        return Ok(None);
-    }
-    let sweep = compare::confirm::sweep(base, candidate, &rows, map).map_err(anyhow::Error::msg)?;
-    eprintln!(
-        "confirming {} point(s) in one paired run of the two sides' servers, started again…",
-        rows.len()
-    );
-    compare::confirm::measure(&sweep, candidate, &rows).map(Some)
 }

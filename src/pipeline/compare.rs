@@ -160,22 +160,9 @@ fn sides(run: &Run, map: &[(String, String)]) -> BTreeMap<Key, Sides> {
     out
 }
 
-/// Each point's host load over its ok repeats (`host_load::side_load`), by point.
-fn loads_by_key(run: &Run, map: &[(String, String)]) -> BTreeMap<Key, Option<f64>> {
-    let mut each: BTreeMap<Key, Vec<host_load::Shares>> = BTreeMap::new();
-    for r in run.points.iter().filter(|r| r.status == PointStatus::Ok) {
-        each.entry(key_of(r, map))
-            .or_default()
-            .push((r.others_cpu_pct, r.steal_pct));
-    }
-    each.into_iter()
-        .map(|(k, v)| (k, host_load::side_load(&v)))
-        .collect()
-}
-
 /// A point whose verdict the host's load could explain, made undecided: the verdict
 /// inconclusive, each metric's too (its interval stays, for the reader), the reason said
-/// where the verdict's reason goes.
+/// where the verdict's reason goes (its counters were never gathered).
 fn withhold(row: &mut Row) {
     let Some(why) = row.withheld().map(str::to_string) else {
         return;
@@ -187,7 +174,6 @@ fn withhold(row: &mut Row) {
             j.note = format!("not judged: {why}");
         }
     }
-    row.counters.clear();
     row.why = why;
 }
 
@@ -504,7 +490,10 @@ pub fn compare(
     let pairs: Vec<(&Sides, &Sides)> = matched.iter().map(|(_, b, c)| (*b, *c)).collect();
     let judged = verdict::judge_points(&pairs, &Method::new(threshold_pct));
     let (b_costs, c_costs) = (costs_by_key(base, map), costs_by_key(cand, &[]));
-    let (b_loads, c_loads) = (loads_by_key(base, map), loads_by_key(cand, &[]));
+    let (b_loads, c_loads) = (
+        host_load::by_point(&base.points, |r| key_of(r, map)),
+        host_load::by_point(&cand.points, |r| key_of(r, &[])),
+    );
     let names = (
         if base.label.is_empty() {
             "the base run"
@@ -538,10 +527,12 @@ pub fn compare(
                 cand_tps: crate::engine::metrics::geo_mean(&cs[0].runs),
                 verdict: p.verdict,
                 why: why(p.verdict, &p.metrics),
+                // A withheld verdict has no reasons to give.
                 counters: if matches!(
                     p.verdict,
                     Verdict::Regressed | Verdict::Improved | Verdict::Slower | Verdict::Faster
-                ) {
+                ) && host.as_ref().is_none_or(|h| h.withheld.is_empty())
+                {
                     let (bc, cc) = (b_costs.get(*k), c_costs.get(*k));
                     let (bc, cc) = (
                         bc.map_or(&[][..], Vec::as_slice),

@@ -125,22 +125,49 @@ fn config_of(
     Ok(c)
 }
 
-/// The paired sweep that measures `rows` again: the base run's target and config as "base",
-/// the candidate's as "candidate", only those two series, the base run's data and workload
-/// options, a budget of a minute per point (at least two).
-pub fn sweep(
+/// Confirms what `cmp` would fail on (`wanted`): None when nothing would, else what one
+/// paired run of the two sides' servers found at those points; an error says why it could not
+/// run (`unavailable`). `starting` hears how many points, as the paired run starts.
+pub fn confirm(
+    (base, cand): (&Path, &Path),
+    cmp: &Comparison,
+    fail_on: FailOn,
+    map: &[(String, String)],
+    starting: impl FnOnce(usize),
+) -> anyhow::Result<Option<Confirmation>> {
+    let rows = wanted(cmp, fail_on);
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    let (name, text) = sweep(base, cand, &rows, map).map_err(anyhow::Error::msg)?;
+    starting(rows.len());
+    measure(&name, &text, cand, &rows).map(Some)
+}
+
+/// What is said when the confirmation could not run: the cross-run verdict stands.
+pub fn unavailable(e: &anyhow::Error) -> String {
+    format!("\ncould not confirm: {e:#}; the cross-run verdict stands.\n")
+}
+
+/// The paired sweep that measures `rows` again, its name and text: the base run's target and
+/// config as "base", the candidate's as "candidate", only those two series, the base run's
+/// data and workload options, a budget of a minute per point (at least two).
+fn sweep(
     base: &Path,
     cand: &Path,
     rows: &[&Row],
     map: &[(String, String)],
-) -> Result<String, String> {
+) -> Result<(String, String), String> {
     let (b, c) = (sweep_of(base)?, sweep_of(cand)?);
     let (first, mut doc) = (
         rows.first().ok_or("nothing to confirm")?,
         toml::Table::new(),
     );
-    let name = c.get("name").and_then(|n| n.as_str()).unwrap_or("compare");
-    doc.insert("name".into(), format!("{name}-confirm").into());
+    let name = format!(
+        "{}-confirm",
+        c.get("name").and_then(|n| n.as_str()).unwrap_or("compare")
+    );
+    doc.insert("name".into(), name.clone().into());
     doc.insert(
         "description".into(),
         format!(
@@ -166,7 +193,9 @@ pub fn sweep(
     {
         return Err("the points to confirm span several series: confirm one series at a time (compare one target/config's runs)".into());
     }
+    // A series' rows go by driver before workload: sorted, each workload once.
     let mut workloads: Vec<String> = rows.iter().map(|r| r.workload.clone()).collect();
+    workloads.sort_unstable();
     workloads.dedup();
     let mut threads: Vec<u32> = rows.iter().map(|r| r.threads).collect();
     threads.sort_unstable();
@@ -218,12 +247,18 @@ pub fn sweep(
         })
         .collect();
     doc.insert("include".into(), include.into());
-    toml::to_string(&doc).map_err(|e| e.to_string())
+    let text = toml::to_string(&doc).map_err(|e| e.to_string())?;
+    Ok((name, text))
 }
 
-/// Runs the paired sweep (this binary, `run … --quiet`, its output to stderr) under the
+/// Runs the paired sweep `name` (this binary, `run … --quiet`, its output to stderr) under the
 /// candidate's results root and reads what it found at `rows`.
-pub fn measure(sweep_text: &str, cand: &Path, rows: &[&Row]) -> anyhow::Result<Confirmation> {
+fn measure(
+    name: &str,
+    sweep_text: &str,
+    cand: &Path,
+    rows: &[&Row],
+) -> anyhow::Result<Confirmation> {
     use anyhow::Context;
     let root = cand
         .parent()
@@ -242,8 +277,6 @@ pub fn measure(sweep_text: &str, cand: &Path, rows: &[&Row]) -> anyhow::Result<C
         .stdout(std::io::stderr())
         .status()
         .context("starting the paired run")?;
-    let doc: toml::Table = sweep_text.parse()?;
-    let name = doc.get("name").and_then(|n| n.as_str()).unwrap_or_default();
     let run = std::fs::canonicalize(root.join(name).join("latest")).with_context(|| {
         format!(
             "the paired run left no results under {}",
@@ -270,11 +303,7 @@ pub fn measure(sweep_text: &str, cand: &Path, rows: &[&Row]) -> anyhow::Result<C
             let tps = comparison.and_then(|c| c.metrics.iter().find(|m| m.metric == Metric::Tps));
             Confirmed {
                 point: r.point.clone(),
-                cross_run: if r.withheld().is_some() {
-                    "not judged".into()
-                } else {
-                    r.verdict.as_str().into()
-                },
+                cross_run: r.said().into(),
                 paired: comparison.map(|c| c.verdict),
                 delta_pct: tps.and_then(|m| m.delta_pct),
                 lo_pct: tps.and_then(|m| m.lo_pct),

@@ -422,15 +422,9 @@ fn read_runs(
         for (k, v) in groups {
             per_run.entry(k).or_insert_with(|| vec![None; dirs.len()])[i] = Some(median(&v));
         }
-        let mut shares: BTreeMap<(String, String, u32), Vec<host_load::Shares>> = BTreeMap::new();
-        for p in points.iter().filter(|p| p.status == PointStatus::Ok) {
-            shares
-                .entry((series_of(p), p.workload.clone(), p.threads))
-                .or_default()
-                .push((p.others_cpu_pct, p.steal_pct));
-        }
-        for (k, v) in shares {
-            loads.entry(k).or_insert_with(|| vec![None; dirs.len()])[i] = host_load::side_load(&v);
+        let each = host_load::by_point(&points, |p| (series_of(p), p.workload.clone(), p.threads));
+        for (k, load) in each {
+            loads.entry(k).or_insert_with(|| vec![None; dirs.len()])[i] = load;
         }
         // A paired run measured each series against its baseline (a control) in the same
         // rounds: that ratio is a series of its own, which a slower host does not move.

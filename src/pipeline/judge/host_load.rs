@@ -38,6 +38,24 @@ pub fn side_load(repeats: &[Shares]) -> Option<f64> {
     Some(sum / repeats.len() as f64)
 }
 
+/// Each point's load (`side_load` over its ok repeats), by `key` — a run's points as
+/// `compare` and `history` group them.
+pub fn by_point<K: Ord>(
+    points: &[crate::pipeline::results::PointRecord],
+    key: impl Fn(&crate::pipeline::results::PointRecord) -> K,
+) -> std::collections::BTreeMap<K, Option<f64>> {
+    let mut each: std::collections::BTreeMap<K, Vec<Shares>> = Default::default();
+    for r in points
+        .iter()
+        .filter(|r| r.status == crate::pipeline::results::PointStatus::Ok)
+    {
+        each.entry(key(r))
+            .or_default()
+            .push((r.others_cpu_pct, r.steal_pct));
+    }
+    each.into_iter().map(|(k, v)| (k, side_load(&v))).collect()
+}
+
 /// The two sides' loads at one point and what they do to its verdict.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct HostLoad {

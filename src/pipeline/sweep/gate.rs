@@ -420,12 +420,18 @@ pub fn apply(
                 let mut text = format!("{flag}: compared {what}\n{}", compare::text(&cmp));
                 let mut failing = cmp.fails(fail_on);
                 let mut j = serde_json::json!({"compared": what, "comparison": cmp});
+                // About to fail: the failing points measured again, paired; a confirmation
+                // that cannot run is said, and the gate fails as it would.
                 if let (true, true, Some(base)) = (confirm, failing, base_dir) {
-                    let (said, confirmed) = confirm_failing(&base, &dir.path, &cmp, fail_on);
-                    text.push_str(&said);
-                    if let Some(k) = confirmed {
-                        failing = k.fails;
-                        j["confirmation"] = serde_json::to_value(&k)?;
+                    match compare::confirm::confirm((&base, &dir.path), &cmp, fail_on, &[], |_| {})
+                    {
+                        Ok(Some(k)) => {
+                            text.push_str(&compare::confirm::text(&k));
+                            failing = k.fails;
+                            j["confirmation"] = serde_json::to_value(&k)?;
+                        }
+                        Ok(None) => {}
+                        Err(e) => text.push_str(&compare::confirm::unavailable(&e)),
                     }
                 }
                 (kind, text, Some(j), failing)
@@ -448,28 +454,6 @@ pub fn apply(
         ev.warn(&format!("the gate's verdicts not kept in the run: {e:#}"));
     }
     Ok((text, failing))
-}
-
-/// `--confirm` on a gate about to fail against an earlier run: the failing points measured
-/// again in one paired run of the two runs' servers. Returns what to say and the
-/// confirmation; None (the gate fails as it would) when it cannot run, which is said.
-fn confirm_failing(
-    base: &Path,
-    this: &Path,
-    cmp: &Comparison,
-    fail_on: FailOn,
-) -> (String, Option<compare::confirm::Confirmation>) {
-    let rows = compare::confirm::wanted(cmp, fail_on);
-    let found = compare::confirm::sweep(base, this, &rows, &[])
-        .map_err(anyhow::Error::msg)
-        .and_then(|sweep| compare::confirm::measure(&sweep, this, &rows));
-    match found {
-        Ok(k) => (compare::confirm::text(&k), Some(k)),
-        Err(e) => (
-            format!("\ncould not confirm: {e:#}; the cross-run verdict stands.\n"),
-            None,
-        ),
-    }
 }
 
 /// Writes the run's summary.txt: what the terminal said at the end (the counts, the answers,

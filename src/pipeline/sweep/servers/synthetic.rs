@@ -72,9 +72,7 @@ impl Synthetic {
         r.interrupted = true;
         r
     }
-}
 
-impl Synthetic {
     /// The share of the host's CPU the model's neighbour took during the measurement of `o`
     /// for (target, repeat), percent: the record's `others_cpu_pct`; None without one.
     pub fn others_pct(
