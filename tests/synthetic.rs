@@ -679,6 +679,12 @@ fn a_stalling_series_is_judged_less_steady_than_a_steady_one() {
     let stalled = stalling["stalled_s"].as_i64().unwrap();
     assert!((8..=10).contains(&stalls), "9 stalls ±1: {stalling}");
     assert!((17..=19).contains(&stalled), "18 s ±1: {stalling}");
+    // The run's own last lines (and summary.txt, what cron mails) say it too.
+    let said = "Stability (share of stalled seconds, 95 % intervals, ±1 pp): stalling/default against steady/default: less steady at 1 of 1 point";
+    assert!(text(&out).contains(said), "{}", text(&out));
+    let summary =
+        std::fs::read_to_string(dir.path().join("results/judged/latest/summary.txt")).unwrap();
+    assert!(summary.contains(said), "{summary}");
     let lines: Vec<&str> = m["stability_verdicts"]
         .as_array()
         .unwrap()
@@ -703,12 +709,13 @@ fn a_stalling_series_is_judged_less_steady_than_a_steady_one() {
                 .contains("stalling/default against steady/default: less steady at 1 of 1 point")),
         "{heads:?}"
     );
-    // Throughput over time: one chart for the point, a line per series, the stalled seconds
-    // marked — 6 in the stalling series' first minute, none in the steady one's.
+    // Throughput over time: one chart for the point, a line per series made of its three
+    // windows, every stalled second marked — as many as the table counts, none in the steady
+    // series.
     let html =
         std::fs::read_to_string(dir.path().join("results/judged/latest/report.html")).unwrap();
     assert!(m.get("stability_svg").is_none(), "no chart in the JSON");
-    let title = "oltp_read_write, 8 threads: tps per second (stalled seconds marked)";
+    let title = "oltp_read_write, 8 threads: tps per second, windows joined (stalls marked)";
     assert_eq!(
         html.matches(title).count(),
         1,
@@ -717,10 +724,10 @@ fn a_stalling_series_is_judged_less_steady_than_a_steady_one() {
     let at = html.find(title).unwrap();
     let svg = &html[html[..at].rfind("<svg").unwrap()..at + html[at..].find("</svg>").unwrap()];
     assert!(
-        svg.contains("stalling/default r1") && svg.contains("steady/default r1"),
+        svg.contains("stalling/default r1–r3") && svg.contains("steady/default r1–r3"),
         "{svg}"
     );
-    assert_eq!(svg.matches("<circle").count(), 6, "{svg}");
+    assert_eq!(svg.matches("<circle").count() as i64, stalled, "{svg}");
 }
 
 /// The A/A of stability: two identical stall-free series (different seeds of one model)

@@ -325,13 +325,19 @@ pub fn hockey(
     )
 }
 
-/// Throughput over the seconds of one point, one line per series (a window of it), each
-/// stalled second (below `stall_share` of that window's median) marked with a filled circle.
-pub fn over_time_svg(title: &str, lines: &[(String, Vec<f64>)], stall_share: f64) -> String {
-    let longest = lines.iter().map(|(_, v)| v.len()).max().unwrap_or(0);
+/// Throughput over time: one line per series, made of its windows one after another (no line
+/// across a window's end, a faint rule where the next begins), and a dot on every second
+/// `stalled` marks in its window.
+pub fn over_time_svg(
+    title: &str,
+    lines: &[(String, Vec<Vec<f64>>)],
+    stalled: fn(&[f64]) -> Vec<bool>,
+) -> String {
+    let total = |w: &Vec<Vec<f64>>| w.iter().map(Vec::len).sum::<usize>();
+    let longest = lines.iter().map(|(_, w)| total(w)).max().unwrap_or(0);
     let top = lines
         .iter()
-        .flat_map(|(_, v)| v.iter().copied())
+        .flat_map(|(_, w)| w.iter().flatten().copied())
         .fold(0.0, f64::max);
     if longest == 0 || top <= 0.0 {
         return String::new();
@@ -341,7 +347,7 @@ pub fn over_time_svg(title: &str, lines: &[(String, Vec<f64>)], stall_share: f64
         let root = SVGBackend::with_string(&mut out, (720, 260)).into_drawing_area();
         let _ = root.fill(&WHITE);
         let Ok(mut chart) =
-            frame(&root, title).build_cartesian_2d(0f64..longest as f64, 0f64..top * 1.12)
+            frame(&root, title).build_cartesian_2d(0f64..longest as f64, 0f64..top * 1.35)
         else {
             return String::new();
         };
@@ -352,27 +358,44 @@ pub fn over_time_svg(title: &str, lines: &[(String, Vec<f64>)], stall_share: f64
             .x_labels(10)
             .light_line_style(WHITE.mix(0.0))
             .draw();
-        for (i, (name, v)) in lines.iter().enumerate() {
-            let color = COLORS[i % COLORS.len()];
-            if let Ok(series) = chart.draw_series(LineSeries::new(
-                v.iter().enumerate().map(|(s, y)| (s as f64 + 0.5, *y)),
-                color.stroke_width(1),
-            )) {
-                series.label(name.as_str()).legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-                });
-            }
-            let mut sorted = v.clone();
-            sorted.sort_by(f64::total_cmp);
-            let line = sorted[sorted.len() / 2] * stall_share;
+        if let Some((_, first)) = lines.first() {
+            let ends = first.iter().scan(0, |at, w| {
+                *at += w.len();
+                Some(*at as f64)
+            });
+            let ends: Vec<f64> = ends.take(first.len().saturating_sub(1)).collect();
             let _ = chart.draw_series(
-                v.iter()
-                    .enumerate()
-                    .filter(|(_, y)| **y < line)
-                    .map(|(s, y)| Circle::new((s as f64 + 0.5, *y), 3, color.filled())),
+                ends.into_iter()
+                    .map(|x| PathElement::new(vec![(x, 0.0), (x, top * 1.35)], BLACK.mix(0.15))),
             );
         }
-        draw_legend(&mut chart, SeriesLabelPosition::LowerRight);
+        for (i, (name, windows)) in lines.iter().enumerate() {
+            let color = COLORS[i % COLORS.len()];
+            let mut at = 0usize;
+            for (k, v) in windows.iter().enumerate() {
+                let x0 = at as f64;
+                if let Ok(series) = chart.draw_series(LineSeries::new(
+                    v.iter().enumerate().map(|(s, y)| (x0 + s as f64 + 0.5, *y)),
+                    color.stroke_width(1),
+                )) {
+                    if k == 0 {
+                        series.label(name.as_str()).legend(move |(x, y)| {
+                            PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+                        });
+                    }
+                }
+                let low = stalled(v);
+                let _ = chart.draw_series(
+                    v.iter()
+                        .enumerate()
+                        .filter(|(s, _)| low[*s])
+                        .map(|(s, y)| Circle::new((x0 + s as f64 + 0.5, *y), 3, color.filled())),
+                );
+                at += v.len();
+            }
+        }
+        // Room above the highest second keeps the legend off the lines and the stalls.
+        draw_legend(&mut chart, SeriesLabelPosition::UpperRight);
         let _ = root.present();
     }
     out

@@ -92,7 +92,8 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
     m.stability = super::stability::rows(&points, &tps_samples);
     m.stability_svg = super::stability::charts(&points, &tps_samples);
     let judged = super::stability::verdicts(&points, &tps_samples, &m.baseline, m.paired.is_some());
-    m.headlines.extend(super::stability::headlines(&judged));
+    m.stability_headlines = super::stability::headlines(&judged);
+    m.headlines.extend(m.stability_headlines.clone());
     super::winners::add_steadiest(&mut m.winners, &m.stability, &judged, &m.baseline);
     m.stability_verdicts = judged
         .iter()

@@ -321,6 +321,7 @@ impl ReportModel {
             stability: Vec::new(),
             notes: Vec::new(),
             stability_verdicts: Vec::new(),
+            stability_headlines: Vec::new(),
             stability_svg: Vec::new(),
             study: Vec::new(),
             study_shown: false,

@@ -219,6 +219,10 @@ pub struct ReportModel {
     /// (`stability::verdicts`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stability_verdicts: Vec<String>,
+    /// Each candidate's stability headline (`stability::headlines`), also among `headlines`;
+    /// the run says them at its end beside its throughput answers.
+    #[serde(skip)]
+    pub stability_headlines: Vec<String>,
     /// Throughput over time per point of a long run, as SVG (`stability::charts`).
     pub stability_svg: Vec<String>,
     /// The study's layout of the run (`study`): every series' figures per workload and

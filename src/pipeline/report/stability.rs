@@ -52,8 +52,7 @@ pub fn of_seconds(tps: &[f64]) -> Option<Steadiness> {
     let cv = 100.0 * var.sqrt() / mean.max(f64::MIN_POSITIVE);
     let worst = 100.0 * sorted[0] / median;
     let (mut stalls, mut stalled, mut inside) = (0, 0, false);
-    for x in tps {
-        let low = *x < STALL_SHARE * median;
+    for low in stalled_seconds(tps) {
         if low {
             stalled += 1;
             if !inside {
@@ -63,6 +62,15 @@ pub fn of_seconds(tps: &[f64]) -> Option<Steadiness> {
         inside = low;
     }
     Some((cv, worst, stalls, stalled))
+}
+
+/// Which of one window's seconds are stalled: below `STALL_SHARE` of the window's median
+/// second (what `of_seconds` counts and the chart marks).
+pub fn stalled_seconds(tps: &[f64]) -> Vec<bool> {
+    let mut sorted = tps.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let line = sorted.get(sorted.len() / 2).copied().unwrap_or(0.0) * STALL_SHARE;
+    tps.iter().map(|x| *x < line).collect()
 }
 
 /// One row per series, workload and thread count whose ok points have at least
@@ -317,36 +325,47 @@ pub fn verdicts(
 }
 
 /// Throughput over time for each workload and thread count with windows of at least
-/// `MIN_SECONDS`: one small multiple per point, one line per series (its first such window),
-/// the stalled seconds marked.
+/// `MIN_SECONDS`: one small multiple per point, one line per series made of all its windows
+/// one after another in repeat order (a paired run's rounds), each window's stalled seconds
+/// marked as they are counted. Every window is drawn, not the first alone: a stall that
+/// fell in the third round is in the verdict and must be in the picture.
 pub fn charts(records: &[PointRecord], samples: &HashMap<String, Vec<f64>>) -> Vec<String> {
-    // (workload, threads) → series → its first window: (repeat, seconds).
-    type First<'a> = BTreeMap<String, (u32, &'a Vec<f64>)>;
-    let mut cells: BTreeMap<(String, u32), First<'_>> = BTreeMap::new();
+    // (workload, threads) → series → its windows by repeat.
+    type Windows<'a> = BTreeMap<String, BTreeMap<u32, &'a Vec<f64>>>;
+    let mut cells: BTreeMap<(String, u32), Windows<'_>> = BTreeMap::new();
     for r in records.iter().filter(|r| r.status == PointStatus::Ok) {
         let Some(s) = samples.get(&r.point_id).filter(|s| s.len() >= MIN_SECONDS) else {
             continue;
         };
-        let series = cells
+        cells
             .entry((r.workload.clone(), r.threads))
             .or_default()
             .entry(format!("{}/{}", r.target, r.config))
-            .or_insert((r.repeat, s));
-        if r.repeat < series.0 {
-            *series = (r.repeat, s);
-        }
+            .or_default()
+            .insert(r.repeat, s);
     }
     cells
         .into_iter()
         .map(|((workload, threads), series)| {
-            let lines: Vec<(String, Vec<f64>)> = series
+            let lines: Vec<(String, Vec<Vec<f64>>)> = series
                 .into_iter()
-                .map(|(name, (repeat, s))| (format!("{name} r{repeat}"), s.clone()))
+                .map(|(name, windows)| {
+                    let first = windows.keys().next().copied().unwrap_or(1);
+                    let last = windows.keys().last().copied().unwrap_or(1);
+                    let label = if first == last {
+                        format!("{name} r{first}")
+                    } else {
+                        format!("{name} r{first}–r{last}")
+                    };
+                    (label, windows.into_values().cloned().collect())
+                })
                 .collect();
             super::chart::over_time_svg(
-                &format!("{workload}, {threads} threads: tps per second (stalled seconds marked)"),
+                &format!(
+                    "{workload}, {threads} threads: tps per second, windows joined (stalls marked)"
+                ),
                 &lines,
-                STALL_SHARE,
+                stalled_seconds,
             )
         })
         .filter(|svg| !svg.is_empty())

@@ -406,7 +406,10 @@ pub fn plan(a: &SweepArgs, ev: &dyn Events) -> anyhow::Result<Exit> {
     if spec.run.design.paired() {
         let d = &spec.run.design;
         let series = series as u64;
-        let starting = match spec.targets.iter().filter(|t| t.kind.is_managed()).count() {
+        // A paired sweep holds every managed series' server up at once: one per target and
+        // config.
+        let managed = spec.targets.iter().filter(|t| t.kind.is_managed()).count();
+        let starting = match managed * spec.configs.len().max(1) {
             0 => String::new(),
             1 => " + starting 1 server".to_string(),
             n => format!(" + starting {n} servers"),

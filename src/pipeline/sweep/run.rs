@@ -144,7 +144,7 @@ fn conclude(
         Ok(m) => (
             format!("; report: {}", dir.path.join("report.html").display()),
             m.why,
-            m.steps,
+            [m.steps, m.stability_headlines].concat(),
         ),
         Err(e) => {
             ev.warn(&format!("writing the report failed: {e:#}"));

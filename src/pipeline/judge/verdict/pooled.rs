@@ -247,8 +247,17 @@ pub fn sentence(p: &Pooled, baseline: &str, threshold_pct: f64) -> String {
             _ => ("faster than", "faster or improved".to_string()),
         };
         return format!(
-            "{} is {word} {baseline} for {} at every thread count measured ({} of {}: each {each}); pooled {:+.1} % [{:+.1}, {:+.1}], too wide with {} thread counts",
-            p.series, p.workload, p.points, p.points, p.delta_pct, p.lo_pct, p.hi_pct, p.points
+            "{} is {word} {baseline} for {} at every thread count measured ({} of {}: each {each}); pooled {:+.1} %, {} with {} thread counts",
+            p.series,
+            p.workload,
+            p.points,
+            p.points,
+            p.delta_pct,
+            match interval(p) {
+                Some(i) => format!("{i} too wide"),
+                None => "its interval unbounded".to_string(),
+            },
+            p.points
         );
     }
     match p.verdict {
@@ -277,14 +286,29 @@ pub fn sentence(p: &Pooled, baseline: &str, threshold_pct: f64) -> String {
             size(p.lo_pct, p.hi_pct)
         ),
         Verdict::Unchanged => format!(
-            "{} is unchanged against {baseline} for {} within ±{th}: {:+.1} % [{:+.1}, {:+.1}] ({count})",
-            p.series, p.workload, p.delta_pct, p.lo_pct, p.hi_pct
+            "{} is unchanged against {baseline} for {} within ±{th}: {:+.1} % {} ({count})",
+            p.series,
+            p.workload,
+            p.delta_pct,
+            interval(p).unwrap_or_default()
         ),
         Verdict::Inconclusive => format!(
-            "{} against {baseline} for {}: undecided, {:+.1} % [{:+.1}, {:+.1}] ({count})",
-            p.series, p.workload, p.delta_pct, p.lo_pct, p.hi_pct
+            "{} against {baseline} for {}: undecided, {:+.1} % {} ({count})",
+            p.series,
+            p.workload,
+            p.delta_pct,
+            interval(p).unwrap_or_else(|| format!("with no useful bound from {} thread counts", p.points))
         ),
     }
+}
+
+/// A pooled change beyond a factor of ten either way is not a bound anyone can use: a
+/// random-effects interval on one degree of freedom reached "+121185954004762.6 %" when two
+/// points disagreed. "[−12.0, +30.1]" when both bounds are within ×10 of no change, else None.
+fn interval(p: &Pooled) -> Option<String> {
+    let usable =
+        p.lo_pct > -90.0 && p.hi_pct < 900.0 && p.lo_pct.is_finite() && p.hi_pct.is_finite();
+    usable.then(|| format!("[{:+.1}, {:+.1}]", p.lo_pct, p.hi_pct))
 }
 
 #[cfg(test)]

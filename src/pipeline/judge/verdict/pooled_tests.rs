@@ -103,6 +103,15 @@ fn every_point_regressed_settles_an_undecided_pooled_answer() {
         s.starts_with("m/bp8m is slower than m/bp1g for oltp_read_only at every thread count measured (2 of 2: each regressed, beyond −5 %)"),
         "{s}"
     );
+    assert!(
+        s.ends_with("its interval unbounded with 2 thread counts"),
+        "{s}"
+    );
+    let s = sentence(&undecided, "m/bp1g", 5.0);
+    assert!(
+        s.ends_with("with no useful bound from 2 thread counts (lower at 2, higher at 0 of 2 thread counts)"),
+        "{s}"
+    );
     let mut q2 = undecided.clone();
     settle_by_points(&mut q2, &[Regressed, Slower]);
     assert_eq!((q2.verdict, q2.every_point), (Slower, true));
