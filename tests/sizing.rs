@@ -131,3 +131,38 @@ fn a_size_that_cannot_be_meant_is_refused() {
     assert!(out.status.success(), "{}", text(&out));
     assert!(text(&out).contains("t: ≈ 1.2 GiB"), "{}", text(&out));
 }
+
+/// A managed target's data that its disk cannot hold (the prepared copy and one per server up
+/// at once, under TMPDIR) is refused by `check` and `run` before any server starts, with the
+/// size, the free space and the remedy; the same file at a size that fits passes.
+#[test]
+fn a_managed_size_the_disk_cannot_hold_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = |size: &str| {
+        format!("name = \"big\"\n[data]\ntables = 4\nsize = \"{size}\"\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [1]\n[[targets]]\nname = \"m\"\nserver = {{}}\n")
+    };
+    let f = sweep_file(dir.path(), "big", &body("100T"));
+    let out = sweepbench(&["check", f.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let t = text(&out);
+    assert!(
+        t.contains("[FAIL] m disk:")
+            && t.contains("data.size = 100 TiB needs about 200 TiB")
+            && t.contains("point TMPDIR at a bigger disk"),
+        "{t}"
+    );
+    let results = dir.path().join("results");
+    let out = sweepbench(&[
+        "run",
+        f.to_str().unwrap(),
+        "--results-dir",
+        results.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("[FAIL] m disk:"), "{}", text(&out));
+    assert!(!text(&out).contains("starting m/"), "{}", text(&out));
+    let small = sweep_file(dir.path(), "small", &body("1M"));
+    let out = sweepbench(&["check", small.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!text(&out).contains("disk"), "{}", text(&out));
+}

@@ -796,31 +796,45 @@ fn threads_from_cores_run_per_target_and_the_report_says_so() {
 /// Each target's own answer (`per_target = true`, as instance classes ask): a config that is
 /// 30 % faster on one target and no faster on the other is improved on the first and not
 /// on the second, each against its own target's default — first in the report and
-/// in the run's summary.
+/// in the run's summary; in a paired run judged on the rounds, and said so.
 #[test]
 fn per_target_answers_judge_each_targets_configs_against_its_own_default() {
-    let body = "name = \"classes\"\nbaseline = \"small/default\"\nper_target = true\n[run]\nworkloads = [\"oltp_read_only\"]\nthreads = [1, 4]\nduration = \"5s\"\nrepeats = 3\ndesign = \"sequential\"\n[[targets]]\nname = \"small\"\nsynthetic = { seed = 1, lambda = 200, configs = { tuned = 1.3 } }\n[[targets]]\nname = \"large\"\nsynthetic = { seed = 2, lambda = 600 }\n[[configs]]\nname = \"default\"\n[[configs]]\nname = \"tuned\"\n";
-    let dir = tempfile::tempdir().unwrap();
-    let f = sweep_file(dir.path(), "classes", body);
-    let out = run_sweep(&f, &dir.path().join("results"), &[]);
-    assert!(out.status.success(), "{}", text(&out));
-    let run = dir.path().join("results/classes/latest");
-    let md = std::fs::read_to_string(run.join("report.md")).unwrap();
-    let summary = std::fs::read_to_string(run.join("summary.txt")).unwrap();
-    for t in [&md, &summary] {
-        assert!(
-            t.contains("on small: small/tuned against small/default: improved at 2/2 points"),
-            "{t}"
-        );
-        // No change beyond the threshold on large (within it, a direction may show).
-        let large = t
-            .lines()
-            .find(|l| l.contains("on large: large/tuned against large/default: "))
-            .unwrap_or_else(|| panic!("{t}"));
-        assert!(
-            !large.contains("improved") && !large.contains("regressed"),
-            "{large}"
-        );
+    for (design, how, said) in [
+        ("sequential", "duration = \"5s\"\nrepeats = 3", ""),
+        (
+            "paired",
+            "slice = \"5s\"\nrepeats = 6",
+            ", paired by round)",
+        ),
+    ] {
+        let body = format!("name = \"classes\"\nbaseline = \"small/default\"\nper_target = true\n[run]\nworkloads = [\"oltp_read_only\"]\nthreads = [1, 4]\n{how}\ndesign = \"{design}\"\n[[targets]]\nname = \"small\"\nsynthetic = {{ seed = 1, lambda = 200, configs = {{ tuned = 1.3 }} }}\n[[targets]]\nname = \"large\"\nsynthetic = {{ seed = 2, lambda = 600 }}\n[[configs]]\nname = \"default\"\n[[configs]]\nname = \"tuned\"\n");
+        let dir = tempfile::tempdir().unwrap();
+        let f = sweep_file(dir.path(), "classes", &body);
+        let out = run_sweep(&f, &dir.path().join("results"), &[]);
+        assert!(out.status.success(), "{design}: {}", text(&out));
+        let run = dir.path().join("results/classes/latest");
+        let md = std::fs::read_to_string(run.join("report.md")).unwrap();
+        let summary = std::fs::read_to_string(run.join("summary.txt")).unwrap();
+        for t in [&md, &summary] {
+            let small = t
+                .lines()
+                .find(|l| {
+                    l.contains(
+                        "on small: small/tuned against small/default: improved at 2/2 points",
+                    )
+                })
+                .unwrap_or_else(|| panic!("{design}: {t}"));
+            assert!(small.ends_with(said), "{design}: {small}");
+            // No change beyond the threshold on large (within it, a direction may show).
+            let large = t
+                .lines()
+                .find(|l| l.contains("on large: large/tuned against large/default: "))
+                .unwrap_or_else(|| panic!("{design}: {t}"));
+            assert!(
+                !large.contains("improved") && !large.contains("regressed"),
+                "{design}: {large}"
+            );
+        }
     }
 }
 

@@ -82,7 +82,7 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
         m.headlines.splice(0..0, m.steps.clone());
     }
     if asked(&toml, "per_target") {
-        let own = super::steps::per_target_lines(&m);
+        let own = super::steps::per_target_lines(&m, &points);
         m.steps.splice(0..0, own.clone());
         m.headlines.splice(0..0, own);
     }

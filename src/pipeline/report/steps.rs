@@ -3,11 +3,15 @@
 //! each target's own answers (`per_target = true`, as instance classes ask: each target's
 //! configs against that target's copy of the baseline's config). Judged on the cells'
 //! repeats at every workload and thread count both ran, all pairs of a kind one family (as
-//! the report's own questions are), one line per pair. The report's other answers stay
-//! against the baseline.
+//! the report's own questions are), one line per pair; in a paired run each target's pairs
+//! are judged on their rounds instead, as the run judged the baseline's. The report's other
+//! answers stay against the baseline.
 
 use super::model::ReportModel;
+use crate::pipeline::judge::verdict::paired::{judge_point, Rounds, JUDGED};
 use crate::pipeline::judge::verdict::{self, Method, Sides, Verdict};
+use crate::pipeline::results::{PointRecord, PointStatus};
+use std::collections::BTreeMap;
 
 /// Each pair (base, candidate) of series indexes judged over the cells both ran: its
 /// verdicts and the range of its tps changes, as " (tps −3.1 % to +22.0 % by point)".
@@ -72,8 +76,9 @@ pub fn lines(m: &ReportModel) -> Vec<String> {
 }
 
 /// One line per target and config other than the baseline's config: "on small:
-/// small/high-performance against small/default: improved at 2/2 points (…)".
-pub fn per_target_lines(m: &ReportModel) -> Vec<String> {
+/// small/high-performance against small/default: improved at 2/2 points (…)". In a paired
+/// run each pair is judged on its rounds (`paired_by_round`); otherwise on the cells' repeats.
+pub fn per_target_lines(m: &ReportModel, points: &[PointRecord]) -> Vec<String> {
     let Some((_, base_config)) = m.baseline.split_once('/') else {
         return Vec::new();
     };
@@ -94,7 +99,11 @@ pub fn per_target_lines(m: &ReportModel) -> Vec<String> {
             }
         }
     }
-    judged(m, &want)
+    let judged = match m.paired {
+        Some(_) => paired_by_round(m, points, &want),
+        None => judged(m, &want),
+    };
+    judged
         .into_iter()
         .map(|(a, b, vs, range)| {
             let target = m.series[a].split('/').next().unwrap_or_default();
@@ -104,6 +113,99 @@ pub fn per_target_lines(m: &ReportModel) -> Vec<String> {
                 m.series[a],
                 verdict::headline(&vs)
             )
+        })
+        .collect()
+}
+
+/// Each pair judged as a paired run judges its baseline. A pair whose base is the run's
+/// baseline is the run's own question: its verdicts are the run's (verdicts.json), so the
+/// report gives one answer to it. Any other pair (another class's default against its
+/// templates) is judged on the per-round ratio of the slices both measured in the same round
+/// (rounds where either side failed left out), tps and p95, the CPU other processes took as
+/// the covariate, its interval drawn once at the run's final level (α per point, split over
+/// the judged metrics). The run's looks stopped its points by the baseline's verdicts, not
+/// by these pairs'.
+fn paired_by_round(
+    m: &ReportModel,
+    points: &[PointRecord],
+    want: &[(usize, usize)],
+) -> Vec<(usize, usize, Vec<Verdict>, String)> {
+    // (series, workload, threads) → round → its slice.
+    let mut slices: BTreeMap<(String, &str, u32), BTreeMap<u32, &PointRecord>> = BTreeMap::new();
+    for r in points.iter().filter(|r| r.status == PointStatus::Ok) {
+        slices
+            .entry((format!("{}/{}", r.target, r.config), &r.workload, r.threads))
+            .or_default()
+            .insert(r.repeat, r);
+    }
+    let cells: Vec<(&str, u32)> = slices
+        .keys()
+        .map(|(_, w, t)| (*w, *t))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let miss = verdict::ALPHA / JUDGED.len() as f64;
+    let rounds_of = |side: &[&PointRecord]| Rounds {
+        tps: side.iter().map(|r| r.tps).collect(),
+        p95: side.iter().map(|r| r.lat_p95_ms).collect(),
+        p99: side
+            .iter()
+            .map(|r| r.lat_p99_ms.unwrap_or(r.lat_p95_ms))
+            .collect(),
+        events: side.iter().map(|r| r.transactions).collect(),
+        others: side.iter().filter_map(|r| r.others_cpu_pct).collect(),
+    };
+    // The run's own verdict of `series` at a point, when it judged it against its baseline.
+    let own = |series: &str, w: &str, t: u32| -> Option<(Verdict, Option<f64>)> {
+        let v = m.paired.as_ref().filter(|v| v.baseline == m.baseline)?;
+        let cell = v
+            .points
+            .iter()
+            .find(|c| c.workload == w && c.threads == t)?;
+        let c = cell.comparisons.iter().find(|c| c.series == series)?;
+        Some((c.verdict, c.metrics.first().and_then(|j| j.delta_pct)))
+    };
+    want.iter()
+        .filter_map(|&(a, b)| {
+            let (mut vs, mut changes) = (Vec::new(), Vec::new());
+            for &(w, t) in &cells {
+                let (Some(base), Some(cand)) = (
+                    slices.get(&(m.series[a].clone(), w, t)),
+                    slices.get(&(m.series[b].clone(), w, t)),
+                ) else {
+                    continue;
+                };
+                let (v, change) = match own(&m.series[b], w, t)
+                    .filter(|_| m.series[a] == m.baseline)
+                {
+                    Some(run) => run,
+                    None => {
+                        let both: Vec<u32> = base
+                            .keys()
+                            .filter(|k| cand.contains_key(k))
+                            .copied()
+                            .collect();
+                        let b: Vec<&PointRecord> = both.iter().map(|k| base[k]).collect();
+                        let c: Vec<&PointRecord> = both.iter().map(|k| cand[k]).collect();
+                        let p = judge_point(&rounds_of(&b), &rounds_of(&c), m.threshold_pct, miss);
+                        (p.verdict, p.metrics.first().and_then(|j| j.delta_pct))
+                    }
+                };
+                vs.push(v);
+                changes.extend(change);
+            }
+            if vs.is_empty() {
+                return None;
+            }
+            let lo = changes.iter().copied().reduce(f64::min);
+            let hi = changes.iter().copied().reduce(f64::max);
+            let range = match (lo, hi) {
+                (Some(lo), Some(hi)) => {
+                    format!(" (tps {lo:+.1} % to {hi:+.1} % by point, paired by round)")
+                }
+                _ => " (paired by round)".to_string(),
+            };
+            Some((a, b, vs, range))
         })
         .collect()
 }

@@ -47,10 +47,15 @@ impl SizeOf {
     }
 }
 
-/// "614 MiB", "2.4 GiB".
+/// "614 MiB", "2.4 GiB", "100 TiB".
 pub fn bytes(b: u64) -> String {
     let n = crate::pipeline::server::class::trim_number;
-    if b >= 1 << 30 {
+    if b >= 1 << 40 {
+        format!(
+            "{} TiB",
+            n((b as f64 / (1u64 << 40) as f64 * 10.0).round() / 10.0)
+        )
+    } else if b >= 1 << 30 {
         format!(
             "{} GiB",
             n((b as f64 / (1u64 << 30) as f64 * 10.0).round() / 10.0)
@@ -156,5 +161,6 @@ mod tests {
         assert_eq!(SizeOf::BufferPool(1.2).shown(), "1.2 × buffer_pool");
         assert_eq!(bytes(614 << 20), "614 MiB");
         assert_eq!(bytes(2_576_980_378), "2.4 GiB");
+        assert_eq!(bytes(100 << 40), "100 TiB");
     }
 }

@@ -68,7 +68,47 @@ pub(super) fn preflight(spec: &SweepSpec, target: &str, m: &ManagedTarget) -> Ve
         all.extend(cluster::preflight(spec, target, m, c.nodes));
     }
     all.extend(m.class().map(|c| class_finding(target, &c)));
+    all.extend(disk_finding(spec, target));
     all
+}
+
+/// A managed target's data lives in the temporary directory (TMPDIR): the prepared copy, and
+/// one copy for each of its servers up at once (every config in a paired sweep, one in a
+/// sequential one). Refused before anything starts when the disk there cannot hold them.
+fn disk_finding(spec: &SweepSpec, target: &str) -> Option<Finding> {
+    use crate::pipeline::spec::size::{bytes, estimate, ASSUMED_ROW_BYTES};
+    let data = estimate(spec, target).unwrap_or_else(|| {
+        spec.data.tables as u64 * spec.data.table_size as u64 * ASSUMED_ROW_BYTES
+    });
+    let at_once = if spec.run.design.paired() {
+        spec.configs.len().max(1) as u64
+    } else {
+        1
+    };
+    let need = data.saturating_mul(1 + at_once);
+    let tmp = std::env::temp_dir();
+    let free = crate::pipeline::preflight::free_bytes(tmp.to_str()?)?;
+    let asked = match spec.data.size {
+        Some(size) => format!("data.size = {}", size.shown()),
+        None => format!(
+            "{} table(s) × {} rows",
+            spec.data.tables, spec.data.table_size
+        ),
+    };
+    (free < need).then(|| Finding {
+        target: target.to_string(),
+        severity: Severity::Blocking,
+        check: "disk",
+        message: format!(
+            "{} has {} free and {asked} needs about {} there ({} of data, copied for each of {} server(s) up at once besides the prepared copy): give a smaller size, or point TMPDIR at a bigger disk",
+            tmp.display(),
+            bytes(free),
+            bytes(need),
+            bytes(data),
+            at_once
+        ),
+        max_threads: None,
+    })
 }
 
 /// Rows per table a target's data will have, as far as the file tells (a sized target's from
