@@ -834,6 +834,16 @@ fn per_target_answers_judge_each_targets_configs_against_its_own_default() {
                 !large.contains("improved") && !large.contains("regressed"),
                 "{design}: {large}"
             );
+            // Each class's own answer leads, before the answers against the one baseline.
+            let own = t.find("on small: ").unwrap();
+            // (A sequential run's summary has no answers against the baseline; its report
+            // and a paired run's summary do.)
+            let against = t.find("large/default is faster than small/default");
+            assert!(
+                against.is_some() || (design == "sequential" && t == &summary),
+                "{design}: {t}"
+            );
+            assert!(against.is_none_or(|a| own < a), "{design}: {t}");
         }
     }
 }

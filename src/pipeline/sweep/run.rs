@@ -140,24 +140,27 @@ fn conclude(
             None
         })
     };
-    let (report, why, steps) = match crate::pipeline::report::write(&dir.path, None) {
+    let (report, why, steps, steadiness) = match crate::pipeline::report::write(&dir.path, None) {
         Ok(m) => (
             format!("; report: {}", dir.path.join("report.html").display()),
             m.why,
-            [m.steps, m.stability_headlines].concat(),
+            m.steps,
+            m.stability_headlines,
         ),
         Err(e) => {
             ev.warn(&format!("writing the report failed: {e:#}"));
-            (String::new(), Vec::new(), Vec::new())
+            (String::new(), Vec::new(), Vec::new(), Vec::new())
         }
     };
     let mut summary = t.summary(spec, plan, &dir.path, (&report, &why));
-    for s in &steps {
-        summary.push_str(&format!(
-            "  {s}
-"
-        ));
+    // The answers the sweep asked for itself (each class's own, a chain's steps) lead, right
+    // under the counts line, as they lead the report; stability closes the answers.
+    let lines = |l: &[String]| l.iter().map(|s| format!("  {s}\n")).collect::<String>();
+    if !steps.is_empty() {
+        let at = summary.find('\n').map_or(summary.len(), |i| i + 1);
+        summary.insert_str(at, &lines(&steps));
     }
+    summary.push_str(&lines(&steadiness));
     if let Some(k) = killed {
         summary = format!("warning: {k}\n{summary}");
     }
