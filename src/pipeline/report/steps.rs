@@ -47,16 +47,22 @@ fn judged(m: &ReportModel, want: &[(usize, usize)]) -> Vec<(usize, usize, Vec<Ve
                 .map(|i| pairs[*i].3)
                 .filter(|c| c.is_finite())
                 .collect();
-            let range = match (
-                changes.iter().copied().reduce(f64::min),
-                changes.iter().copied().reduce(f64::max),
-            ) {
-                (Some(lo), Some(hi)) => format!(" (tps {lo:+.1} % to {hi:+.1} % by point)"),
-                _ => String::new(),
-            };
-            Some((a, b, vs, range))
+            Some((a, b, vs, range(&changes, "")))
         })
         .collect()
+}
+
+/// A pair's tps changes as " (tps −3.1 % to +22.0 % by point[, how])", or " (how)" alone
+/// when no point has a change; nothing when neither.
+fn range(changes: &[f64], how: &str) -> String {
+    let lo = changes.iter().copied().reduce(f64::min);
+    let hi = changes.iter().copied().reduce(f64::max);
+    match (lo, hi, how) {
+        (Some(lo), Some(hi), "") => format!(" (tps {lo:+.1} % to {hi:+.1} % by point)"),
+        (Some(lo), Some(hi), how) => format!(" (tps {lo:+.1} % to {hi:+.1} % by point, {how})"),
+        (_, _, "") => String::new(),
+        (_, _, how) => format!(" ({how})"),
+    }
 }
 
 /// One line per step: "step A → B: improved at 4/6 points, … (tps −3.1 % to +22.0 %)".
@@ -197,15 +203,7 @@ fn paired_by_round(
             if vs.is_empty() {
                 return None;
             }
-            let lo = changes.iter().copied().reduce(f64::min);
-            let hi = changes.iter().copied().reduce(f64::max);
-            let range = match (lo, hi) {
-                (Some(lo), Some(hi)) => {
-                    format!(" (tps {lo:+.1} % to {hi:+.1} % by point, paired by round)")
-                }
-                _ => " (paired by round)".to_string(),
-            };
-            Some((a, b, vs, range))
+            Some((a, b, vs, range(&changes, "paired by round")))
         })
         .collect()
 }
