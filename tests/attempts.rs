@@ -92,15 +92,10 @@ fn a_run_after_one_killed_says_so_first() {
     assert!(a.contains(&said), "{a}");
 }
 
-/// The README's cron line itself, run night after night in a scratch checkout (the binary
-/// linked where the line expects its release build, a synthetic control nightly as
-/// sweeps/nightly.toml, `logger` replaced on PATH by one that appends to a file: no syslog
-/// here). What the command prints is what cron mails: nothing on a good night, the night's
-/// own last-attempt.txt on a bad one — a regression every night it persists, an unreachable
-/// candidate, a night refused by the lock, a bad sweep file, each as itself; after `accept`,
-/// the slower level passes. Every night, `history` exits as the newest run's gate decided.
-#[test]
-fn the_readmes_cron_line_mails_each_bad_night_its_own_truth() {
+/// A scratch checkout for the README's cron line: the binary linked where the line expects
+/// its release build, results/ made, `logger` replaced on PATH (root/bin) by one that appends
+/// to root/syslog. Returns the checkout and the line, `cd`-ing into it.
+fn cron_checkout() -> (tempfile::TempDir, String) {
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     let line = readme
@@ -125,22 +120,110 @@ fn the_readmes_cron_line_mails_each_bad_night_its_own_truth() {
     )
     .unwrap();
     std::fs::set_permissions(&logger, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    (dir, cmd)
+}
+
+/// The cron line as cron runs it in `root`: the shell's child, its stdout (what is mailed).
+fn cron_night(root: &Path, cmd: &str) -> std::process::Child {
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                root.join("bin").display(),
+                std::env::var("PATH").unwrap()
+            ),
+        )
+        .env("TMPDIR", root)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// A night killed with SIGKILL halfway (the OOM killer, `timeout -s KILL`, a reboot): the
+/// README's cron line mails that night's "did not finish", never the night before's
+/// "passed"; the next night says first that the killed one never ended.
+#[test]
+fn a_night_killed_with_sigkill_mails_that_it_did_not_finish() {
+    let (dir, cmd) = cron_checkout();
+    let root = dir.path();
+    let sweep_dir = root.join("results/nightly");
+    let attempt = sweep_dir.join("last-attempt.txt");
+    let write = |duration: &str| {
+        let body = SWEEP.replace("duration = \"1s\"", &format!("duration = \"{duration}\""));
+        std::fs::write(root.join("sweeps/nightly.toml"), body).unwrap();
+    };
+    write("1s");
+    let first = cron_night(root, &cmd).wait_with_output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&first.stdout),
+        "",
+        "a good night mails nothing"
+    );
+    assert!(read(&attempt).contains(": exit 0, finished"));
+    let night1 = std::fs::canonicalize(sweep_dir.join("latest")).unwrap();
+
+    // Night 2 runs 2 × 60 s points; killed once its run directory exists.
+    write("60s");
+    let night = cron_night(root, &cmd);
+    let mut marker = String::new();
+    common::wait_for(
+        "night 2's run directory",
+        std::time::Duration::from_secs(60),
+        || {
+            marker = std::fs::read_to_string(&attempt).unwrap_or_default();
+            marker.contains("did not finish") && marker.contains("its finished points are in")
+        },
+    );
+    let pid: i32 = marker
+        .split("pid ")
+        .nth(1)
+        .and_then(|r| r.split(')').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("a pid in {marker}"));
+    assert_ne!(pid as u32, night.id(), "the sweepbench, not the shell");
+    // SAFETY: a signal to the child's child this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+    let out = night.wait_with_output().unwrap();
+    let mail = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(mail.contains(": did not finish (started, pid "), "{mail}");
+    assert!(mail.contains("killed"), "{mail}");
+    assert!(!mail.contains("exit 0"), "never night 1's text: {mail}");
+    assert!(!mail.contains(&night1.display().to_string()), "{mail}");
+    assert!(read(&root.join("syslog")).contains("did not finish"));
+
+    // Night 3: the killed night said first, in its summary.
+    write("1s");
+    let third = cron_night(root, &cmd).wait_with_output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&third.stdout), "");
+    let summary = read(&sweep_dir.join("latest/summary.txt"));
+    assert!(
+        summary.starts_with("warning: the run of ") && summary.contains("ended without a summary"),
+        "{summary}"
+    );
+}
+
+/// The README's cron line itself, run night after night in a scratch checkout (the binary
+/// linked where the line expects its release build, a synthetic control nightly as
+/// sweeps/nightly.toml, `logger` replaced on PATH by one that appends to a file: no syslog
+/// here). What the command prints is what cron mails: nothing on a good night, the night's
+/// own last-attempt.txt on a bad one — a regression every night it persists, an unreachable
+/// candidate, a night refused by the lock, a bad sweep file, each as itself; after `accept`,
+/// the slower level passes. Every night, `history` exits as the newest run's gate decided.
+#[test]
+fn the_readmes_cron_line_mails_each_bad_night_its_own_truth() {
+    let (dir, cmd) = cron_checkout();
+    let root = dir.path();
+    let exe = root.join("target/release/sweepbench");
     let head = "name = \"nightly\"\ncontrol = \"control/default\"\n[run]\nworkloads = [\"oltp_read_write\"]\nthreads = [1, 4]\ndesign = \"paired\"\nslice = \"2s\"\nbudget = \"5m\"\n";
     let sweep = |lambda: u32| {
         format!("{head}[[targets]]\nname = \"control\"\nsynthetic = {{ seed = 11, noise = 0.05, burst = 0.2, vary_by_run = true }}\n[[targets]]\nname = \"candidate\"\nsynthetic = {{ seed = 11, noise = 0.05, burst = 0.2, vary_by_run = true, lambda = {lambda} }}\n")
     };
     let night = |body: &str| {
         std::fs::write(root.join("sweeps/nightly.toml"), body).unwrap();
-        let out = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(&cmd)
-            .env(
-                "PATH",
-                format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
-            )
-            .env("TMPDIR", root)
-            .output()
-            .unwrap();
+        let out = cron_night(root, &cmd).wait_with_output().unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     let sweep_dir = root.join("results/nightly");

@@ -163,3 +163,51 @@ fn tls_ended_at_the_router_greets_as_the_router_and_passed_through_as_the_server
     let passed = greeting(RouterTls::Passthrough, "pass");
     assert!(passed.contains("MariaDB"), "{passed}");
 }
+
+/// A url target behind a proxy whose own limit is below the sweep's largest point: the
+/// server's max_connections allows the threads, the router does not. `check` opens what the
+/// sweep will open, fails naming how many connections it got, and passes once the sweep asks
+/// no more than the router takes.
+#[test]
+fn check_of_a_url_behind_a_routers_limit_opens_the_connections_and_names_what_it_got() {
+    use sweepbench::pipeline::server::proxy::{
+        Backend, Proxy, ProxyKind, RouterOptions, RouterTls,
+    };
+    let bin = router();
+    let s = common::server();
+    common::fresh_db("routed_url");
+    let dir = tempfile::tempdir().unwrap();
+    let kind = ProxyKind::Router(RouterOptions {
+        binary: Some(bin),
+        tls: RouterTls::Passthrough,
+        sharing: false,
+    });
+    let backend = Backend::Tcp("127.0.0.1".into(), s.port());
+    let p = Proxy::start(&dir.path().join("router"), &kind, &backend, 8).expect("router");
+    let body = |threads: &str| {
+        format!(
+            "name = \"url\"\n[data]\ntables = 1\ntable_size = 100\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = {threads}\n[[targets]]\nname = \"routed\"\nurl = \"mysql://root@127.0.0.1:{}/routed_url\"\n",
+            p.port
+        )
+    };
+    let f = sweep_file(dir.path(), "url", &body("[4, 16]"));
+    let out = sweepbench(&["check", f.to_str().unwrap()]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("[FAIL] routed connections: opened 8 of the 18 connections the sweep needs at 16 threads"),
+        "{said}"
+    );
+    assert!(said.contains("keep [run] threads at or below 6"), "{said}");
+    assert!(said.contains("max_connections on its route"), "{said}");
+    // What the router takes passes, and its connections were all closed again.
+    let f = sweep_file(dir.path(), "url", &body("[2, 6]"));
+    let out = sweepbench(&["check", f.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = sweepbench(&["check", f.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "the first check's connections are closed: {}",
+        text(&out)
+    );
+}

@@ -29,8 +29,17 @@ pub struct Fingerprint {
     pub hostname: String,
     #[serde(default)]
     pub cpu: String,
+    /// The CPUs this process may use: its affinity's count, capped by a CPU quota.
     #[serde(default)]
     pub cores: usize,
+    /// The CPUs its affinity allows (`taskset`, a cpuset): what the host's load of a point
+    /// is counted over. 0 in runs made before it was recorded.
+    #[serde(default)]
+    pub cpus_allowed: usize,
+    /// Its cgroup's CPU quota in CPUs (a pod's CPU limit), where there is one: time, not
+    /// CPUs, so the host's load is still counted over `cpus_allowed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_quota: Option<f64>,
     #[serde(default)]
     pub memory_bytes: u64,
     #[serde(default)]
@@ -63,6 +72,8 @@ pub fn fingerprint(probe_dir: Option<&Path>) -> Fingerprint {
         hostname: read("/proc/sys/kernel/hostname").trim().to_string(),
         cpu,
         cores: std::thread::available_parallelism().map_or(0, |n| n.get()),
+        cpus_allowed: crate::affinity::allowed(std::process::id() as i32).map_or(0, |c| c.len()),
+        cpu_quota: crate::usage::cpu_quota(),
         memory_bytes: mem_kb * 1024,
         kernel: read("/proc/sys/kernel/osrelease").trim().to_string(),
         probe: probe_dir.and_then(probe),

@@ -1,7 +1,9 @@
 //! What every `run` leaves, however it ends: results/<sweep>/last-attempt.txt — when it
 //! started, its exit code and what that means, then the run's summary, or what stopped it
 //! and the remedy — so that a cron line mailing that file never mails an earlier night's
-//! text (`latest` keeps pointing at the last run that has a directory). And a run that finds
+//! text (`latest` keeps pointing at the last run that has a directory). The file says "did
+//! not finish" from the moment the run holds its sweep's lock, so a run killed with -9, by the
+//! OOM killer or a reboot leaves that, not the night before's verdict. And a run that finds
 //! the run before it ended without a summary (killed, the machine down) says so first.
 
 use super::SweepArgs;
@@ -70,6 +72,54 @@ pub fn write(
     if let Err(e) = written {
         ev.warn(&format!("{} not written: {e:#}", path.display()));
     }
+}
+
+/// The first words of the file while a run is in progress: what a run that never returned
+/// (SIGKILL, out of memory, the machine down) leaves behind.
+const UNFINISHED: &str = "did not finish";
+
+/// Writes last-attempt.txt in `dir` for a run of `a` in progress since `started`, in process
+/// `pid`: replaced when the run ends, so whoever reads it before that — a cron line after a
+/// kill -9 — reads that the run did not finish. `run_dir` names the run's directory once it
+/// exists. Atomic, as the final text is; a file that cannot be written is a warning.
+pub fn started(
+    a: &SweepArgs,
+    dir: &Path,
+    started: chrono::DateTime<chrono::Utc>,
+    run_dir: Option<&Path>,
+    ev: &dyn Events,
+) {
+    let pid = std::process::id();
+    let see = match run_dir {
+        Some(r) => format!("its finished points are in {}", r.display()),
+        None => format!(
+            "it stopped before its run directory was made (results in {})",
+            dir.display()
+        ),
+    };
+    let text = format!(
+        "sweepbench run {} at {} UTC: {UNFINISHED} (started, pid {pid})\n\n\
+         If you read this, the run did not end: it was killed (kill -9, the OOM killer, a \
+         timeout, a container's memory limit) or the machine went down; {see}. The next run \
+         says so first; `sweepbench run --resume RUN_DIR` goes on with a sequential run.\n",
+        a.file.display(),
+        started.format("%Y-%m-%d %H:%M:%S"),
+    );
+    let path = dir.join(FILE);
+    if let Err(e) = crate::pipeline::results::write_atomic(&path, text.as_bytes()) {
+        ev.warn(&format!("{} not written: {e:#}", path.display()));
+    }
+}
+
+/// What last-attempt.txt in `sweep_dir` says of a run that never returned, read under the
+/// sweep's lock (so no run is in progress): its first line, when it is a started marker.
+pub fn unfinished(sweep_dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(sweep_dir.join(FILE)).ok()?;
+    let first = text.lines().next()?;
+    first.contains(&format!(": {UNFINISHED} (started, pid ")).then(|| {
+        let what = first.strip_prefix("sweepbench ").unwrap_or(first);
+        format!("the last attempt ({what}) never ended: killed, out of memory, or the machine went down")
+    })
 }
 
 /// The run before this one, when it ended without writing its summary (killed with -9, the

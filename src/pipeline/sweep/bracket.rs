@@ -49,6 +49,7 @@ impl Spent {
         self.host = self.host.zip(s.host).map(|(a, b)| HostCpu {
             busy_s: a.busy_s + b.busy_s,
             steal_s: a.steal_s + b.steal_s,
+            cpus: a.cpus.max(b.cpus),
         });
         self.wall_s += s.wall_s;
     }
@@ -84,10 +85,16 @@ impl Meter {
                 .proxy0
                 .zip(proxy1)
                 .map_or(0.0, |(a, z)| (z - a).max(0.0)),
-            host: self.host0.zip(host1).map(|(a, z)| HostCpu {
-                busy_s: z.busy_s - a.busy_s,
-                steal_s: z.steal_s - a.steal_s,
-            }),
+            // Readings over different sets of CPUs (the affinity changed) tell nothing.
+            host: self
+                .host0
+                .zip(host1)
+                .filter(|(a, z)| a.cpus == z.cpus)
+                .map(|(a, z)| HostCpu {
+                    busy_s: z.busy_s - a.busy_s,
+                    steal_s: z.steal_s - a.steal_s,
+                    cpus: z.cpus,
+                }),
             wall_s: self.began.elapsed().as_secs_f64(),
         }
     }
@@ -120,8 +127,8 @@ impl Bracket {
         }
     }
 
-    /// Opens a window whose counters are read later (`counters_read`): a sequential point
-    /// reads them once its warmup is over. `b` None: a host test, no server.
+    /// Opens a window whose counters are read later (`restart`): a sequential point reads
+    /// them once its warmup is over. `b` None: a host test, no server.
     pub fn open_counting_later(b: Option<&Block>) -> Bracket {
         Bracket {
             meter: Meter::start(b),
@@ -129,9 +136,13 @@ impl Bracket {
         }
     }
 
-    /// The counters at the start of the window, read after it opened.
-    pub fn counters_read(&mut self, c: Option<Sample>) {
+    /// The window starts again at the instant its counters `c` were read (a sequential
+    /// point's warmup over), with the CPU and the clock read then (`meter`): what the
+    /// warmup cost is in none of the window's figures. A measurement that never says when
+    /// its warmup ended (the sysbench binary) keeps the opening's readings.
+    pub fn restart(&mut self, c: Option<Sample>, meter: Meter) {
         self.counters = c;
+        self.meter = meter;
     }
 
     /// The window is over: what it cost is read now.

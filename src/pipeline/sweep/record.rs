@@ -6,13 +6,13 @@ use crate::engine::exec::RunReport;
 use crate::pipeline::events::Events;
 use crate::pipeline::results::{r4, PointRecord, PointStatus, RunDir};
 
-/// The share of the host's CPU (all cores) that processes other than this client and the
-/// measured server took over `wall_s`, and the share the hypervisor stole, from what
-/// /proc/stat counted meanwhile (`host`, the difference of two readings); `ours_s` is the CPU
-/// this client and the server used meanwhile.
+/// The share of the CPUs the run may use (its affinity; the whole host without one) that
+/// processes other than this client and the measured server took over `wall_s`, and the share
+/// the hypervisor stole, from what /proc/stat counted on those CPUs meanwhile (`host`, the
+/// difference of two readings); `ours_s` is the CPU this client and the server used meanwhile.
+/// Never over a CPU quota's count: a quota limits time, not which CPUs are shared.
 pub(super) fn host_shares(host: crate::usage::HostCpu, wall_s: f64, ours_s: f64) -> (f64, f64) {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
-    let wall = wall_s.max(1e-3) * cores;
+    let wall = wall_s.max(1e-3) * f64::from(host.cpus.max(1));
     let others = (host.busy_s - ours_s).max(0.0) / wall;
     let steal = host.steal_s.max(0.0) / wall;
     (others.min(1.0), steal.min(1.0))

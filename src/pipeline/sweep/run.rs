@@ -18,7 +18,7 @@ use std::path::PathBuf;
 /// it ends, results/<sweep>/last-attempt.txt says how (`attempt`).
 pub async fn run(a: &SweepArgs, ev: &dyn Events) -> anyhow::Result<Exit> {
     let started = chrono::Utc::now();
-    let ended = attempt(a, ev).await;
+    let ended = attempt(a, started, ev).await;
     match &ended {
         Ok((sweep_dir, exit, summary)) => {
             super::attempt::write(a, sweep_dir, started, *exit, summary, ev)
@@ -35,7 +35,11 @@ pub async fn run(a: &SweepArgs, ev: &dyn Events) -> anyhow::Result<Exit> {
 
 /// The run itself: its sweep's results directory, its exit code and its summary (as
 /// summary.txt keeps it).
-async fn attempt(a: &SweepArgs, ev: &dyn Events) -> anyhow::Result<(PathBuf, Exit, String)> {
+async fn attempt(
+    a: &SweepArgs,
+    started: chrono::DateTime<chrono::Utc>,
+    ev: &dyn Events,
+) -> anyhow::Result<(PathBuf, Exit, String)> {
     let (spec, plan) = load(a, ev)?;
     let sweep_dir = a.results_dir.join(&spec.name);
     if spec.run.design.paired() && a.resume.is_some() {
@@ -45,6 +49,10 @@ async fn attempt(a: &SweepArgs, ev: &dyn Events) -> anyhow::Result<(PathBuf, Exi
     }
     // One run of a sweep at a time: nightly jobs overlap when one runs long.
     let _lock = crate::pipeline::results::nightly::Lock::take(&sweep_dir)?;
+    // Under the lock no run is in progress: a marker left in last-attempt.txt is a run that
+    // never returned. Then this run's own marker, replaced when it ends.
+    let never_ended = super::attempt::unfinished(&sweep_dir);
+    super::attempt::started(a, &sweep_dir, started, None, ev);
     // Settings a killed run left changed on external targets go back first, or nothing runs.
     let journal = super::vars::Journal::at(&sweep_dir);
     let recovered = journal
@@ -56,7 +64,7 @@ async fn attempt(a: &SweepArgs, ev: &dyn Events) -> anyhow::Result<(PathBuf, Exi
     // A run before this one that never wrote its summary is said first, here and in this
     // run's summary: its mail never came.
     let killed = match a.resume {
-        None => super::attempt::killed_before(&sweep_dir),
+        None => super::attempt::killed_before(&sweep_dir).or(never_ended),
         Some(_) => None,
     };
     if let Some(k) = &killed {
@@ -68,6 +76,7 @@ async fn attempt(a: &SweepArgs, ev: &dyn Events) -> anyhow::Result<(PathBuf, Exi
         None => RunDir::create(&a.results_dir, &spec),
     };
     let mut dir = opened?;
+    super::attempt::started(a, &sweep_dir, started, Some(&dir.path), ev);
     let done: std::collections::BTreeSet<String> =
         dir.points().iter().map(|p| p.point_id.clone()).collect();
     let mut plan = plan;

@@ -4,7 +4,7 @@
 //! (sequential, auto, host, paired) drives points through it.
 
 use super::block;
-use super::bracket::{Bracket, Keep};
+use super::bracket::{Bracket, Keep, Meter};
 use super::measure::{Measure, RunAt};
 use super::tally::Tally;
 use super::window::{self, Window};
@@ -403,11 +403,15 @@ async fn run_one(
     if costs.start_profile(pids.first().copied(), p) {
         costs.profile_attached().await;
     }
+    let shared: &block::Block = b;
     let (measured, cost0) = {
+        // The counters, the server's and the host's CPU and the clock restart together once
+        // the warmup is over: every figure of the record is over the measured window.
         let window_start = async {
             workers_started.await.ok()?;
             tokio::time::sleep(std::time::Duration::from_secs(warmup)).await;
-            costs.sample(&pids).await
+            let counters = costs.sample(&pids).await;
+            Some((counters, Meter::start(Some(shared))))
         };
         let measuring = how.run(spec, p, Window::Point, rec, at, &mut obs);
         tokio::pin!(window_start, measuring);
@@ -423,6 +427,8 @@ async fn run_one(
     };
     let seat = how.seat();
     b.costs = costs;
-    window.counters_read(cost0);
+    if let Some((counters, meter)) = cost0 {
+        window.restart(counters, meter);
+    }
     window.close(Some(b), to, rec, &measured, seat).await;
 }
