@@ -203,6 +203,18 @@ fn lock_wait_timeouts_are_ignored_and_events_restart() {
     assert!(j["latency_ms"]["max_ms"].as_f64().unwrap() > 1000.0, "{j}");
 }
 
+/// Waits until `n` of a run's connections on database `db` of `s` are there (connected and
+/// logged in), however slow the machine, then a moment more for their first events.
+fn connected(s: &ManagedServer, db: &str, n: usize) {
+    let sql = format!(
+        "SELECT id FROM information_schema.processlist WHERE db='{db}' AND id <> CONNECTION_ID()"
+    );
+    wait_for("the run's connections", Duration::from_secs(60), || {
+        query_col_on(s, &sql).len() >= n
+    });
+    std::thread::sleep(Duration::from_millis(300));
+}
+
 fn kill_workers(s: &ManagedServer, db: &str) -> usize {
     let ids = query_col_on(s, &format!("SELECT id FROM information_schema.processlist WHERE db='{db}' AND id <> CONNECTION_ID()"));
     for id in &ids {
@@ -222,7 +234,7 @@ fn lost_connections_reconnect_when_ignored() {
     );
     a.push("--db-ps-mode=auto".into());
     let child = spawn_bench(&a);
-    std::thread::sleep(Duration::from_millis(1500));
+    connected(s, "reconn", 2);
     assert_eq!(kill_workers(s, "reconn"), 2);
     let out = child.wait_with_output().unwrap();
     assert!(
@@ -244,7 +256,7 @@ fn lost_connection_not_ignored_is_fatal_but_reported() {
         "oltp_point_select run --table-size=100 --threads=2 --time=6",
         &conn,
     ));
-    std::thread::sleep(Duration::from_millis(1500));
+    connected(s, "lostfatal", 2);
     kill_workers(s, "lostfatal");
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(1));
@@ -271,7 +283,7 @@ fn sigint_stops_after_the_current_event_and_reports() {
         "oltp_point_select run --table-size=100 --threads=2 --time=0",
         &conn,
     ));
-    std::thread::sleep(Duration::from_millis(1500));
+    connected(server(), "sigint", 2);
     // SAFETY: signalling our own child.
     unsafe {
         libc::kill(child.id() as i32, libc::SIGINT);

@@ -258,34 +258,46 @@ fn an_interrupted_two_client_point_is_counted_in_the_summary() {
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("results");
     let f = dir.path().join("n5.toml");
-    std::fs::write(&f, "name = \"n5\"\n[data]\ntables = 1\ntable_size = 1000\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [2, 4]\nclients = 2\nduration = \"8s\"\nwarmup = \"0s\"\nrepeats = 1\n[[targets]]\nname = \"local\"\nserver = {}\n").unwrap();
-    // The signal comes once the first point's record is written, well inside the second's
-    // 8 s.
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+    std::fs::write(&f, "name = \"n5\"\n[data]\ntables = 1\ntable_size = 1000\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [2, 4]\nclients = 2\nduration = \"8s\"\nwarmup = \"0s\"\nrepeats = 1\nreport_interval = \"1s\"\n[[targets]]\nname = \"local\"\nserver = {}\n").unwrap();
+    // The signal comes once the second point's clients are measuring: its first interval
+    // line ("thds: 4") is on the terminal, however long they took to start.
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
         .args(["run", f.to_str().unwrap(), "--results-dir"])
         .arg(&results)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut all = String::new();
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line.clone());
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
     let until = std::time::Instant::now() + std::time::Duration::from_secs(180);
     loop {
-        let written = latest_run(&results, "n5")
-            .and_then(|run| load_points(&run).ok())
-            .is_some_and(|p| !p.is_empty());
-        if written {
+        let left = until.saturating_duration_since(std::time::Instant::now());
+        let line = rx
+            .recv_timeout(left)
+            .expect("the second point's interval line before the run ended");
+        if line.contains("/t4/r1 [") && line.contains("thds: 4") {
             break;
         }
-        assert!(std::time::Instant::now() < until, "no point was written");
-        std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    // Into the second point's measuring (its clients connect and start within a second).
-    std::thread::sleep(std::time::Duration::from_millis(3000));
     // SAFETY: a signal to the child we started.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(130), "{t}");
+    let status = child.wait().unwrap();
+    let t = reader.join().unwrap();
+    assert_eq!(status.code(), Some(130), "{t}");
     assert!(
         t.contains("sweep 'n5': 1 ok, 0 failed, 0 skipped, 1 interrupted of 2 planned"),
         "{t}"

@@ -237,3 +237,55 @@ fn packets_split_over_many_reads_are_read_whole() {
     });
     refused(&f, "error 1045 (Access denied for user 'u'@'localhost'");
 }
+
+/// The handshake response's auth data as a server reads it: length-encoded where the server
+/// offers CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA (a 300-byte clear-text password arrives
+/// whole, where one length byte would have said 45 and cut it), refused with a client error
+/// naming the limit where it does not — never cut.
+#[test]
+fn an_auth_response_of_any_length_is_sent_whole_or_refused() {
+    use sweepbench::engine::db::Endpoint;
+    use sweepbench::engine::wire::{Conn, Login};
+    let password = "p".repeat(300);
+    let heard = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+    let serve = |caps: u32, heard: std::sync::Arc<std::sync::Mutex<Vec<u8>>>| {
+        fake::serve(move |s| {
+            fake::send(
+                s,
+                0,
+                &fake::greeting_with("mysql_clear_password", &[b'n'; 20], caps),
+            );
+            if let Some((_, p)) = fake::read(s) {
+                *heard.lock().unwrap() = p;
+                fake::send(s, 2, &fake::ok());
+            }
+        })
+    };
+    let login = Login {
+        user: "u",
+        password: &password,
+        db: "",
+        server_charset: false,
+        allow_cleartext: true,
+        tls: None,
+    };
+    let f = serve(fake::CAPS | 0x20_0000, heard.clone());
+    let ep = Endpoint::Tcp("127.0.0.1".into(), f.port);
+    let c = Conn::connect(&ep, &login, Duration::from_secs(10)).expect("logged in");
+    c.close();
+    // caps(4) max packet(4) charset(1) filler(23) "u\0", then the auth data.
+    let p = heard.lock().unwrap().clone();
+    let auth = &p[32 + 2..];
+    assert_eq!(auth[0], 0xfc, "a two-byte length follows");
+    let len = u16::from_le_bytes([auth[1], auth[2]]) as usize;
+    assert_eq!(len, 301, "the password and its NUL");
+    assert_eq!(&auth[3..3 + 300], password.as_bytes());
+
+    let f = serve(fake::CAPS, heard);
+    let ep = Endpoint::Tcp("127.0.0.1".into(), f.port);
+    let Err(e) = Conn::connect(&ep, &login, Duration::from_secs(10)) else {
+        panic!("a 300-byte response cut to one length byte was sent");
+    };
+    assert_eq!(e.code, 2061, "{e}");
+    assert!(e.to_string().contains("at most 255"), "{e}");
+}

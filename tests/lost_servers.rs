@@ -268,3 +268,45 @@ fn write_stalls_leave_no_interval_with_transactions_and_no_latency() {
         }
     }
 }
+
+/// A server killed mid-run and started again on its port while the run goes on: every
+/// thread reconnects (its back-off tries again within a quarter of a second), the run measures
+/// again after the outage and ends by its --time, exit 0.
+#[test]
+fn a_server_that_comes_back_is_reconnected_and_the_run_ends_by_its_time() {
+    let mut s = ManagedServer::start(&ServerSpec::default()).unwrap();
+    exec_root(&s, &["CREATE DATABASE back"]).unwrap();
+    let conn = conn_args(&s, "back");
+    bench_ok("oltp_point_select prepare --table-size=500", &conn);
+    let mut run = args(
+        "oltp_point_select run --table-size=500 --threads=4 --time=20 --report-interval=1 --mysql-ignore-errors=2013,2006",
+        &conn,
+    );
+    run.insert(0, "bench".into());
+    let child = spawn(&run);
+    running(&s, "root", 5);
+    kill_server(&mut s);
+    s.restart().expect("the server starts again on its port");
+    let (code, out) = wait_end(child, "bench to end", Duration::from_secs(20 + 20));
+    assert_eq!(code, Some(0), "{out}");
+    let reconnects: u64 = figure(&out, "reconnects:");
+    assert!(reconnects >= 4, "every thread reconnected: {out}");
+    let total: f64 = figure(&out, "total time:");
+    assert!(
+        (19.5..21.5).contains(&total),
+        "ended by its --time: {total} s\n{out}"
+    );
+    // Measuring again after the outage: the last second's interval has transactions.
+    let last = out
+        .lines()
+        .rev()
+        .find(|l| l.starts_with('[') && l.contains(" tps: "))
+        .unwrap_or_else(|| panic!("interval lines in {out}"));
+    let tps: f64 = last
+        .split(" tps: ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|t| t.parse().ok())
+        .unwrap();
+    assert!(tps > 0.0, "transactions after the server came back: {last}");
+}

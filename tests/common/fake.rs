@@ -56,19 +56,24 @@ pub fn read(s: &mut TcpStream) -> Option<(u8, Vec<u8>)> {
 }
 
 /// Protocol 4.1, secure connection, plugin auth, transactions, multi-results, with a DB.
-const CAPS: u32 = 0x1 | 0x8 | 0x200 | 0x2000 | 0x8000 | 0x1_0000 | 0x2_0000 | 0x8_0000;
+pub const CAPS: u32 = 0x1 | 0x8 | 0x200 | 0x2000 | 0x8000 | 0x1_0000 | 0x2_0000 | 0x8_0000;
 
 /// A protocol-10 greeting offering `plugin` with `nonce` (20 bytes for the usual plugins).
 pub fn greeting(plugin: &str, nonce: &[u8]) -> Vec<u8> {
+    greeting_with(plugin, nonce, CAPS)
+}
+
+/// `greeting` with capabilities `caps`.
+pub fn greeting_with(plugin: &str, nonce: &[u8], caps: u32) -> Vec<u8> {
     let mut p = vec![10];
     p.extend_from_slice(b"8.0.99-fake\0");
     p.extend_from_slice(&7u32.to_le_bytes());
     p.extend_from_slice(&nonce[..8.min(nonce.len())]);
     p.push(0);
-    p.extend_from_slice(&(CAPS as u16).to_le_bytes());
+    p.extend_from_slice(&(caps as u16).to_le_bytes());
     p.push(45);
     p.extend_from_slice(&2u16.to_le_bytes());
-    p.extend_from_slice(&((CAPS >> 16) as u16).to_le_bytes());
+    p.extend_from_slice(&((caps >> 16) as u16).to_le_bytes());
     p.push(21);
     p.extend_from_slice(&[0; 10]);
     if nonce.len() > 8 {

@@ -4,7 +4,7 @@
 
 use super::decode;
 use super::error::*;
-use super::packet::Framed;
+use super::packet::{put_lenenc, Framed};
 use super::proto::*;
 use super::{Error, Login};
 
@@ -173,7 +173,8 @@ pub fn handshake(
         | CLIENT_MULTI_STATEMENTS
         | CLIENT_MULTI_RESULTS
         | CLIENT_PS_MULTI_RESULTS
-        | CLIENT_PLUGIN_AUTH;
+        | CLIENT_PLUGIN_AUTH
+        | CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA;
     if !login.db.is_empty() {
         want |= CLIENT_CONNECT_WITH_DB;
     }
@@ -207,7 +208,21 @@ pub fn handshake(
     b.extend_from_slice(&[0; 23]);
     b.extend_from_slice(login.user.as_bytes());
     b.push(0);
-    b.push(auth.len() as u8);
+    if caps & CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA != 0 {
+        put_lenenc(b, auth.len() as u64);
+    } else if auth.len() > 255 {
+        // One length byte cannot say it: cut, the server would read another password.
+        return Err(Error::client(
+            CR_AUTH_PLUGIN_ERR,
+            format!(
+                "the {} response is {} bytes and the server takes at most 255 in its handshake (it lacks CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA): use a shorter password",
+                String::from_utf8_lossy(&plugin),
+                auth.len()
+            ),
+        ));
+    } else {
+        b.push(auth.len() as u8);
+    }
     b.extend_from_slice(&auth);
     if caps & CLIENT_CONNECT_WITH_DB != 0 {
         b.extend_from_slice(login.db.as_bytes());

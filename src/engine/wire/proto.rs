@@ -36,6 +36,8 @@ pub const CLIENT_MULTI_STATEMENTS: u32 = 0x1_0000;
 pub const CLIENT_MULTI_RESULTS: u32 = 0x2_0000;
 pub const CLIENT_PS_MULTI_RESULTS: u32 = 0x4_0000;
 pub const CLIENT_PLUGIN_AUTH: u32 = 0x8_0000;
+/// The handshake response's auth data length-encoded (any length), not one length byte.
+pub const CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA: u32 = 0x20_0000;
 
 /// A status flag of OK and EOF: another result follows.
 pub const SERVER_MORE_RESULTS_EXISTS: u16 = 0x0008;

@@ -251,28 +251,18 @@ fn sweep(
     Ok((name, text))
 }
 
-/// Runs the paired sweep `name` (this binary, `run … --quiet`, its output to stderr) under the
-/// candidate's results root and reads what it found at `rows`.
-fn measure(
-    name: &str,
-    sweep_text: &str,
-    cand: &Path,
-    rows: &[&Row],
-) -> anyhow::Result<Confirmation> {
+/// Runs the sweep `text` named `name` (this binary, `run … --quiet`, its output to stderr)
+/// under `root`; the run's directory.
+fn run_sweep(name: &str, text: &str, root: &Path) -> anyhow::Result<PathBuf> {
     use anyhow::Context;
-    let root = cand
-        .parent()
-        .and_then(Path::parent)
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("results"));
     let dir = tempfile::tempdir()?;
     let file = dir.path().join("confirm.toml");
-    std::fs::write(&file, sweep_text)?;
+    std::fs::write(&file, text)?;
     let status = std::process::Command::new(std::env::current_exe()?)
         .arg("run")
         .arg(&file)
         .arg("--results-dir")
-        .arg(&root)
+        .arg(root)
         .arg("--quiet")
         .stdout(std::io::stderr())
         .status()
@@ -289,6 +279,27 @@ fn measure(
             run.display()
         );
     }
+    Ok(run)
+}
+
+/// The results root a run's directory sits in (results/<sweep>/<run>).
+fn root_of(run: &Path) -> PathBuf {
+    run.parent()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("results"))
+}
+
+/// Runs the paired sweep `name` under the candidate's results root and reads what it found
+/// at `rows`.
+fn measure(
+    name: &str,
+    sweep_text: &str,
+    cand: &Path,
+    rows: &[&Row],
+) -> anyhow::Result<Confirmation> {
+    use anyhow::Context;
+    let run = run_sweep(name, sweep_text, &root_of(cand))?;
     let v = crate::pipeline::judge::verdicts_file::load(&run)?
         .context("the paired run wrote no verdicts.json: no point completed a round")?;
     let series = format!("{CAND}/{CAND}");
@@ -360,4 +371,94 @@ pub fn text(c: &Confirmation) -> String {
         "the paired run confirms no regression: the cross-run verdict is not a failure.\n"
     });
     s
+}
+
+/// A nightly paired with its control about to fail (`control = "…"`, the README's nightly: a
+/// url candidate beside a managed control): the failing points measured again in a fresh
+/// paired run of the same sweep — the candidate as it is reached, the control's server started
+/// anew — whose ratio to the control is judged against the same reference night(s), as the
+/// night was. `earlier` are the reference runs' verdicts; returns the text said and whether
+/// the confirmation fails too.
+pub fn control(
+    run: &Path,
+    outcome: &crate::pipeline::judge::control::Outcome,
+    earlier: &[crate::pipeline::judge::verdicts_file::Verdicts],
+    (fail_on, what): (FailOn, &str),
+) -> anyhow::Result<(String, bool, serde_json::Value)> {
+    use anyhow::Context;
+    let mut doc = sweep_of(run).map_err(anyhow::Error::msg)?;
+    let name = format!(
+        "{}-confirm",
+        doc.get("name")
+            .and_then(|n| n.as_str())
+            .unwrap_or("nightly")
+    );
+    let (control_target, control_config) = outcome
+        .control
+        .split_once('/')
+        .context("the control names no target/config")?;
+    // The failing points: each failing point, and every thread count of a failing pooled
+    // answer.
+    let mut wanted: Vec<(&str, &str, u32)> = Vec::new();
+    for p in &outcome.points {
+        let pooled_fails = outcome
+            .pooled
+            .iter()
+            .any(|q| fail_on.fails(q.verdict) && q.series == p.series && q.workload == p.workload);
+        if fail_on.fails(p.verdict) || pooled_fails {
+            wanted.push((&p.series, &p.workload, p.threads));
+        }
+    }
+    if wanted.is_empty() {
+        anyhow::bail!("no point of the night fails on its own: nothing to measure again");
+    }
+    let filter = |target: &str, config: &str, workload: &str, threads: u32| {
+        let mut f = toml::Table::new();
+        f.insert("target".into(), target.into());
+        f.insert("config".into(), config.into());
+        f.insert("workload".into(), workload.into());
+        f.insert("threads".into(), vec![i64::from(threads)].into());
+        toml::Value::Table(f)
+    };
+    let mut include = Vec::new();
+    for (series, workload, threads) in &wanted {
+        let (t, c) = series.split_once('/').unwrap_or((series, "default"));
+        include.push(filter(t, c, workload, *threads));
+        include.push(filter(control_target, control_config, workload, *threads));
+    }
+    doc.insert("name".into(), name.clone().into());
+    doc.insert(
+        "description".into(),
+        format!(
+            "run --confirm of {}: the failing points again",
+            run.display()
+        )
+        .into(),
+    );
+    doc.insert("include".into(), include.into());
+    if let Some(r) = doc.get_mut("run").and_then(|r| r.as_table_mut()) {
+        r.insert(
+            "budget".into(),
+            format!("{}s", (60 * wanted.len()).max(120)).into(),
+        );
+    }
+    let text = toml::to_string(&doc)?;
+    let again = run_sweep(&name, &text, &root_of(run))?;
+    let fresh = crate::pipeline::judge::verdicts_file::load(&again)?
+        .context("the paired run wrote no verdicts.json: no point completed a round")?;
+    let judged = crate::pipeline::judge::control::judge(earlier, &fresh, outcome.threshold_pct);
+    let fails = judged.failing(fail_on);
+    let said = format!(
+        "\nconfirmed in a fresh paired run of the candidate and the control, started again ({}): {}{}",
+        again.display(),
+        judged.text(what),
+        if fails {
+            "the fresh run confirms a regression.\n"
+        } else {
+            "the fresh run confirms no regression: the night's verdict is not a failure.\n"
+        }
+    );
+    let json =
+        serde_json::json!({"run": again.display().to_string(), "control": judged, "fails": fails});
+    Ok((said, fails, json))
 }

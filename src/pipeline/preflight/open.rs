@@ -12,6 +12,10 @@ use crate::engine::config::ConnOptions;
 /// only once its backend answers, so 17 logins at once got 15 through a route of 8 here,
 /// while one at a time stops at the limit itself.
 async fn open_in_turn(conn: &ConnOptions, want: usize) -> (usize, Option<String>) {
+    // No database: it may not exist before the prepare, and a login is what a limit counts.
+    let mut conn = conn.clone();
+    conn.db.clear();
+    let conn = &conn;
     let mut opened = Vec::with_capacity(want);
     let mut refused = None;
     for i in 0..want {

@@ -145,6 +145,19 @@ pub fn reference(run: &Path) -> bool {
         .unwrap_or(true)
 }
 
+/// Whether a run passed its gate only because `--confirm` measured its failing points again
+/// and found no regression: its own figures failed, so it is no reference for later runs
+/// (nor a failure to be judged against), unless it was accepted.
+pub fn cleared_by_confirmation(run: &Path) -> bool {
+    if run.join(ACCEPTED).is_file() {
+        return false;
+    }
+    let gate = std::fs::read_to_string(run.join("gate.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+    gate.is_some_and(|g| g.get("confirmation").is_some() && g["passed"] == true)
+}
+
 /// `sweepbench accept RUN`: the run's level becomes the reference of its sweep's gate (the
 /// change it failed on was meant); later runs are judged against it. Returns what it says.
 pub fn accept(run: &Path) -> anyhow::Result<String> {

@@ -4,6 +4,7 @@
 use crate::pipeline::compare::{self, Against, Comparison, Run};
 use crate::pipeline::events::Events;
 use crate::pipeline::judge::verdict::FailOn;
+use crate::pipeline::judge::verdicts_file::Verdicts;
 use crate::pipeline::results::{PointStatus, RunDir};
 use crate::pipeline::spec::SweepSpec;
 use anyhow::Context;
@@ -22,7 +23,7 @@ fn finished(run: &Path) -> bool {
 
 /// The newest `n` finished runs of the sweep older than `this` for which `also` holds and
 /// that can be a reference (their gate passed, or they were accepted: a regression fails every
-/// night until it is fixed or accepted), oldest first; and the finished runs after the newest
+/// night until it is fixed or accepted; a night cleared by `--confirm` is neither), oldest first; and the finished runs after the newest
 /// of them that failed their gate. Searched from the newest back, so a long history is not
 /// read to find last night.
 fn earlier_runs(
@@ -37,7 +38,8 @@ fn earlier_runs(
     let newest_first = crate::pipeline::results::nightly::runs(sweep_dir)?
         .into_iter()
         .rev()
-        .filter(|r| r.file_name().is_some_and(|x| x < name.as_os_str()) && also(r) && finished(r));
+        .filter(|r| r.file_name().is_some_and(|x| x < name.as_os_str()) && also(r) && finished(r))
+        .filter(|r| !crate::pipeline::results::nightly::cleared_by_confirmation(r));
     let mut failed = Vec::new();
     let mut found = Vec::new();
     for r in newest_first {
@@ -227,11 +229,18 @@ pub fn judge(
 /// `--fail-on-regression` on a paired run with a pinned control (`control = …`): each
 /// series' ratio to the control in this run against the same ratio in the earlier run(s)
 /// `against` names. Returns what was compared and the judgement; None for the first run.
+/// Returns what the night was compared with, the outcome, and the reference runs' verdicts.
 pub fn control(
     dir: &RunDir,
     threshold: f64,
     against: &Against,
-) -> anyhow::Result<Option<(String, crate::pipeline::judge::control::Outcome)>> {
+) -> anyhow::Result<
+    Option<(
+        String,
+        crate::pipeline::judge::control::Outcome,
+        Vec<Verdicts>,
+    )>,
+> {
     let load = |p: &Path| -> anyhow::Result<crate::pipeline::judge::verdicts_file::Verdicts> {
         crate::pipeline::judge::verdicts_file::load(p)?.with_context(|| {
             format!(
@@ -265,10 +274,8 @@ pub fn control(
         .iter()
         .map(|p| load(p))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    Ok(Some((
-        what,
-        crate::pipeline::judge::control::judge(&earlier, &now, threshold),
-    )))
+    let outcome = crate::pipeline::judge::control::judge(&earlier, &now, threshold);
+    Ok(Some((what, outcome, earlier)))
 }
 
 /// What the compared servers were told differently (SHOW GLOBAL VARIABLES of each), as the
@@ -388,16 +395,29 @@ pub fn apply(
                 None,
                 false,
             ),
-            Some((what, o)) => {
-                let failing = o.failing(fail_on);
+            Some((what, o, earlier)) => {
+                let mut failing = o.failing(fail_on);
+                let mut j = serde_json::json!({"compared": what, "control": o});
+                let mut said = o.text(&what);
+                // About to fail: the failing points measured again in a fresh paired run
+                // against the same reference; one that cannot run is said, and the gate
+                // fails as it would.
+                if confirm && failing {
+                    match compare::confirm::control(&dir.path, &o, &earlier, (fail_on, &what)) {
+                        Ok((text, fails, k)) => {
+                            said.push_str(&text);
+                            failing = fails;
+                            j["confirmation"] = k;
+                        }
+                        Err(e) => said.push_str(&compare::confirm::unavailable(&e)),
+                    }
+                }
                 // The outcome last, as the paired gate says it: the line a reader of
                 // summary.txt looks for.
                 let text = format!(
-                    "{flag}: compared {}{flag}: {}\n",
-                    o.text(&what),
+                    "{flag}: compared {said}{flag}: {}\n",
                     if failing { "FAILED" } else { "passed" }
                 );
-                let j = serde_json::json!({"compared": what, "control": o});
                 (Kind::Control, text, Some(j), failing)
             }
         }
