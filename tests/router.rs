@@ -211,3 +211,141 @@ fn check_of_a_url_behind_a_routers_limit_opens_the_connections_and_names_what_it
         text(&out)
     );
 }
+
+/// TLS on both sides of a router that ends it: the client asks for TLS (`--mysql-ssl=required`
+/// fails against a router that does not offer it) and the router's own connection to the
+/// server is TLS too — the user is `REQUIRE SSL`, so a plain leg would be refused — and the
+/// workload runs through it.
+#[test]
+fn tls_on_both_sides_of_a_router_that_ends_it_carries_the_workload() {
+    use sweepbench::pipeline::server::proxy::{
+        Backend, Proxy, ProxyKind, RouterOptions, RouterTls,
+    };
+    let bin = router();
+    let pki = common::tls::pki();
+    let s = common::tls::tls_server(&pki);
+    let dir = tempfile::tempdir().unwrap();
+    let kind = ProxyKind::Router(RouterOptions {
+        binary: Some(bin),
+        tls: RouterTls::End,
+        sharing: false,
+    });
+    let backend = Backend::Tcp("127.0.0.1".into(), s.port());
+    let p = Proxy::start(&dir.path().join("router"), &kind, &backend, 8).expect("router");
+    let conn = [
+        "--mysql-host=127.0.0.1".to_string(),
+        format!("--mysql-port={}", p.port),
+        "--mysql-user=tlsu".into(),
+        "--mysql-password=tls pw".into(),
+        "--mysql-db=tlsdb".into(),
+        "--mysql-ssl=required".into(),
+    ];
+    let bench = |words: &str| {
+        let mut a: Vec<String> = words.split_whitespace().map(String::from).collect();
+        a.extend(conn.iter().cloned());
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("sweepbench"))
+            .arg("bench")
+            .args(&a)
+            .output()
+            .unwrap()
+    };
+    let out = bench("oltp_point_select prepare --table-size=100");
+    assert!(out.status.success(), "{}", text(&out));
+    let out = bench("oltp_point_select run --table-size=100 --threads=2 --time=2");
+    assert!(out.status.success(), "{}", text(&out));
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    let events: u64 = said
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("total number of events:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    assert!(events > 0, "{said}");
+    // The client's leg: what the router greets with, it encrypts (required was met). The
+    // server's leg: the session the router opened for the user is encrypted.
+    let mut o = sweepbench::engine::config::ConnOptions {
+        hosts: vec!["127.0.0.1".into()],
+        ports: vec![p.port],
+        user: "tlsu".into(),
+        password: Some("tls pw".into()),
+        db: "tlsdb".into(),
+        ..Default::default()
+    };
+    o.tls.mode = sweepbench::engine::config::SslMode::Required;
+    let mut c = sweepbench::engine::db::wire_connect(&o, 0, false).expect("through the router");
+    let rows = c.query_rows("SHOW SESSION STATUS LIKE 'Ssl_cipher'").unwrap();
+    let cipher = rows[0][1].clone().unwrap_or_default();
+    assert!(!cipher.is_empty(), "the router's leg to the server is TLS");
+    c.close();
+}
+
+/// Connection sharing seen where it happens, in the server's own connection count: six
+/// client connections through a sharing router, idle after a query, hold fewer than six
+/// connections on the server once the router has taken their server connections back into its
+/// pool.
+#[test]
+fn a_sharing_router_holds_fewer_server_connections_than_its_clients() {
+    use sweepbench::pipeline::server::proxy::{
+        Backend, Proxy, ProxyKind, RouterOptions, RouterTls,
+    };
+    let bin = router();
+    let m = common::mysql::Mysql::start();
+    m.root(&[
+        "CREATE USER 'sh'@'%' IDENTIFIED WITH caching_sha2_password BY 'sh pw'",
+        "GRANT ALL ON *.* TO 'sh'@'%'",
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let kind = ProxyKind::Router(RouterOptions {
+        binary: Some(bin),
+        tls: RouterTls::End,
+        sharing: true,
+    });
+    let backend = Backend::Tcp("127.0.0.1".into(), m.port);
+    let p = Proxy::start(&dir.path().join("router"), &kind, &backend, 16).expect("router");
+    let o = sweepbench::engine::config::ConnOptions {
+        hosts: vec!["127.0.0.1".into()],
+        ports: vec![p.port],
+        user: "sh".into(),
+        password: Some("sh pw".into()),
+        db: String::new(),
+        ..Default::default()
+    };
+    let mut clients = Vec::new();
+    for _ in 0..6 {
+        let mut c = sweepbench::engine::db::wire_connect(&o, 0, false).expect("through the router");
+        c.query_rows("SELECT 1").unwrap();
+        clients.push(c);
+    }
+    let on_server = || {
+        let mut c = sweepbench::engine::wire::Conn::connect(
+            &m.socket(),
+            &common::mysql::login("root", "", None),
+            std::time::Duration::from_secs(10),
+        )
+        .unwrap();
+        let rows = c
+            .query_rows("SELECT COUNT(*) FROM performance_schema.processlist WHERE user = 'sh'")
+            .unwrap();
+        c.close();
+        String::from_utf8(rows[0][0].clone().unwrap())
+            .unwrap()
+            .parse::<u32>()
+            .unwrap()
+    };
+    let mut seen = u32::MAX;
+    common::wait_for(
+        "the router to pool the idle clients' server connections",
+        std::time::Duration::from_secs(30),
+        || {
+            seen = on_server();
+            seen < 6
+        },
+    );
+    assert!(seen < 6, "{seen} server connections for 6 clients");
+    // Each client still answers, on whichever server connection the router gives it.
+    for c in &mut clients {
+        c.query_rows("SELECT 1").unwrap();
+    }
+    for c in clients {
+        c.close();
+    }
+}

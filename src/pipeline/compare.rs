@@ -636,7 +636,7 @@ fn load_unknown_note(base: &Run, cand: &Run, names: (&str, &str)) -> Option<Stri
         .map(|(_, _, n)| n)
         .collect();
     (!which.is_empty()).then(|| format!(
-        "the host's load during {} is unknown (its points hold no CPU figures of other processes: a sysbench log, or a client elsewhere), so a neighbour's share of the CPU cannot be told from a change there",
+        "the host's load during {} is unknown (its points hold no CPU figures of other processes: an imported sysbench log, or a url target, whose server's CPU this host cannot read), so a neighbour's share of the CPU cannot be told from a change there",
         which.join(" and ")
     ))
 }
