@@ -272,7 +272,9 @@ fn tls_on_both_sides_of_a_router_that_ends_it_carries_the_workload() {
     };
     o.tls.mode = sweepbench::engine::config::SslMode::Required;
     let mut c = sweepbench::engine::db::wire_connect(&o, 0, false).expect("through the router");
-    let rows = c.query_rows("SHOW SESSION STATUS LIKE 'Ssl_cipher'").unwrap();
+    let rows = c
+        .query_rows("SHOW SESSION STATUS LIKE 'Ssl_cipher'")
+        .unwrap();
     let cipher = rows[0][1].clone().unwrap_or_default();
     assert!(!cipher.is_empty(), "the router's leg to the server is TLS");
     c.close();

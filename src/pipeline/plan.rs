@@ -227,7 +227,7 @@ impl Plan {
     }
 
     /// Estimated seconds for the whole plan (auto slots at their most), including one
-    /// prepare per target.
+    /// prepare per target — per data shape of its configs for a managed one (`spec::shape`).
     pub fn eta_s(&self, spec: &SweepSpec) -> u64 {
         let per_point = spec
             .run
@@ -244,7 +244,7 @@ impl Plan {
                     .map_or(spec.data.tables as u64 * spec.data.table_size as u64, |b| {
                         b / crate::pipeline::spec::size::ASSUMED_ROW_BYTES
                     });
-                rows.div_ceil(PREPARE_ROWS_PER_S)
+                rows.div_ceil(PREPARE_ROWS_PER_S) * prepares_of(spec, t)
             })
             .sum();
         // A host test has no warmup and no server to set up.
@@ -254,6 +254,20 @@ impl Plan {
             .saturating_mul(per_point)
             .saturating_add(prepare)
             .saturating_add(host)
+    }
+}
+
+/// How many times target `t`'s data is prepared: once per data shape among the configs for a
+/// managed target (each shape's tables made under it), once for any other.
+pub fn prepares_of(spec: &SweepSpec, t: &str) -> u64 {
+    let managed = spec
+        .targets
+        .iter()
+        .any(|d| d.name == t && d.kind.is_managed());
+    if managed {
+        crate::pipeline::spec::shape::distinct(&spec.configs).len() as u64
+    } else {
+        1
     }
 }
 

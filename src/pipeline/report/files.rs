@@ -70,6 +70,24 @@ pub fn model(run: &Path, baseline: Option<&str>) -> anyhow::Result<ReportModel> 
         .extend(crate::pipeline::results::servers::engine_confounder(
             &m.engines, &m.series,
         ));
+    let shapes = crate::pipeline::results::servers::load_tables(run);
+    if !shapes.is_empty() {
+        m.tables = m
+            .series
+            .iter()
+            .map(|s| shapes.get(s).map(|t| t.shown()).unwrap_or_default())
+            .collect();
+    }
+    if let Some(c) =
+        crate::pipeline::results::servers::tables_confounder(&shapes, &variables, &m.series)
+    {
+        // The tables say what the variables only suggest.
+        if c.contains("did not reach them") {
+            m.confounders
+                .retain(|x| !x.starts_with("The servers' default character set"));
+        }
+        m.confounders.push(c);
+    }
     m.classes = crate::pipeline::results::servers::load_classes(run);
     m.confounders
         .extend(crate::pipeline::results::servers::class_confounder(

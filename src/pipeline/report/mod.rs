@@ -278,6 +278,7 @@ impl ReportModel {
             var_always: vars.always,
             confounders: vars.confounders,
             engines: BTreeMap::new(),
+            tables: Vec::new(),
             classes: BTreeMap::new(),
             errors_by_code: by_code
                 .into_iter()

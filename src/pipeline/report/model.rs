@@ -162,6 +162,9 @@ pub struct ReportModel {
     pub notes: Vec<String>,
     /// The storage engine of each series' tables (servers/*/engine.txt), where known.
     pub engines: std::collections::BTreeMap<String, String>,
+    /// Each series' tables in brief (servers/*/tables.tsv), in `series` order; "" where
+    /// unknown, empty when no series has them.
+    pub tables: Vec<String>,
     /// The instance class of each series' server (servers/*/class.txt), where it had one.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub classes: std::collections::BTreeMap<String, String>,

@@ -35,6 +35,160 @@ pub fn write_engine(servers: &Path, key: &str, engine: &str) -> anyhow::Result<(
     super::write_atomic(&dir.join("engine.txt"), format!("{engine}\n").as_bytes())
 }
 
+/// The columns of servers/<target>__<config>/tables.tsv, as information_schema.TABLES names
+/// them, and the server's innodb_page_size.
+const TABLE_COLUMNS: [&str; 8] = [
+    "table",
+    "engine",
+    "row_format",
+    "collation",
+    "avg_row_length",
+    "data_length",
+    "index_length",
+    "page_size",
+];
+
+/// servers/<target>__<config>/tables.tsv: each sbtest table as the series' server made it
+/// (`rows` in `TABLE_COLUMNS` order), read after the data was ready. Nothing is written for
+/// a series without tables (a synthetic target).
+pub fn write_tables(servers: &Path, key: &str, rows: &[Vec<String>]) -> anyhow::Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let dir = series_dir(servers, key)?;
+    let mut tsv = TABLE_COLUMNS.join("\t") + "\n";
+    for r in rows {
+        let cells: Vec<String> = r.iter().map(|c| c.replace(['\t', '\n'], " ")).collect();
+        tsv.push_str(&cells.join("\t"));
+        tsv.push('\n');
+    }
+    super::write_atomic(&dir.join("tables.tsv"), tsv.as_bytes())
+}
+
+/// A series' tables in brief: what is the same over its tables, or each distinct value.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TablesShape {
+    pub engine: String,
+    pub row_format: String,
+    pub collation: String,
+    /// innodb_page_size, bytes ("" where the server has none).
+    pub page_size: String,
+    /// Mean of the tables' avg_row_length, bytes.
+    pub row_bytes: u64,
+    /// Data and indexes of all its tables, bytes.
+    pub bytes: u64,
+}
+
+impl TablesShape {
+    /// "InnoDB, Dynamic, latin1_swedish_ci, 16 KiB pages, 188 B a row, 9.5 MiB".
+    pub fn shown(&self) -> String {
+        let page = self
+            .page_size
+            .parse::<u64>()
+            .map(|p| format!(", {} KiB pages", p / 1024))
+            .unwrap_or_default();
+        format!(
+            "{}, {}, {}{page}, {} B a row, {}",
+            self.engine,
+            self.row_format,
+            self.collation,
+            self.row_bytes,
+            crate::pipeline::spec::size::bytes(self.bytes)
+        )
+    }
+}
+
+/// Each series' tables (tables.tsv), keyed by `target/config`.
+pub fn load_tables(run: &Path) -> std::collections::BTreeMap<String, TablesShape> {
+    each_series(run, "tables.tsv")
+        .into_iter()
+        .filter_map(|(name, text)| Some((name, shape_of(&text)?)))
+        .collect()
+}
+
+fn shape_of(tsv: &str) -> Option<TablesShape> {
+    let rows: Vec<Vec<&str>> = tsv
+        .lines()
+        .skip(1)
+        .map(|l| l.split('\t').collect())
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let distinct = |i: usize| {
+        let mut v: Vec<&str> = rows.iter().filter_map(|r| r.get(i).copied()).collect();
+        v.sort_unstable();
+        v.dedup();
+        v.join("/")
+    };
+    let num = |r: &Vec<&str>, i: usize| r.get(i).and_then(|x| x.parse::<u64>().ok()).unwrap_or(0);
+    Some(TablesShape {
+        engine: distinct(1),
+        row_format: distinct(2),
+        collation: distinct(3),
+        page_size: distinct(7),
+        row_bytes: rows.iter().map(|r| num(r, 4)).sum::<u64>() / rows.len() as u64,
+        bytes: rows.iter().map(|r| num(r, 5) + num(r, 6)).sum(),
+    })
+}
+
+/// When the series ran on tables of different shapes (collation, row format, engine, page
+/// size): one sentence saying so, what each was, and that the comparison is of the tables
+/// too. When the servers' character-set defaults differ and the tables do not, that the
+/// setting never reached the tables. `series` in order; None when nothing is to be said.
+pub fn tables_confounder(
+    tables: &std::collections::BTreeMap<String, TablesShape>,
+    variables: &std::collections::BTreeMap<String, Variables>,
+    series: &[String],
+) -> Option<String> {
+    let per: Vec<(&String, &TablesShape)> = series
+        .iter()
+        .filter_map(|s| tables.get(s).map(|t| (s, t)))
+        .collect();
+    if per.len() < 2 {
+        return None;
+    }
+    type Field = fn(&TablesShape) -> &str;
+    let fields: [(&str, Field); 4] = [
+        ("collation", |t| &t.collation),
+        ("row format", |t| &t.row_format),
+        ("engine", |t| &t.engine),
+        ("page size", |t| &t.page_size),
+    ];
+    let differ: Vec<String> = fields
+        .iter()
+        .filter(|(_, f)| {
+            per.iter()
+                .any(|(_, t)| !f(t).eq_ignore_ascii_case(f(per[0].1)))
+        })
+        .map(|(name, f)| {
+            let each: Vec<String> = per
+                .iter()
+                .map(|(s, t)| format!("{} on {s}", f(t)))
+                .collect();
+            format!("{name} {}", each.join(", "))
+        })
+        .collect();
+    if !differ.is_empty() {
+        return Some(format!(
+            "The series ran on tables of different shapes — {} — so the comparison is of the tables as much as of the servers' settings (each series' tables are listed under \"Tables each series ran on\").",
+            differ.join("; ")
+        ));
+    }
+    let charset = |s: &String| {
+        variables
+            .get(s)
+            .and_then(|v| v.get("collation_server"))
+            .cloned()
+    };
+    let first = charset(per[0].0);
+    let defaults_differ = per.iter().any(|(s, _)| charset(s) != first);
+    defaults_differ.then(|| format!(
+        "The servers' collation_server differs, but every series ran on the same tables ({}): the setting did not reach them (they were made before it, or under another), so it changed new sessions' strings only, not the data measured.",
+        per[0].1.collation
+    ))
+}
+
 /// servers/<target>__<config>/class.txt: the instance class its server was held to ("0.5
 /// CPUs, 1 GiB"), for a managed server with one.
 pub fn write_class(servers: &Path, key: &str, class: &str) -> anyhow::Result<()> {

@@ -28,6 +28,9 @@ pub struct ServerSpec {
     pub mycnf: Option<String>,
     /// Start from a copy of this datadir instead of initialising a new one.
     pub seed_datadir: Option<PathBuf>,
+    /// `--name=value` options a new datadir is initialised with: its format (innodb_page_size
+    /// and the like, `spec::shape`), which the server's my.cnf must then agree with.
+    pub init_options: Vec<String>,
     /// Seconds to wait for the server to accept connections (0 = 60).
     pub startup_timeout_s: u64,
     /// The system user the server runs as (`--user`), its directory made theirs; None runs
@@ -614,6 +617,7 @@ fn initialise(
     if is_root() {
         cmd.arg("--user=root");
     }
+    cmd.args(&spec.init_options);
     // Concurrent bootstraps sharing /tmp collide on their temporary tables
     // ("Unknown table 'mysql.tmp_user_sys'"): give each instance its own.
     let tmp = dir.join("tmp");

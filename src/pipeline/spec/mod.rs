@@ -11,6 +11,7 @@ mod lexical;
 pub mod quick;
 pub mod raw;
 mod sections;
+pub mod shape;
 pub mod size;
 pub mod target;
 pub mod words;

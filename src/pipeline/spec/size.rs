@@ -47,7 +47,7 @@ impl SizeOf {
     }
 }
 
-/// "614 MiB", "2.4 GiB", "100 TiB".
+/// "288 KiB", "614 MiB", "2.4 GiB", "100 TiB".
 pub fn bytes(b: u64) -> String {
     let n = crate::pipeline::server::class::trim_number;
     if b >= 1 << 40 {
@@ -60,8 +60,10 @@ pub fn bytes(b: u64) -> String {
             "{} GiB",
             n((b as f64 / (1u64 << 30) as f64 * 10.0).round() / 10.0)
         )
-    } else {
+    } else if b >= 1 << 20 {
         format!("{} MiB", b >> 20)
+    } else {
+        format!("{} KiB", b.div_ceil(1024))
     }
 }
 

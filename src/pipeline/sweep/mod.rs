@@ -400,6 +400,31 @@ pub fn plan(a: &SweepArgs, ev: &dyn Events) -> anyhow::Result<Exit> {
             }
         }
     }
+    let shapes = crate::pipeline::spec::shape::distinct(&spec.configs);
+    if shapes.len() > 1 && spec.targets.iter().any(|t| t.kind.is_managed()) {
+        let each: Vec<String> = shapes
+            .iter()
+            .map(|s| {
+                let names: Vec<&str> = spec
+                    .configs
+                    .iter()
+                    .filter(|c| crate::pipeline::spec::shape::of(c) == *s)
+                    .map(|c| c.name.as_str())
+                    .collect();
+                let what = if s.is_empty() {
+                    "the server's defaults"
+                } else {
+                    s.as_str()
+                };
+                format!("{} ({what})", names.join(", "))
+            })
+            .collect();
+        say(format!(
+            "data shapes: {} — each managed target prepares its data once per shape, under its first config: {}",
+            shapes.len(),
+            each.join("; ")
+        ));
+    }
     for line in threads_from_cores(&spec) {
         say(line);
     }

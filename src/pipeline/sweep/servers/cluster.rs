@@ -17,12 +17,16 @@ use anyhow::Context;
 use futures::future::BoxFuture;
 use std::path::PathBuf;
 
-/// The datadir a cluster's first node starts from: kept from an earlier config, or to be
-/// made (prepared on a single server) at `path`, and kept as the target's for the configs
-/// after it where `keep` (a config that changes the datadir's format makes its own).
+/// The datadir a cluster's first node starts from: kept from an earlier config of its data
+/// shape, or to be made (prepared on a single server) at `path` and kept for the configs of
+/// that shape after it.
 pub(super) enum GoldenOf {
     Have(PathBuf),
-    Make { path: PathBuf, keep: bool },
+    /// Prepared into `path`, then kept in the run's golden copies as `keep_as`.
+    Make {
+        path: PathBuf,
+        keep_as: String,
+    },
 }
 
 impl Server for ManagedCluster {
@@ -178,11 +182,9 @@ pub(super) async fn open(
 ) -> anyhow::Result<Block> {
     let seed = match golden {
         GoldenOf::Have(g) => g,
-        GoldenOf::Make { path, keep } => {
+        GoldenOf::Make { path, keep_as } => {
             let made = prepare_golden(spec, (target, &key), server_spec.clone(), path, ev).await?;
-            if keep {
-                st.golden.insert(target.to_string(), made.clone());
-            }
+            st.golden.insert(keep_as, made.clone());
             made
         }
     };

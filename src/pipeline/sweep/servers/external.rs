@@ -39,8 +39,11 @@ pub(super) async fn preflight(
     on: OnCapacity,
 ) -> Vec<Finding> {
     let endpoints = c.endpoints();
+    let shaped = shape_findings(spec, target);
     if endpoints.len() == 1 {
-        return preflight_one(spec, target, c, n, on).await;
+        let mut out = preflight_one(spec, target, c, n, on).await;
+        out.extend(shaped);
+        return out;
     }
     // Several endpoints: each is checked as a server of its own for its share of the
     // connections (round-robin), every finding naming its node.
@@ -55,7 +58,33 @@ pub(super) async fn preflight(
             out.push(f);
         }
     }
+    out.extend(shaped);
     out
+}
+
+/// A config whose variables shape data (`spec::shape`) on a server sweepbench did not start:
+/// SET GLOBAL changes what tables made later get, not the sbtest tables there, so the series
+/// runs on those as they are — said, with what measures that shape instead.
+fn shape_findings(spec: &SweepSpec, target: &str) -> Vec<Finding> {
+    spec.configs
+        .iter()
+        .filter_map(|c| {
+            let vars = crate::pipeline::spec::shape::unreachable(c);
+            (!vars.is_empty()).then(|| Finding {
+                target: target.to_string(),
+                severity: Severity::Warning,
+                check: "data shape",
+                message: format!(
+                    "config {}: {} decide{} how tables are made, and SET GLOBAL does not change the sbtest tables already on this server: its series runs on them as they are. To measure tables of that shape, give the target a server started with {} (or a managed target, whose tables are made under each shape), or ALTER the tables to it before the run",
+                    c.name,
+                    vars.join(", "),
+                    if vars.len() == 1 { "s" } else { "" },
+                    if vars.len() == 1 { "it" } else { "them" }
+                ),
+                max_threads: None,
+            })
+        })
+        .collect()
 }
 
 /// The preflight of one endpoint.

@@ -1,6 +1,8 @@
 //! A managed target: a throwaway mariadbd or mysqld started for each config on 127.0.0.1,
-//! sized to the sweep, from the target's prepared "golden" datadir so every config starts
-//! from the same data; restarted per point where asked, and after it dies.
+//! sized to the sweep, from the prepared "golden" datadir of the config's data shape (its
+//! character set, row format, page size …: `spec::shape`) so every config of one shape starts
+//! from the same data and each shape's tables are made under it; restarted per point where
+//! asked, and after it dies.
 
 use super::{ineffective_findings, record_server};
 use crate::pipeline::events::Events;
@@ -16,16 +18,6 @@ use futures::future::BoxFuture;
 
 use super::cluster::{self, GoldenOf};
 use super::process::{close_in_thread, managed_conn, restart_in_thread, start};
-
-/// Server variables that live in the datadir's format: a config that sets one cannot start
-/// from another config's datadir and gets a fresh one.
-const DATADIR_VARS: &[&str] = &[
-    "innodb_page_size",
-    "innodb_data_file_path",
-    "innodb_undo_tablespaces",
-    "lower_case_table_names",
-    "innodb_checksum_algorithm",
-];
 
 impl Server for ManagedServer {
     fn pid(&self) -> Option<u32> {
@@ -85,7 +77,9 @@ fn disk_finding(spec: &SweepSpec, target: &str) -> Option<Finding> {
     } else {
         1
     };
-    let need = data.saturating_mul(1 + at_once);
+    // One prepared copy per data shape among the configs (`spec::shape`).
+    let shapes = crate::pipeline::spec::shape::distinct(&spec.configs).len() as u64;
+    let need = data.saturating_mul(shapes + at_once);
     let tmp = std::env::temp_dir();
     let free = crate::pipeline::preflight::free_bytes(tmp.to_str()?)?;
     let asked = match spec.data.size {
@@ -100,12 +94,14 @@ fn disk_finding(spec: &SweepSpec, target: &str) -> Option<Finding> {
         severity: Severity::Blocking,
         check: "disk",
         message: format!(
-            "{} has {} free and {asked} needs about {} there ({} of data, copied for each of {} server(s) up at once besides the prepared copy): give a smaller size, or point TMPDIR at a bigger disk",
+            "{} has {} free and {asked} needs about {} there ({} of data, copied for each of {} server(s) up at once besides the {} prepared cop{}, one per data shape of the configs): give a smaller size, or point TMPDIR at a bigger disk",
             tmp.display(),
             bytes(free),
             bytes(need),
             bytes(data),
-            at_once
+            at_once,
+            shapes,
+            if shapes == 1 { "y" } else { "ies" }
         ),
         max_threads: None,
     })
@@ -222,7 +218,8 @@ fn binary_finding(target: &str, m: &ManagedTarget) -> Finding {
 }
 
 /// The block of `target` × `config`: a server started with the config's my.cnf, from the
-/// target's golden datadir (prepared, and kept, by its first config), recorded.
+/// golden datadir of its data shape (prepared, and kept, by that shape's first config),
+/// recorded.
 pub(super) async fn open(
     spec: &SweepSpec,
     target: &str,
@@ -251,21 +248,30 @@ pub(super) async fn open(
                 .map_or(mycnf::DEFAULT_BUFFER_POOL_MB, |c| c.buffer_pool_mb()),
         },
     )?;
-    let own_datadir = config
-        .vars
+    // One golden datadir per data shape (`spec::shape`): a config starts from the copy its
+    // shape's first config prepared, or prepares it — on a datadir initialised in its format.
+    let shape = crate::pipeline::spec::shape::of(config);
+    let golden_key = if shape.is_empty() {
+        target.to_string()
+    } else {
+        format!("{target} {shape}")
+    };
+    let shape_no = crate::pipeline::spec::shape::distinct(&spec.configs)
         .iter()
-        .any(|(k, _)| DATADIR_VARS.contains(&k.as_str()));
+        .position(|s| *s == shape)
+        .unwrap_or(0);
+    let golden_dir = match shape_no {
+        0 => format!("golden-{target}"),
+        n => format!("golden-{target}-shape{n}"),
+    };
     let server_spec = ServerSpec {
         basedir: m.basedir.clone(),
         options: engine_options(m, spec.engine_of(target)),
         max_connections: 0,
         workdir: Some(st.work.path().to_path_buf()),
         mycnf: Some(cnf.clone()),
-        seed_datadir: if own_datadir {
-            None
-        } else {
-            st.golden.get(target).cloned()
-        },
+        seed_datadir: st.golden.get(&golden_key).cloned(),
+        init_options: crate::pipeline::spec::shape::init_options(config),
         startup_timeout_s: m
             .startup_timeout
             .as_deref()
@@ -275,21 +281,13 @@ pub(super) async fn open(
         ..Default::default()
     };
     if let Some(cl) = &m.cluster {
-        let golden = if own_datadir {
-            format!("golden-{}", key.replace('/', "__"))
-        } else {
-            format!("golden-{target}")
-        };
-        let golden = (!own_datadir)
-            .then(|| st.golden.get(target).cloned())
-            .flatten()
-            .map_or(
-                GoldenOf::Make {
-                    path: st.work.path().join(golden),
-                    keep: !own_datadir,
-                },
-                GoldenOf::Have,
-            );
+        let golden = st.golden.get(&golden_key).cloned().map_or(
+            GoldenOf::Make {
+                path: st.work.path().join(&golden_dir),
+                keep_as: golden_key.clone(),
+            },
+            GoldenOf::Have,
+        );
         return cluster::open(
             spec,
             (target, key),
@@ -315,24 +313,22 @@ pub(super) async fn open(
         super::super::ensure_data(spec, &c, (target, &key), ev)
             .await
             .context("preparing data")?;
-        if !own_datadir {
-            // Keep this datadir as the target's golden copy: stop cleanly, copy, restart
-            // from a copy so this config starts exactly like the next ones.
-            let golden = st.work.path().join(format!("golden-{target}"));
-            let g2 = golden.clone();
-            server = tokio::task::spawn_blocking(move || -> anyhow::Result<ManagedServer> {
-                let mut s = server;
-                s.stop();
-                managed::copy_dir(&s.datadir(), &g2)?;
-                drop(s);
-                ManagedServer::start(&ServerSpec {
-                    seed_datadir: Some(g2.clone()),
-                    ..server_spec
-                })
+        // Keep this datadir as its shape's golden copy: stop cleanly, copy, restart from a
+        // copy so this config starts exactly like the next ones of its shape.
+        let golden = st.work.path().join(&golden_dir);
+        let g2 = golden.clone();
+        server = tokio::task::spawn_blocking(move || -> anyhow::Result<ManagedServer> {
+            let mut s = server;
+            s.stop();
+            managed::copy_dir(&s.datadir(), &g2)?;
+            drop(s);
+            ManagedServer::start(&ServerSpec {
+                seed_datadir: Some(g2.clone()),
+                ..server_spec
             })
-            .await??;
-            st.golden.insert(target.to_string(), golden);
-        }
+        })
+        .await??;
+        st.golden.insert(golden_key, golden);
     }
     let c = managed_conn(server.port());
     let version = server.version().to_string();

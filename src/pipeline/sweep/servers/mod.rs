@@ -72,7 +72,8 @@ pub(super) async fn preflight(
     all
 }
 
-/// servers/<target>__<config>/: version, SHOW GLOBAL VARIABLES, and the rendered my.cnf.
+/// servers/<target>__<config>/: version, SHOW GLOBAL VARIABLES, the rendered my.cnf, the
+/// tables' engine and their shape as information_schema has them (tables.tsv).
 pub(super) async fn record_server(
     st: &RunState,
     key: &str,
@@ -95,7 +96,30 @@ pub(super) async fn record_server(
         .await
         .ok()
         .flatten();
+    // The tables as the server made them (ANALYZE-free figures: information_schema's).
+    let page = conn
+        .value("SELECT @@innodb_page_size")
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let tables = conn
+        .rows(format!(
+            "SELECT table_name, engine, row_format, table_collation, avg_row_length, data_length, index_length FROM information_schema.tables WHERE table_schema = {} AND table_name LIKE 'sbtest%' ORDER BY table_name",
+            crate::engine::admin::quote(&c.db)
+        ))
+        .await
+        .unwrap_or_default();
     conn.close().await;
+    let tables: Vec<Vec<String>> = tables
+        .into_iter()
+        .map(|r| {
+            let mut row: Vec<String> = r.into_iter().map(Option::unwrap_or_default).collect();
+            row.push(page.clone());
+            row
+        })
+        .collect();
+    crate::pipeline::results::servers::write_tables(&st.servers_dir, key, &tables)?;
     let vars: Vec<(String, String)> = rows
         .into_iter()
         .map(|(k, v)| (k, v.unwrap_or_default()))
