@@ -79,6 +79,10 @@ pub struct Model {
     /// λ per workload name, replacing the default cost ratio.
     #[serde(default)]
     pub workloads: BTreeMap<String, f64>,
+    /// Throughput factor per thread count ("16" = 1.07; 1 where not named): an effect that
+    /// differs by thread count, as real changes often do.
+    #[serde(default)]
+    pub threads: BTreeMap<String, f64>,
     /// Each measurement takes the wall time a real one would (its warmup and time), and
     /// SIGINT/SIGTERM cut it short as they cut a real point: for trying Ctrl-C, the sweep lock
     /// and `--resume` without a server. By default a point is computed at once.
@@ -168,6 +172,12 @@ impl Model {
         for (k, v) in &self.configs {
             within(&format!("configs.{k}"), *v, 1e-6, 1e6)?;
         }
+        for (k, v) in &self.threads {
+            if k.parse::<u32>().map_or(true, |n| n == 0) {
+                return Err(format!("synthetic.threads: '{k}' is not a thread count"));
+            }
+            within(&format!("threads.{k}"), *v, 1e-6, 1e6)?;
+        }
         for (k, v) in &self.workloads {
             if WorkloadKind::from_name(k).is_none() {
                 return Err(format!("synthetic.workloads: '{k}' is not a workload"));
@@ -199,8 +209,13 @@ impl Model {
     /// X(N) for a workload (with these options) and config, events per second, before the
     /// machine's mood.
     pub fn throughput(&self, w: WorkloadKind, wl: &WorkloadOptions, config: &str, n: u32) -> f64 {
+        let by_threads = self
+            .threads
+            .get(&n.max(1).to_string())
+            .copied()
+            .unwrap_or(1.0);
         let n = n.max(1) as f64;
-        let f = self.configs.get(config).copied().unwrap_or(1.0);
+        let f = self.configs.get(config).copied().unwrap_or(1.0) * by_threads;
         f * self.lambda_of(w, wl) * n / (1.0 + self.sigma * (n - 1.0) + self.kappa * n * (n - 1.0))
     }
 

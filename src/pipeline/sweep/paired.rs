@@ -129,7 +129,8 @@ pub(super) async fn run(r: &mut Runner<'_>) {
             })
         })
         .collect();
-    lines.extend(summary(&out, &baseline));
+    let load = busy_share(r.records());
+    lines.extend(summary(&out, &baseline, load));
     r.set_answers(lines);
 }
 
@@ -162,8 +163,25 @@ async fn open_series(r: &mut Runner<'_>, keys: &[(String, String)]) -> Vec<Serie
     series
 }
 
-/// One line per compared series over the whole sweep, for the run's last lines.
-fn summary(cells: &[Cell], baseline: &str) -> Vec<String> {
+/// The mean share of the host's CPU other processes and the hypervisor took over the run's
+/// ok slices, percent; None where no slice could tell.
+fn busy_share(records: &[crate::pipeline::results::PointRecord]) -> Option<f64> {
+    let each: Vec<f64> = records
+        .iter()
+        .filter(|r| r.status == crate::pipeline::results::PointStatus::Ok)
+        .filter_map(|r| Some(r.others_cpu_pct? + r.steal_pct.unwrap_or(0.0)))
+        .collect();
+    (!each.is_empty()).then(|| each.iter().sum::<f64>() / each.len() as f64)
+}
+
+/// Past this much more measuring the estimate is no plan anyone follows: the noise, not the
+/// budget, is what to change.
+const NEED_WORTH_SAYING_S: u64 = 24 * 3600;
+
+/// One line per compared series over the whole sweep, for the run's last lines; then what
+/// would decide what stayed inconclusive — on a host that was busy (`load`, percent of its
+/// CPU others took) that host, not hours of measuring at its noise.
+fn summary(cells: &[Cell], baseline: &str, load: Option<f64>) -> Vec<String> {
     let mut by: std::collections::BTreeMap<&str, Vec<Verdict>> = Default::default();
     let mut need = 0u64;
     for c in cells {
@@ -181,11 +199,20 @@ fn summary(cells: &[Cell], baseline: &str) -> Vec<String> {
             )
         })
         .collect();
-    if need > 0 {
-        lines.push(format!(
+    let busy = load.filter(|&l| l >= crate::pipeline::results::STARVED_OTHERS_PCT);
+    match (need, busy) {
+        (0, _) => {}
+        (_, Some(l)) => lines.push(format!(
+            "what stayed inconclusive did so on a busy host: other processes and the hypervisor took {l:.0} % of its CPU while the run measured, which widens every interval; measure again on a quieter host, with the run pinned to CPUs of its own (taskset), or with fewer series at once"
+        )),
+        (n, None) if n > NEED_WORTH_SAYING_S => lines.push(
+            "what stayed inconclusive would need more than a day of measuring at this noise (per point in verdicts.json): too close to the threshold to decide here, or too noisy — a quieter host, pinning (taskset) or fewer series at once narrow it"
+                .to_string(),
+        ),
+        (n, None) => lines.push(format!(
             "what stayed inconclusive would need about {} more of measuring (per point in verdicts.json)",
-            crate::pipeline::plan::format_duration(need)
-        ));
+            crate::pipeline::plan::format_duration(n)
+        )),
     }
     lines
 }

@@ -68,6 +68,21 @@ pub struct Pooled {
     /// interval, which was too wide to decide.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub every_point: bool,
+    /// Each thread count's change and its own verdict, in thread order: what the sentence
+    /// says first when the pooled interval cannot (`sentence`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub each: Vec<PointSaid>,
+}
+
+/// One thread count of a pooled question, as its sentence names it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PointSaid {
+    pub threads: u32,
+    /// Its change of tps, percent.
+    pub delta_pct: f64,
+    /// Its standard error, log scale.
+    pub se: f64,
+    pub verdict: Option<Verdict>,
 }
 
 /// The method in one paragraph, stated with the pooled answers.
@@ -170,6 +185,19 @@ pub fn answers_at(
                 higher: points.iter().filter(|p| p.d > 0.0).count(),
                 spread_pct: tau * 100.0,
                 every_point: false,
+                each: {
+                    let mut each: Vec<PointSaid> = points
+                        .iter()
+                        .map(|c| PointSaid {
+                            threads: c.threads,
+                            delta_pct: pct(c.d),
+                            se: c.se,
+                            verdict: c.verdict,
+                        })
+                        .collect();
+                    each.sort_by_key(|c| c.threads);
+                    each
+                },
             };
             if let Some(own) = points.iter().map(|c| c.verdict).collect::<Option<Vec<_>>>() {
                 settle_by_points(&mut p, &own);
@@ -239,6 +267,9 @@ pub fn sentence(p: &Pooled, baseline: &str, threshold_pct: f64) -> String {
         ),
     };
     let th = super::fmt_pct(threshold_pct);
+    if let Some(s) = by_points(p, baseline) {
+        return s;
+    }
     if p.every_point {
         let (word, each) = match p.verdict {
             Verdict::Regressed => ("slower than", format!("regressed, beyond −{th}")),
@@ -300,6 +331,94 @@ pub fn sentence(p: &Pooled, baseline: &str, threshold_pct: f64) -> String {
             interval(p).unwrap_or_else(|| format!("with no useful bound from {} thread counts", p.points))
         ),
     }
+}
+
+/// The points' own answer, where the pooled interval leaves the question undecided and says
+/// less than they do: every thread count's estimate on one side with at least one decided
+/// that way and none the other ("higher at every thread count measured, +7.2 to +27.2 %:
+/// improved at 4 threads, faster at 16 and 64, inconclusive at 1"), or a pooled interval
+/// wider than every point's own (two thread counts whose changes differ). Each point's verdict
+/// is its own test at its own level; the sentence claims nothing they do not.
+fn by_points(p: &Pooled, baseline: &str) -> Option<String> {
+    use Verdict::*;
+    if p.verdict != Inconclusive || p.each.len() < 2 || p.each.len() != p.points {
+        return None;
+    }
+    let verdict = |c: &PointSaid| c.verdict.unwrap_or(Inconclusive);
+    let up = p.each.iter().all(|c| c.delta_pct > 0.0);
+    let down = p.each.iter().all(|c| c.delta_pct < 0.0);
+    let decided_up = p
+        .each
+        .iter()
+        .any(|c| matches!(verdict(c), Faster | Improved));
+    let decided_down = p
+        .each
+        .iter()
+        .any(|c| matches!(verdict(c), Slower | Regressed));
+    let pooled_half = ((1.0 + p.hi_pct / 100.0).ln() - (1.0 + p.lo_pct / 100.0).ln()) / 2.0;
+    let widest_point = p.each.iter().map(|c| 1.96 * c.se).fold(0.0, f64::max);
+    let wider = !pooled_half.is_finite() || pooled_half > widest_point;
+    let (lo, hi) = p.each.iter().fold((f64::MAX, f64::MIN), |(lo, hi), c| {
+        (lo.min(c.delta_pct), hi.max(c.delta_pct))
+    });
+    let lead = if (up && decided_up && !decided_down) || (down && decided_down && !decided_up) {
+        format!(
+            "{} is {} than {baseline} for {} at every thread count measured, {:+.1} to {:+.1} %",
+            p.series,
+            if up { "higher" } else { "lower" },
+            p.workload,
+            if up { lo } else { hi },
+            if up { hi } else { lo },
+        )
+    } else if wider && p.each.iter().any(|c| verdict(c) != Inconclusive) {
+        format!(
+            "{} against {baseline} for {}, by thread count ({:+.1} to {:+.1} %)",
+            p.series, p.workload, lo, hi
+        )
+    } else {
+        return None;
+    };
+    // "improved at 4 threads, faster at 16 and 64 threads, inconclusive at 1 thread (+8.0 %)":
+    // the known ones first.
+    let mut words: Vec<(Verdict, Vec<u32>, Vec<f64>)> = Vec::new();
+    for c in &p.each {
+        let v = verdict(c);
+        match words.iter_mut().find(|(w, ..)| *w == v) {
+            Some((_, at, pcts)) => {
+                at.push(c.threads);
+                pcts.push(c.delta_pct);
+            }
+            None => words.push((v, vec![c.threads], vec![c.delta_pct])),
+        }
+    }
+    words.sort_by_key(|(v, ..)| *v == Inconclusive);
+    let said: Vec<String> = words
+        .iter()
+        .map(|(v, at, pcts)| {
+            let n: Vec<String> = at.iter().map(u32::to_string).collect();
+            let last = n.len() - 1;
+            let list = match last {
+                0 => n[0].clone(),
+                _ => format!("{} and {}", n[..last].join(", "), n[last]),
+            };
+            let unit = if at == &[1] { "thread" } else { "threads" };
+            let figures = if *v == Inconclusive {
+                let each: Vec<String> = pcts.iter().map(|x| format!("{x:+.1}")).collect();
+                format!(" ({} %)", each.join(", "))
+            } else {
+                String::new()
+            };
+            format!("{} at {list} {unit}{figures}", v.as_str())
+        })
+        .collect();
+    let pooled = match interval(p) {
+        Some(i) => format!("{:+.1} % {i}", p.delta_pct),
+        None => format!("{:+.1} %, its interval unbounded", p.delta_pct),
+    };
+    Some(format!(
+        "{lead}: {}; pooled over them {pooled}, wider than the points' own because the change differs by thread count",
+        said.join(", ")
+    ))
 }
 
 /// A pooled change beyond a factor of ten either way is not a bound anyone can use: a
