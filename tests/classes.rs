@@ -211,12 +211,8 @@ fn a_points_server_cpu_is_its_measured_windows_not_its_warmups() {
         let f = sweep_file(dir.path(), "w", &body);
         let out = run_in(dir.path(), &f, &[]);
         assert!(out.status.success(), "{}", text(&out));
-        let rows: Vec<sweepbench::pipeline::results::PointRecord> =
-            csv::Reader::from_path(dir.path().join("results/w/latest/points.csv"))
-                .unwrap()
-                .deserialize()
-                .collect::<Result<_, _>>()
-                .unwrap();
+        let rows = sweepbench::pipeline::results::load_points(&dir.path().join("results/w/latest"))
+            .unwrap();
         let r = &rows[0];
         let cpus = r.server_cpu_s.unwrap() / r.duration_s;
         assert!(cpus <= 0.55, "warmup {warmup}: {cpus:.2} CPUs: {r:?}");

@@ -43,12 +43,7 @@ fn pinned_run(neighbour: usize) -> sweepbench::pipeline::results::PointRecord {
     });
     assert!(out.status.success(), "{}", text(&out));
     let run = dir.path().join("results/pinned/latest");
-    let rows: Vec<sweepbench::pipeline::results::PointRecord> =
-        csv::Reader::from_path(run.join("points.csv"))
-            .unwrap()
-            .deserialize()
-            .collect::<Result<_, _>>()
-            .unwrap();
+    let rows = sweepbench::pipeline::results::load_points(&run).unwrap();
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(run.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["host"]["cpus_allowed"], 1, "{manifest}");

@@ -48,7 +48,7 @@ fn the_readmes_nightly_shape_confirms_with_a_fresh_paired_run() {
     std::fs::write(
         &f,
         format!(
-            "name = \"nightly\"\ncontrol = \"control/default\"\n[data]\ntables = 1\ntable_size = 1000\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [2]\ndesign = \"paired\"\nwarmup = \"1s\"\nslice = \"1s\"\nbudget = \"20s\"\n[[targets]]\nname = \"control\"\nserver = {{}}\n[[targets]]\nname = \"candidate\"\nurl = \"mysql://root@127.0.0.1:{}/sbtest\"\n",
+            "name = \"nightly\"\ncontrol = \"control/default\"\n[data]\ntables = 1\ntable_size = 1000\n[run]\nworkloads = [\"oltp_point_select\"]\nthreads = [2]\ndesign = \"paired\"\nwarmup = \"1s\"\nslice = \"1s\"\nbudget = \"12s\"\n[[targets]]\nname = \"control\"\nserver = {{}}\n[[targets]]\nname = \"candidate\"\nurl = \"mysql://root@127.0.0.1:{}/sbtest\"\n",
             candidate.port()
         ),
     )

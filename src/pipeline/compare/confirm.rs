@@ -437,10 +437,13 @@ pub fn control(
     );
     doc.insert("include".into(), include.into());
     if let Some(r) = doc.get_mut("run").and_then(|r| r.as_table_mut()) {
-        r.insert(
-            "budget".into(),
-            format!("{}s", (60 * wanted.len()).max(120)).into(),
-        );
+        // A minute a point (two at least), and never more than the night itself had.
+        let night = r
+            .get("budget")
+            .and_then(|b| b.as_str())
+            .and_then(crate::pipeline::spec::parse_duration);
+        let budget = ((60 * wanted.len() as u64).max(120)).min(night.unwrap_or(u64::MAX));
+        r.insert("budget".into(), format!("{budget}s").into());
     }
     let text = toml::to_string(&doc)?;
     let again = run_sweep(&name, &text, &root_of(run))?;

@@ -138,11 +138,15 @@ pub fn reference(run: &Path) -> bool {
     if run.join(ACCEPTED).is_file() {
         return true;
     }
-    let gate = std::fs::read_to_string(run.join("gate.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
-    gate.and_then(|g| g.get("passed")?.as_bool())
+    gate_of(run)
+        .and_then(|g| g.get("passed")?.as_bool())
         .unwrap_or(true)
+}
+
+/// A run's gate.json, where it has one that parses.
+fn gate_of(run: &Path) -> Option<serde_json::Value> {
+    let text = std::fs::read_to_string(run.join("gate.json")).ok()?;
+    serde_json::from_str(&text).ok()
 }
 
 /// Whether a run passed its gate only because `--confirm` measured its failing points again
@@ -152,10 +156,7 @@ pub fn cleared_by_confirmation(run: &Path) -> bool {
     if run.join(ACCEPTED).is_file() {
         return false;
     }
-    let gate = std::fs::read_to_string(run.join("gate.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
-    gate.is_some_and(|g| g.get("confirmation").is_some() && g["passed"] == true)
+    gate_of(run).is_some_and(|g| g.get("confirmation").is_some() && g["passed"] == true)
 }
 
 /// `sweepbench accept RUN`: the run's level becomes the reference of its sweep's gate (the
