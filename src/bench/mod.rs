@@ -110,7 +110,18 @@ async fn bench(args: &[String]) -> anyhow::Result<Exit> {
     // on (its "info"), our own words beside its.
     let verbose = raw.int("verbosity") >= 3;
     let info = raw.int("verbosity") >= 4;
-    let name = positionals[0].as_str();
+    let given = positionals[0].as_str();
+    // oltp_common.lua (by path or name) is the OLTP scripts' shared part: sysbench 1.0.20 runs
+    // its prepare, prewarm, cleanup and help with the scripts' options, and refuses `run`.
+    let common = given
+        .rsplit('/')
+        .next()
+        .is_some_and(|b| b.strip_suffix(".lua").unwrap_or(b) == "oltp_common");
+    if common && positionals.get(1).map(String::as_str) == Some("run") {
+        let out = "FATAL: `init' function failed: /usr/share/sysbench/oltp_common.lua:22: this script is meant to be included by other OLTP scripts and should not be called directly.\n";
+        return Ok(as_sysbench(verbose, out, "", Exit::Failed));
+    }
+    let name = if common { "oltp_read_write" } else { given };
     if host::is_host_test(name) {
         let Some(command) = positionals.get(1) else {
             let err = format!(
@@ -189,6 +200,9 @@ async fn bench(args: &[String]) -> anyhow::Result<Exit> {
         "help" => {
             banner();
             match options::workload_help(opts.workload) {
+                Some(text) if common => {
+                    println!("{}", text.replacen("oltp_read_write", "oltp_common.lua", 1))
+                }
                 Some(text) => println!("{text}"),
                 None => bail!(
                     "'{}' test does not implement the 'help' command.",
