@@ -238,6 +238,16 @@ fn write_stalls_leave_no_interval_with_transactions_and_no_latency() {
     );
     run.insert(0, "bench".into());
     let child = spawn(&run);
+    // The locks fall inside the run however long its threads took to connect.
+    wait_for("the run's 16 connections", Duration::from_secs(60), || {
+        query_col_on(
+            s,
+            "SELECT COUNT(*) FROM information_schema.processlist WHERE db = 'stalls'",
+        )
+        .first()
+        .and_then(|c| c.parse::<u32>().ok())
+        .is_some_and(|c| c >= 16)
+    });
     for _ in 0..3 {
         std::thread::sleep(Duration::from_millis(700));
         hold_lock(
