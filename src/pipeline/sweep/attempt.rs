@@ -34,6 +34,15 @@ pub fn sweep_dir(a: &SweepArgs) -> PathBuf {
     a.results_dir.join(name)
 }
 
+/// The file's first words, whatever follows: which run, started when.
+fn head(a: &SweepArgs, started: chrono::DateTime<chrono::Utc>) -> String {
+    format!(
+        "sweepbench run {} at {} UTC",
+        a.file.display(),
+        started.format("%Y-%m-%d %H:%M:%S")
+    )
+}
+
 /// What an exit code says of a run, for the file's first line.
 fn meaning(exit: Exit) -> &'static str {
     match exit {
@@ -59,9 +68,8 @@ pub fn write(
     let path = dir.join(FILE);
     // Ends with a line break: a mail or a log that appends after it starts on its own line.
     let text = format!(
-        "sweepbench run {} at {} UTC: exit {}, {}\n\n{}\n",
-        a.file.display(),
-        started.format("%Y-%m-%d %H:%M:%S"),
+        "{}: exit {}, {}\n\n{}\n",
+        head(a, started),
         exit.code(),
         meaning(exit),
         body.trim_end()
@@ -98,12 +106,11 @@ pub fn started(
         ),
     };
     let text = format!(
-        "sweepbench run {} at {} UTC: {UNFINISHED} (started, pid {pid})\n\n\
+        "{}: {UNFINISHED} (started, pid {pid})\n\n\
          If you read this, the run did not end: it was killed (kill -9, the OOM killer, a \
          timeout, a container's memory limit) or the machine went down; {see}. The next run \
          says so first; `sweepbench run --resume RUN_DIR` goes on with a sequential run.\n",
-        a.file.display(),
-        started.format("%Y-%m-%d %H:%M:%S"),
+        head(a, started)
     );
     let path = dir.join(FILE);
     if let Err(e) = crate::pipeline::results::write_atomic(&path, text.as_bytes()) {
