@@ -235,20 +235,21 @@ fn sweep(
     // Only the two sides' own pairs, at only the points asked.
     let include: Vec<toml::Value> = rows
         .iter()
-        .flat_map(|r| {
-            [BASE, CAND].map(|side| {
-                let mut f = toml::Table::new();
-                f.insert("target".into(), side.into());
-                f.insert("config".into(), side.into());
-                f.insert("workload".into(), r.workload.clone().into());
-                f.insert("threads".into(), vec![i64::from(r.threads)].into());
-                toml::Value::Table(f)
-            })
-        })
+        .flat_map(|r| [BASE, CAND].map(|side| point_filter(side, side, &r.workload, r.threads)))
         .collect();
     doc.insert("include".into(), include.into());
     let text = toml::to_string(&doc).map_err(|e| e.to_string())?;
     Ok((name, text))
+}
+
+/// An `[[include]]` filter of one series (`target`, `config`) at one point.
+fn point_filter(target: &str, config: &str, workload: &str, threads: u32) -> toml::Value {
+    let mut f = toml::Table::new();
+    f.insert("target".into(), target.into());
+    f.insert("config".into(), config.into());
+    f.insert("workload".into(), workload.into());
+    f.insert("threads".into(), vec![i64::from(threads)].into());
+    toml::Value::Table(f)
 }
 
 /// Runs the sweep `text` named `name` (this binary, `run … --quiet`, its output to stderr)
@@ -412,19 +413,16 @@ pub fn control(
     if wanted.is_empty() {
         anyhow::bail!("no point of the night fails on its own: nothing to measure again");
     }
-    let filter = |target: &str, config: &str, workload: &str, threads: u32| {
-        let mut f = toml::Table::new();
-        f.insert("target".into(), target.into());
-        f.insert("config".into(), config.into());
-        f.insert("workload".into(), workload.into());
-        f.insert("threads".into(), vec![i64::from(threads)].into());
-        toml::Value::Table(f)
-    };
     let mut include = Vec::new();
     for (series, workload, threads) in &wanted {
         let (t, c) = series.split_once('/').unwrap_or((series, "default"));
-        include.push(filter(t, c, workload, *threads));
-        include.push(filter(control_target, control_config, workload, *threads));
+        include.push(point_filter(t, c, workload, *threads));
+        include.push(point_filter(
+            control_target,
+            control_config,
+            workload,
+            *threads,
+        ));
     }
     doc.insert("name".into(), name.clone().into());
     doc.insert(

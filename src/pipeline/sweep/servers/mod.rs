@@ -86,23 +86,7 @@ pub(super) async fn record_server(
         .map_err(|e| anyhow::anyhow!("connecting to {}: {e}", c.redacted()))?;
     let version = conn.value("SELECT VERSION()").await?;
     let rows = conn.pairs("SHOW GLOBAL VARIABLES").await?;
-    // The engine the tables were made with: not a server variable, and what a comparison of
-    // engines is about.
-    let engine = conn
-        .value(format!(
-            "SELECT GROUP_CONCAT(DISTINCT engine ORDER BY engine) FROM information_schema.tables WHERE table_schema = {} AND table_name LIKE 'sbtest%'",
-            crate::engine::admin::quote(&c.db)
-        ))
-        .await
-        .ok()
-        .flatten();
     // The tables as the server made them (ANALYZE-free figures: information_schema's).
-    let page = conn
-        .value("SELECT @@innodb_page_size")
-        .await
-        .ok()
-        .flatten()
-        .unwrap_or_default();
     let tables = conn
         .rows(format!(
             "SELECT table_name, engine, row_format, table_collation, avg_row_length, data_length, index_length FROM information_schema.tables WHERE table_schema = {} AND table_name LIKE 'sbtest%' ORDER BY table_name",
@@ -111,6 +95,11 @@ pub(super) async fn record_server(
         .await
         .unwrap_or_default();
     conn.close().await;
+    let page = rows
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("innodb_page_size"))
+        .and_then(|(_, v)| v.clone())
+        .unwrap_or_default();
     let tables: Vec<Vec<String>> = tables
         .into_iter()
         .map(|r| {
@@ -119,6 +108,16 @@ pub(super) async fn record_server(
             row
         })
         .collect();
+    // The engine the tables were made with: not a server variable, and what a comparison of
+    // engines is about (engine.txt, read by the report's engine line and its counters).
+    let mut engines: Vec<&str> = tables
+        .iter()
+        .filter_map(|r| r.get(1).map(String::as_str))
+        .filter(|e| !e.is_empty())
+        .collect();
+    engines.sort_by_key(|e| e.to_ascii_lowercase());
+    engines.dedup();
+    let engine = engines.join(",");
     crate::pipeline::results::servers::write_tables(&st.servers_dir, key, &tables)?;
     let vars: Vec<(String, String)> = rows
         .into_iter()
@@ -131,8 +130,8 @@ pub(super) async fn record_server(
         &vars,
         cnf,
     )?;
-    if let Some(e) = engine.filter(|e| !e.is_empty()) {
-        crate::pipeline::results::servers::write_engine(&st.servers_dir, key, &e)?;
+    if !engine.is_empty() {
+        crate::pipeline::results::servers::write_engine(&st.servers_dir, key, &engine)?;
     }
     Ok(())
 }
